@@ -1,0 +1,455 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, ScanCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import { isDeepStrictEqual } from "node:util";
+import { batchGetAll, batchWriteAll, DEFAULT_RETRY, type RetryPolicy, type WriteRequest } from "./batch";
+import {
+  decodeChannels,
+  encodeChannels,
+  MissingPieceError,
+  type Descriptors,
+  type LogEntry,
+  type ValueSource,
+} from "./channel-values";
+import { HIGH, keys, parseSortKey } from "./keys";
+import { fromInline, toInline, type Inline } from "./inline";
+import { packPayload, partKeys, unpackPayload, type PayloadAttrs } from "./payload";
+import { CHECKPOINT_TABLE } from "./schema";
+
+export interface DynamoDBSaverOptions {
+  client: DynamoDBClient;
+  tableName: string;
+  serde?: SerializerProtocol;
+  /** Expire every item this many days after it was last needed. Off when unset. */
+  ttlDays?: number;
+  /** Retries for the batch APIs' unprocessed items. */
+  retry?: Partial<RetryPolicy>;
+  /** Checkpoints whose channel descriptors are remembered, so a put can reuse them without a read. */
+  cacheSize?: number;
+  /** Where a skipped, incomplete checkpoint is reported. */
+  warn?: (message: string) => void;
+}
+
+/** The checkpoint item's payload, JSON then compressed. */
+interface CheckpointDoc {
+  /** parent checkpoint id */
+  p?: string;
+  /** the checkpoint without channel_values */
+  c: Inline;
+  m: Inline;
+  ch: Descriptors;
+}
+
+interface RawCheckpoint {
+  ns: string;
+  id: string;
+  item: StoredItem;
+  writes: StoredItem[];
+}
+
+type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
+
+/** Batch size for BatchWriteItem; a put that fits is one request. */
+const ONE_BATCH = 25;
+/** Items the first page of a latest-checkpoint Query asks for: the checkpoint plus its usual few writes. */
+const LATEST_PAGE = 8;
+const LIST_PAGE = 100;
+
+/**
+ * A LangGraph checkpoint saver on one DynamoDB table.
+ *
+ * Cost model: a normal `put` is one BatchWriteItem holding the checkpoint item and
+ * only the channel data that is new since the parent (see channel-values.ts), so the
+ * bytes written per step do not grow with the conversation. `getTuple` is one Query
+ * (checkpoint and its writes sort together) plus one parallel round of reads for
+ * the channel data. All reads are strongly consistent.
+ *
+ * Concurrency: checkpoint ids are time-ordered uuid6 values, so two runs writing the
+ * same thread never overwrite each other's checkpoints; each builds its own branch
+ * from its parent, and stored messages are addressed by hash chain so the branches
+ * share what they have in common without clobbering. The latest checkpoint (highest
+ * id) wins a later `getTuple`: the other run's turn survives on a sibling branch
+ * (visible through `list`) but is not in the thread's current state. Callers that
+ * need one writer per thread hold a lease around the run.
+ */
+export class DynamoDBSaver extends BaseCheckpointSaver {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly ttlSeconds?: number;
+  private readonly retry: RetryPolicy;
+  private readonly cache = new Map<string, Descriptors>();
+  private readonly cacheSize: number;
+  private readonly warn: (message: string) => void;
+
+  constructor(options: DynamoDBSaverOptions) {
+    super(options.serde);
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.tableName = options.tableName;
+    if (options.ttlDays !== undefined) {
+      if (!(options.ttlDays > 0)) throw new Error("ttlDays must be a positive number of days");
+      this.ttlSeconds = Math.round(options.ttlDays * 86_400);
+    }
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.cacheSize = options.cacheSize ?? 1000;
+    this.warn = options.warn ?? ((m) => console.warn(m));
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) return undefined;
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const id = getCheckpointId(config);
+    const range = id
+      ? { from: keys.checkpoint(ns, id), to: `${keys.checkpoint(ns, id)}#${HIGH}` }
+      : { prefix: keys.namespacePrefix(ns) };
+    for await (const raw of this.checkpointsDescending(threadId, range, id ? LIST_PAGE : LATEST_PAGE)) {
+      const tuple = await this.hydrate(threadId, raw);
+      // An incomplete checkpoint is one whose put never finished: the step that wrote it
+      // was not acknowledged, so its parent is the thread's real latest state.
+      if (tuple !== undefined || id) return tuple;
+    }
+    return undefined;
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { before, filter } = options;
+    let remaining = options.limit;
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const ns = config.configurable?.checkpoint_ns as string | undefined;
+    const onlyId = config.configurable?.checkpoint_id as string | undefined;
+    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    const threads = threadId !== undefined ? [threadId] : await this.threadIds();
+    const range = { prefix: ns === undefined ? keys.allCheckpointsPrefix() : keys.namespacePrefix(ns) };
+    for (const thread of threads) {
+      for await (const raw of this.checkpointsDescending(thread, range, LIST_PAGE)) {
+        if (remaining !== undefined && remaining <= 0) return;
+        if (onlyId !== undefined && raw.id !== onlyId) continue;
+        if (beforeId !== undefined && raw.id >= beforeId) continue;
+        const doc = await this.readDoc(thread, raw.item);
+        if (doc === undefined) continue;
+        if (filter !== undefined) {
+          const metadata = (await fromInline(this.serde, doc.m)) as Record<string, unknown>;
+          if (!Object.entries(filter).every(([k, v]) => isDeepStrictEqual(metadata[k], v))) continue;
+        }
+        const tuple = await this.hydrate(thread, raw, doc);
+        if (tuple === undefined) continue;
+        if (remaining !== undefined) remaining -= 1;
+        yield tuple;
+      }
+    }
+  }
+
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) {
+      throw new Error('Failed to put checkpoint: config.configurable is missing "thread_id".');
+    }
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const parentId = config.configurable?.checkpoint_id as string | undefined;
+    const now = nowSeconds();
+    const parent = parentId ? await this.descriptorsOf(threadId, ns, parentId) : undefined;
+    const channels = await encodeChannels(checkpoint, newVersions, {
+      serde: this.serde,
+      ns,
+      now,
+      refreshAfter: this.ttlSeconds === undefined ? undefined : this.ttlSeconds / 2,
+      parent,
+    });
+    const { channel_values: _values, ...skeleton } = checkpoint;
+    const doc: CheckpointDoc = {
+      ...(parentId ? { p: parentId } : {}),
+      c: await toInline(this.serde, skeleton),
+      m: await toInline(this.serde, metadata),
+      ch: channels.descriptors,
+    };
+    const packed = packPayload(Buffer.from(JSON.stringify(doc), "utf8"));
+    const shared = this.expiry(now, 1.5);
+    const dependencies: Record<string, unknown>[] = [
+      ...channels.logEntries.map((e) => ({ pk: threadId, ...e, ...shared })),
+      ...[...channels.parts, ...packed.parts].map((p) => ({ pk: threadId, ...p, ...shared })),
+    ];
+    const item = { pk: threadId, sk: keys.checkpoint(ns, checkpoint.id), ...packed.attrs, ...this.expiry(now) };
+    if (dependencies.length < ONE_BATCH) {
+      await this.write([...dependencies, item]);
+    } else {
+      // Too big for one batch: make everything it points to durable first, so a crash
+      // in between leaves unreferenced pieces rather than a checkpoint with holes.
+      await this.write(dependencies);
+      await this.write([item]);
+    }
+    this.remember(threadId, ns, checkpoint.id, channels.descriptors);
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    if (threadId === undefined) throw new Error('Failed to put writes: config.configurable is missing "thread_id".');
+    if (checkpointId === undefined) {
+      throw new Error('Failed to put writes: config.configurable is missing "checkpoint_id".');
+    }
+    const now = nowSeconds();
+    const items = new Map<string, Record<string, unknown>>();
+    const parts: Record<string, unknown>[] = [];
+    for (const [idx, [channel, value]] of writes.entries()) {
+      const [type, bytes] = await this.serde.dumpsTyped(value);
+      const packed = packPayload(bytes);
+      parts.push(...packed.parts.map((p) => ({ pk: threadId, ...p, ...this.expiry(now, 1.5) })));
+      // Keyed by (task, idx): a retried putWrites overwrites its own items instead of adding copies.
+      const sk = keys.write(ns, checkpointId, taskId, WRITES_IDX_MAP[channel] || idx);
+      items.set(sk, {
+        pk: threadId,
+        sk,
+        ch: channel,
+        ...(taskPath ? { tp: taskPath } : {}),
+        ...(type !== "json" ? { t: type } : {}),
+        ...packed.attrs,
+        ...this.expiry(now),
+      });
+    }
+    if (parts.length > 0) await this.write(parts);
+    await this.write([...items.values()]);
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    const deletes: WriteRequest[] = [];
+    for await (const item of this.query({
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": threadId },
+      ProjectionExpression: "pk, sk",
+    })) {
+      deletes.push({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } });
+    }
+    await batchWriteAll(this.doc, this.tableName, deletes, this.retry);
+    for (const key of this.cache.keys()) if (key.startsWith(`${threadId}\u0000`)) this.cache.delete(key);
+  }
+
+  // ---- reading -------------------------------------------------------------------
+
+  /**
+   * Checkpoints of one thread, newest first, each with its writes. Writes sort right
+   * after their checkpoint, so in a descending Query they arrive just before it.
+   */
+  private async *checkpointsDescending(
+    threadId: string,
+    range: { prefix: string } | { from: string; to: string },
+    firstPage: number,
+  ): AsyncGenerator<RawCheckpoint> {
+    const condition =
+      "prefix" in range
+        ? { KeyConditionExpression: "pk = :pk AND begins_with(sk, :a)", ExpressionAttributeValues: { ":pk": threadId, ":a": range.prefix } }
+        : {
+            KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
+            ExpressionAttributeValues: { ":pk": threadId, ":a": range.from, ":b": range.to },
+          };
+    let pending: { ns: string; id: string; writes: StoredItem[] } | undefined;
+    for await (const item of this.query({ ...condition, ScanIndexForward: false }, firstPage)) {
+      const key = parseSortKey(item.sk);
+      if (key.kind === "write") {
+        if (pending?.ns !== key.ns || pending.id !== key.checkpointId) {
+          pending = { ns: key.ns, id: key.checkpointId, writes: [] };
+        }
+        pending.writes.push(item);
+      } else if (key.kind === "checkpoint") {
+        const writes = pending?.ns === key.ns && pending.id === key.checkpointId ? pending.writes : [];
+        pending = undefined;
+        yield { ns: key.ns, id: key.checkpointId, item, writes };
+      }
+    }
+  }
+
+  /** Paginated Query; pages start small and grow, so "latest" reads little. */
+  private async *query(input: Omit<QueryCommandInput, "TableName">, firstPage?: number): AsyncGenerator<StoredItem> {
+    let start: Record<string, unknown> | undefined;
+    let limit = firstPage;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({ TableName: this.tableName, ConsistentRead: true, ...input, Limit: limit, ExclusiveStartKey: start }),
+      );
+      for (const item of out.Items ?? []) yield item as StoredItem;
+      start = out.LastEvaluatedKey;
+      if (limit !== undefined) limit = Math.min(limit * 4, 1000);
+    } while (start !== undefined);
+  }
+
+  private async threadIds(): Promise<string[]> {
+    // Listing across threads has no key to query by; it is an operator's tool, so a
+    // keys-only Scan is acceptable here rather than paying for an index on every write.
+    const seen = new Set<string>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ProjectionExpression: "pk",
+          FilterExpression: "begins_with(sk, :c)",
+          ExpressionAttributeValues: { ":c": keys.allCheckpointsPrefix() },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) seen.add(item.pk as string);
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
+    return [...seen];
+  }
+
+  private async readDoc(threadId: string, item: StoredItem): Promise<CheckpointDoc | undefined> {
+    const parts = partKeys(item).length > 0 ? await this.parts(threadId, partKeys(item)) : new Map();
+    const bytes = unpackPayload(item, parts);
+    if (bytes === undefined) return undefined;
+    return JSON.parse(Buffer.from(bytes).toString("utf8")) as CheckpointDoc;
+  }
+
+  private async hydrate(threadId: string, raw: RawCheckpoint, known?: CheckpointDoc): Promise<CheckpointTuple | undefined> {
+    try {
+      const doc = known ?? (await this.readDoc(threadId, raw.item));
+      if (doc === undefined) throw new MissingPieceError("checkpoint payload");
+      const [skeleton, metadata, channelValues, pendingWrites] = await Promise.all([
+        fromInline(this.serde, doc.c) as Promise<Omit<Checkpoint, "channel_values">>,
+        fromInline(this.serde, doc.m) as Promise<CheckpointMetadata>,
+        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns)),
+        this.decodeWrites(threadId, raw.writes),
+      ]);
+      const checkpoint = { ...skeleton, channel_values: channelValues } as Checkpoint;
+      if (checkpoint.v < 4 && doc.p !== undefined) await this.migratePendingSends(threadId, raw.ns, doc.p, checkpoint);
+      this.remember(threadId, raw.ns, raw.id, doc.ch);
+      const tuple: CheckpointTuple = {
+        config: { configurable: { thread_id: threadId, checkpoint_ns: raw.ns, checkpoint_id: raw.id } },
+        checkpoint,
+        metadata,
+        pendingWrites,
+      };
+      if (doc.p !== undefined) {
+        tuple.parentConfig = { configurable: { thread_id: threadId, checkpoint_ns: raw.ns, checkpoint_id: doc.p } };
+      }
+      return tuple;
+    } catch (err) {
+      if (!(err instanceof MissingPieceError)) throw err;
+      this.warn(`checkpoint ${threadId}/${raw.ns}/${raw.id} is incomplete (${err.message} missing); skipped`);
+      return undefined;
+    }
+  }
+
+  private valueSource(threadId: string, ns: string): ValueSource {
+    return {
+      logEntries: async (channel, length) => {
+        const entries: LogEntry[] = [];
+        for await (const item of this.query({
+          KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
+          ExpressionAttributeValues: {
+            ":pk": threadId,
+            ":a": keys.logPrefix(ns, channel),
+            ":b": keys.logUpperBound(ns, channel, length),
+          },
+        })) {
+          entries.push(item as unknown as LogEntry);
+        }
+        return entries;
+      },
+      parts: (sortKeys) => this.parts(threadId, sortKeys),
+    };
+  }
+
+  private async parts(threadId: string, sortKeys: string[]): Promise<Map<string, Uint8Array>> {
+    const unique = [...new Set(sortKeys)];
+    const items = await batchGetAll(this.doc, this.tableName, unique.map((sk) => ({ pk: threadId, sk })), this.retry);
+    return new Map(items.map((i) => [i.sk as string, i.d as Uint8Array]));
+  }
+
+  private async decodeWrites(threadId: string, items: StoredItem[]): Promise<CheckpointPendingWrite[]> {
+    const spilled = items.flatMap((i) => partKeys(i));
+    const parts = spilled.length > 0 ? await this.parts(threadId, spilled) : new Map<string, Uint8Array>();
+    const decoded = await Promise.all(
+      items.map(async (item) => {
+        const key = parseSortKey(item.sk);
+        if (key.kind !== "write") throw new Error(`not a write item: ${item.sk}`);
+        const bytes = unpackPayload(item, parts);
+        if (bytes === undefined) throw new MissingPieceError(`write ${key.taskId}/${key.idx}`);
+        const value = await this.serde.loadsTyped((item.t as string | undefined) ?? "json", bytes);
+        return {
+          sortKey: writesSortKey((item.tp as string | undefined) ?? "", key.taskId, key.idx),
+          write: [key.taskId, item.ch as string, value] as CheckpointPendingWrite,
+        };
+      }),
+    );
+    decoded.sort((a, b) => compareWritesSortKeys(a.sortKey, b.sortKey));
+    return decoded.map((d) => d.write);
+  }
+
+  /** Checkpoints before format v4 kept pending sends as the parent's TASKS writes. */
+  private async migratePendingSends(threadId: string, ns: string, parentId: string, checkpoint: Checkpoint) {
+    const items: StoredItem[] = [];
+    for await (const item of this.query({
+      KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
+      ExpressionAttributeValues: {
+        ":pk": threadId,
+        ":a": `${keys.checkpoint(ns, parentId)}#w#`,
+        ":b": `${keys.checkpoint(ns, parentId)}#w#${HIGH}`,
+      },
+    })) {
+      items.push(item);
+    }
+    const writes = await this.decodeWrites(threadId, items);
+    checkpoint.channel_values[TASKS] = writes.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+
+  // ---- writing -------------------------------------------------------------------
+
+  private write(items: Record<string, unknown>[]): Promise<void> {
+    return batchWriteAll(this.doc, this.tableName, items.map((Item) => ({ PutRequest: { Item } })), this.retry);
+  }
+
+  private expiry(now: number, factor = 1): Record<string, number> {
+    if (this.ttlSeconds === undefined) return {};
+    return { [CHECKPOINT_TABLE.ttlAttribute]: now + Math.ceil(this.ttlSeconds * factor) };
+  }
+
+  /** The parent's channel descriptors: remembered from this process, else one consistent GetItem. */
+  private async descriptorsOf(threadId: string, ns: string, id: string): Promise<Descriptors | undefined> {
+    const cached = this.cache.get(cacheKey(threadId, ns, id));
+    if (cached !== undefined) return cached;
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: threadId, sk: keys.checkpoint(ns, id) }, ConsistentRead: true }),
+    );
+    if (out.Item === undefined) return undefined;
+    return (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
+  }
+
+  private remember(threadId: string, ns: string, id: string, descriptors: Descriptors): void {
+    const key = cacheKey(threadId, ns, id);
+    this.cache.delete(key);
+    this.cache.set(key, descriptors);
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
+  }
+}
+
+const cacheKey = (threadId: string, ns: string, id: string) => `${threadId}\u0000${ns}\u0000${id}`;
+const nowSeconds = () => Math.floor(Date.now() / 1000);

@@ -1,0 +1,26 @@
+import { validate } from "@langchain/langgraph-checkpoint-validation";
+import type { DynamoDBSaver } from "../../../graph/checkpoint";
+import { checkpointHarness } from "../../support/dynamo";
+
+// LangGraph's own checkpointer conformance suite (718 tests), run against dynalite.
+let harness: Awaited<ReturnType<typeof checkpointHarness>>;
+const tables = new WeakMap<DynamoDBSaver, string>();
+
+validate<DynamoDBSaver>({
+  checkpointerName: "DynamoDBSaver",
+  async beforeAll() {
+    harness = await checkpointHarness();
+  },
+  beforeAllTimeout: 30_000,
+  async afterAll() {
+    await harness.close();
+  },
+  async createCheckpointer() {
+    const { saver, tableName } = await harness.newSaver();
+    tables.set(saver, tableName);
+    return saver;
+  },
+  async destroyCheckpointer(saver) {
+    await harness.dropTable(tables.get(saver)!);
+  },
+});

@@ -1,0 +1,13 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    // @langchain/langgraph-checkpoint-validation registers its suites through vitest globals.
+    globals: true,
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Each file boots its own dynalite on a free port, so files can run side by side.
+    pool: "forks",
+  },
+});
