@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file boots its own dynalite on a free port, so files can run side by side.
     pool: "forks",
+    // Node 20 here, 22 in Lambda: the SDK's upgrade notice is known and only noise in test output.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
   },
 });

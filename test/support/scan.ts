@@ -1,0 +1,14 @@
+import { ScanCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
+
+/** Every item in a table, unmarshalled: for asserting on what the saver stored. */
+export async function scanAll(client: DynamoDBClient, tableName: string): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let start: Record<string, any> | undefined;
+  do {
+    const out = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
