@@ -99,7 +99,7 @@ function readItems(command: string, output: any): Record<string, AttributeValue>
   return items.map((item) =>
     Object.values(item).every(isAttributeValue)
       ? (item as Record<string, AttributeValue>)
-      : (marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as Record<string, AttributeValue>),
+      : (marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as unknown as Record<string, AttributeValue>),
   );
 }
 
