@@ -1,0 +1,18 @@
+// Benchmarks print tables; tests assert behaviour. `npm run bench -- <name>` runs one.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+
+const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
+  checkpoint: () => import("./checkpoint"),
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in benches));
+if (unknown.length > 0) {
+  console.error(`unknown bench: ${unknown.join(", ")}; known: ${Object.keys(benches).join(", ")}`);
+  process.exit(2);
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(benches)) {
+  console.log(`\n## bench: ${name}`);
+  await (await benches[name]!()).run();
+}
+export {};
