@@ -1,4 +1,4 @@
-import { validate } from "@langchain/langgraph-checkpoint-validation";
+import { deltaChannelHistoryTests, validate, type CheckpointSaverTestInitializer } from "@langchain/langgraph-checkpoint-validation";
 import type { DynamoDBSaver } from "../../../graph/checkpoint";
 import { checkpointHarness } from "../../support/dynamo";
 
@@ -6,7 +6,7 @@ import { checkpointHarness } from "../../support/dynamo";
 let harness: Awaited<ReturnType<typeof checkpointHarness>>;
 const tables = new WeakMap<DynamoDBSaver, string>();
 
-validate<DynamoDBSaver>({
+const initializer: CheckpointSaverTestInitializer<DynamoDBSaver> = {
   checkpointerName: "DynamoDBSaver",
   async beforeAll() {
     harness = await checkpointHarness();
@@ -23,4 +23,8 @@ validate<DynamoDBSaver>({
   async destroyCheckpointer(saver) {
     await harness.dropTable(tables.get(saver)!);
   },
-});
+};
+
+validate(initializer);
+// Opt-in in the package (the API is beta): DeltaChannel reconstruction over this storage.
+deltaChannelHistoryTests(initializer);
