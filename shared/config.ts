@@ -9,6 +9,35 @@ const Settings = z.object({
   CHECKPOINT_TABLE: z.string().min(3).max(255).default("agent-checkpoints"),
   /** Days after its last use a thread's checkpoints expire; unset keeps them. */
   CHECKPOINT_TTL_DAYS: z.coerce.number().positive().optional(),
+
+  /** Bedrock chat model (e.g. anthropic.claude-sonnet-4-5-20250929-v1:0); unset uses the offline stand-in. */
+  BEDROCK_MODEL_ID: z.string().min(1).optional(),
+  /** Bedrock embedding model; unset uses the hashing stand-in. Titan v2 is amazon.titan-embed-text-v2:0. */
+  BEDROCK_EMBEDDING_MODEL_ID: z.string().min(1).optional(),
+  /** Region for Bedrock calls; defaults to the function's AWS_REGION. */
+  BEDROCK_REGION: z.string().min(1).optional(),
+  /** Embedding width, shared by the model and the pgvector columns. Titan v2 offers 256, 512 or 1024. */
+  EMBEDDING_DIM: z.coerce.number().int().positive().default(1024),
+
+  /** Longest accepted chat message, in UTF-8 bytes. */
+  MAX_MESSAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(16 * 1024),
+  /** Graph steps per turn before the run is stopped (each model call and tool round is a step or two). */
+  AGENT_RECURSION_LIMIT: z.coerce.number().int().min(3).default(12),
+
+  /**
+   * Who the caller is. "authorizer": from API Gateway's authorizer context (AWS).
+   * "local": from the body's user_id or an x-user-id header, for the local stack only.
+   */
+  AUTH_MODE: z.enum(["authorizer", "local"]).default("authorizer"),
+
+  /** Supabase project; required where the stores run over PostgREST (Lambda). */
+  SUPABASE_URL: z.url().optional(),
+  SUPABASE_SERVICE_ROLE_KEY: z.string().min(1).optional(),
+
   /** Local stack only: HTTP port and where state persists. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATA_DIR: z.string().min(1).default(".local"),
@@ -27,4 +56,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
   }
   return parsed.data;
+}
+
+/** For settings only some deployments need: fails naming the setting. */
+export function required<K extends keyof Config>(config: Config, key: K): NonNullable<Config[K]> {
+  const value = config[key];
+  if (value === undefined || value === null) throw new ConfigError(`Missing configuration: ${String(key)} must be set`);
+  return value as NonNullable<Config[K]>;
 }

@@ -1,8 +1,4 @@
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  type DynamoDBDocumentClient,
-} from "@aws-sdk/lib-dynamodb";
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import pLimit from "p-limit";
 
 type Item = Record<string, unknown>;
@@ -80,22 +76,24 @@ export async function batchGetAll(
 ): Promise<Item[]> {
   const limit = pLimit(CONCURRENCY);
   const results = await Promise.all(
-    chunk(keys, GET_BATCH).map((batch) => limit(async () => {
-      const found: Item[] = [];
-      let pending: Key[] = batch;
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt >= policy.maxAttempts) {
-          throw new Error(`DynamoDB left ${pending.length} key(s) unprocessed after ${policy.maxAttempts} attempts`);
+    chunk(keys, GET_BATCH).map((batch) =>
+      limit(async () => {
+        const found: Item[] = [];
+        let pending: Key[] = batch;
+        for (let attempt = 0; pending.length > 0; attempt++) {
+          if (attempt >= policy.maxAttempts) {
+            throw new Error(`DynamoDB left ${pending.length} key(s) unprocessed after ${policy.maxAttempts} attempts`);
+          }
+          if (attempt > 0) await backoff(attempt, policy);
+          const out = await doc.send(
+            new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+          );
+          found.push(...((out.Responses?.[tableName] ?? []) as Item[]));
+          pending = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Key[];
         }
-        if (attempt > 0) await backoff(attempt, policy);
-        const out = await doc.send(
-          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        found.push(...((out.Responses?.[tableName] ?? []) as Item[]));
-        pending = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Key[];
-      }
-      return found;
-    })),
+        return found;
+      }),
+    ),
   );
   return results.flat();
 }

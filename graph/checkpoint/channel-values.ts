@@ -98,7 +98,8 @@ async function encodeValue(
     return { v: version, ...inlineBytes(type, bytes) };
   }
   const packed = packPayload(bytes, true);
-  const reused = inherited !== undefined && "b" in inherited && inherited.b.bx === packed.attrs.bx && isFresh(inherited.w, ctx);
+  const reused =
+    inherited !== undefined && "b" in inherited && inherited.b.bx === packed.attrs.bx && isFresh(inherited.w, ctx);
   if (!reused) out.parts.push(...packed.parts);
   return { v: version, t: type, b: packed.attrs, w: reused ? inherited.w : ctx.now };
 }
@@ -158,12 +159,19 @@ export async function decodeChannels(
   source: ValueSource,
 ): Promise<Record<string, unknown>> {
   const entries = await Promise.all(
-    Object.entries(descriptors).map(async ([channel, d]) => [channel, await decodeValue(channel, d, serde, source)] as const),
+    Object.entries(descriptors).map(
+      async ([channel, d]) => [channel, await decodeValue(channel, d, serde, source)] as const,
+    ),
   );
   return Object.fromEntries(entries);
 }
 
-async function decodeValue(channel: string, d: Descriptor, serde: SerializerProtocol, source: ValueSource): Promise<unknown> {
+async function decodeValue(
+  channel: string,
+  d: Descriptor,
+  serde: SerializerProtocol,
+  source: ValueSource,
+): Promise<unknown> {
   if ("j" in d || "s" in d) return fromInline(serde, d);
   if ("b" in d) {
     const bytes = unpackPayload(d.b, await source.parts(partKeys(d.b)));

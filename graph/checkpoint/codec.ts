@@ -29,7 +29,10 @@ export interface Encoded {
 /** Compresses when it helps; incompressible data is kept raw rather than grown. */
 export function encodePayload(raw: Uint8Array): Encoded {
   if (raw.byteLength < COMPRESS_MIN_BYTES) return { codec: "raw", bytes: raw };
-  const packed = brotliCompressSync(raw, { ...BROTLI_OPTIONS, params: { ...BROTLI_OPTIONS.params, [constants.BROTLI_PARAM_SIZE_HINT]: raw.byteLength } });
+  const packed = brotliCompressSync(raw, {
+    ...BROTLI_OPTIONS,
+    params: { ...BROTLI_OPTIONS.params, [constants.BROTLI_PARAM_SIZE_HINT]: raw.byteLength },
+  });
   if (packed.byteLength >= raw.byteLength) return { codec: "raw", bytes: raw };
   return { codec: "br", bytes: new Uint8Array(packed.buffer, packed.byteOffset, packed.byteLength) };
 }

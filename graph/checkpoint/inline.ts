@@ -18,5 +18,7 @@ export async function toInline(serde: SerializerProtocol, value: unknown): Promi
 }
 
 export function fromInline(serde: SerializerProtocol, inline: Inline): Promise<unknown> {
-  return "j" in inline ? serde.loadsTyped(inline.t, JSON.stringify(inline.j)) : serde.loadsTyped(inline.t, Buffer.from(inline.s, "base64"));
+  return "j" in inline
+    ? serde.loadsTyped(inline.t, JSON.stringify(inline.j))
+    : serde.loadsTyped(inline.t, Buffer.from(inline.s, "base64"));
 }

@@ -1,5 +1,11 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, ScanCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  ScanCommand,
+  type QueryCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
@@ -262,7 +268,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   ): AsyncGenerator<RawCheckpoint> {
     const condition =
       "prefix" in range
-        ? { KeyConditionExpression: "pk = :pk AND begins_with(sk, :a)", ExpressionAttributeValues: { ":pk": threadId, ":a": range.prefix } }
+        ? {
+            KeyConditionExpression: "pk = :pk AND begins_with(sk, :a)",
+            ExpressionAttributeValues: { ":pk": threadId, ":a": range.prefix },
+          }
         : {
             KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
             ExpressionAttributeValues: { ":pk": threadId, ":a": range.from, ":b": range.to },
@@ -289,7 +298,13 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     let limit = firstPage;
     do {
       const out = await this.doc.send(
-        new QueryCommand({ TableName: this.tableName, ConsistentRead: true, ...input, Limit: limit, ExclusiveStartKey: start }),
+        new QueryCommand({
+          TableName: this.tableName,
+          ConsistentRead: true,
+          ...input,
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
       );
       for (const item of out.Items ?? []) yield item as StoredItem;
       start = out.LastEvaluatedKey;
@@ -326,7 +341,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     return JSON.parse(Buffer.from(bytes).toString("utf8")) as CheckpointDoc;
   }
 
-  private async hydrate(threadId: string, raw: RawCheckpoint, known?: CheckpointDoc): Promise<CheckpointTuple | undefined> {
+  private async hydrate(
+    threadId: string,
+    raw: RawCheckpoint,
+    known?: CheckpointDoc,
+  ): Promise<CheckpointTuple | undefined> {
     try {
       const doc = known ?? (await this.readDoc(threadId, raw.item));
       if (doc === undefined) throw new MissingPieceError("checkpoint payload");
@@ -378,7 +397,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   private async parts(threadId: string, sortKeys: string[]): Promise<Map<string, Uint8Array>> {
     const unique = [...new Set(sortKeys)];
-    const items = await batchGetAll(this.doc, this.tableName, unique.map((sk) => ({ pk: threadId, sk })), this.retry);
+    const items = await batchGetAll(
+      this.doc,
+      this.tableName,
+      unique.map((sk) => ({ pk: threadId, sk })),
+      this.retry,
+    );
     return new Map(items.map((i) => [i.sk as string, i.d as Uint8Array]));
   }
 
@@ -418,13 +442,19 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const writes = await this.decodeWrites(threadId, items);
     checkpoint.channel_values[TASKS] = writes.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
     const versions = Object.values(checkpoint.channel_versions);
-    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 
   // ---- writing -------------------------------------------------------------------
 
   private write(items: Record<string, unknown>[]): Promise<void> {
-    return batchWriteAll(this.doc, this.tableName, items.map((Item) => ({ PutRequest: { Item } })), this.retry);
+    return batchWriteAll(
+      this.doc,
+      this.tableName,
+      items.map((Item) => ({ PutRequest: { Item } })),
+      this.retry,
+    );
   }
 
   private expiry(now: number, factor = 1): Record<string, number> {
@@ -437,7 +467,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const cached = this.cache.get(cacheKey(threadId, ns, id));
     if (cached !== undefined) return cached;
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: threadId, sk: keys.checkpoint(ns, id) }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: threadId, sk: keys.checkpoint(ns, id) },
+        ConsistentRead: true,
+      }),
     );
     if (out.Item === undefined) return undefined;
     return (await this.readDoc(threadId, out.Item as StoredItem))?.ch;

@@ -13,7 +13,9 @@ mkdirSync(dataDir, { recursive: true });
 
 const dynamo = await startLocalDynamo({ path: join(dataDir, "dynamodb") });
 await createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE);
-console.log(`dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}, data in ${dataDir}`);
+console.log(
+  `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}, data in ${dataDir}`,
+);
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -31,12 +31,20 @@ async function contenders(dynamo: LocalDynamo): Promise<Contender[]> {
   const rwai = new RwaiSaver({
     checkpointsTableName: "bench-rwai-checkpoints",
     writesTableName: "bench-rwai-writes",
-    clientConfig: { endpoint: dynamo.endpoint, region: "local", credentials: { accessKeyId: "x", secretAccessKey: "x" } },
+    clientConfig: {
+      endpoint: dynamo.endpoint,
+      region: "local",
+      credentials: { accessKeyId: "x", secretAccessKey: "x" },
+    },
   });
   return [
     { name: "this DynamoDBSaver", saver: ours, meter: meter(dynamo.client) },
     // Its own client, built inside the saver; the meter attaches to that one.
-    { name: "@rwai/langgraphjs-checkpoint-dynamodb", saver: rwai as unknown as BaseCheckpointSaver, meter: meter((rwai as unknown as { client: DynamoDBClient }).client) },
+    {
+      name: "@rwai/langgraphjs-checkpoint-dynamodb",
+      saver: rwai as unknown as BaseCheckpointSaver,
+      meter: meter((rwai as unknown as { client: DynamoDBClient }).client),
+    },
     { name: "MemorySaver (no I/O)", saver: new MemorySaver() },
   ];
 }
@@ -84,7 +92,8 @@ async function conversation(c: Contender) {
     const t0 = performance.now();
     const tuple = await c.saver.getTuple(config);
     reads.push({ ms: performance.now() - t0, requests: c.meter?.requests ?? 0, bytes: c.meter?.bytesRead ?? 0 });
-    if ((tuple?.checkpoint.channel_values.messages as unknown[]).length !== 2 * TURNS) throw new Error(`${c.name}: wrong state`);
+    if ((tuple?.checkpoint.channel_values.messages as unknown[]).length !== 2 * TURNS)
+      throw new Error(`${c.name}: wrong state`);
   }
   return { ms, requests, written, units, reads };
 }
@@ -92,11 +101,21 @@ async function conversation(c: Contender) {
 /** A 2 MB hard-to-compress value: what each saver does with a state past the 400 KB item limit. */
 async function largeState(c: Contender) {
   const blob = randomBytes(1.5 * 1024 * 1024).toString("base64");
-  const checkpoint = { ...emptyCheckpoint(), id: uuid6(0), channel_values: { document: blob }, channel_versions: { document: 1 } };
+  const checkpoint = {
+    ...emptyCheckpoint(),
+    id: uuid6(0),
+    channel_values: { document: blob },
+    channel_versions: { document: 1 },
+  };
   c.meter?.reset();
   const t0 = performance.now();
   try {
-    const config = await c.saver.put({ configurable: { thread_id: `large-${c.name}`, checkpoint_ns: "" } }, checkpoint, { source: "input", step: -1, parents: {} }, { document: 1 });
+    const config = await c.saver.put(
+      { configurable: { thread_id: `large-${c.name}`, checkpoint_ns: "" } },
+      checkpoint,
+      { source: "input", step: -1, parents: {} },
+      { document: 1 },
+    );
     const putMs = performance.now() - t0;
     const put = c.meter?.snapshot();
     c.meter?.reset();
@@ -114,7 +133,15 @@ async function largeState(c: Contender) {
       "getTuple requests": c.meter?.requests ?? 0,
     };
   } catch (err) {
-    return { saver: c.name, result: `fails: ${(err as Error).message.slice(0, 60)}`, "put ms": "", "put requests": "", "put WRU": "", "getTuple ms": "", "getTuple requests": "" };
+    return {
+      saver: c.name,
+      result: `fails: ${(err as Error).message.slice(0, 60)}`,
+      "put ms": "",
+      "put requests": "",
+      "put WRU": "",
+      "getTuple ms": "",
+      "getTuple requests": "",
+    };
   }
 }
 
@@ -139,7 +166,8 @@ export async function run() {
         "bytes read / getTuple": io ? median(r.reads.map((x) => x.bytes)) : "-",
         "getTuple ms": median(r.reads.map((x) => x.ms)).toFixed(2),
       });
-      if (io) series.push({ saver: c.name, ...Object.fromEntries([1, 10, 20, 30, 40, 50].map((t) => [`t${t}`, at(t)])) });
+      if (io)
+        series.push({ saver: c.name, ...Object.fromEntries([1, 10, 20, 30, 40, 50].map((t) => [`t${t}`, at(t)])) });
     }
     printTable(`${TURNS}-turn conversation, MessagesAnnotation graph, ~500-byte messages`, rows);
     printTable("bytes written per turn as the conversation grows", series);

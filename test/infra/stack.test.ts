@@ -14,7 +14,9 @@ describe("checkpoint table", () => {
       ],
       BillingMode: "PAY_PER_REQUEST",
       TimeToLiveSpecification: { AttributeName: CHECKPOINT_TABLE.ttlAttribute, Enabled: true },
-      Replicas: [{ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true }],
+      Replicas: [
+        { PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true },
+      ],
     });
   });
 

@@ -31,7 +31,13 @@ export function attributeSize(value: AttributeValue): number {
     case "S":
       return Buffer.byteLength(v as string);
     case "N":
-      return Math.ceil(String(v).replace(/^-|\.|e.*$/gi, "").replace(/^0+/, "").length / 2) + 1;
+      return (
+        Math.ceil(
+          String(v)
+            .replace(/^-|\.|e.*$/gi, "")
+            .replace(/^0+/, "").length / 2,
+        ) + 1
+      );
     case "B":
       return (v as Uint8Array).byteLength;
     case "BOOL":
@@ -74,7 +80,11 @@ function writtenItems(command: string, input: any): Record<string, AttributeValu
 
 const TYPES = new Set(["S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"]);
 const isAttributeValue = (v: unknown) =>
-  typeof v === "object" && v !== null && !(v instanceof Uint8Array) && Object.keys(v).length === 1 && TYPES.has(Object.keys(v)[0]!);
+  typeof v === "object" &&
+  v !== null &&
+  !(v instanceof Uint8Array) &&
+  Object.keys(v).length === 1 &&
+  TYPES.has(Object.keys(v)[0]!);
 
 /**
  * Items a read returned. A DocumentClient has already unmarshalled them by the time
@@ -99,7 +109,10 @@ function readItems(command: string, output: any): Record<string, AttributeValue>
   return items.map((item) =>
     Object.values(item).every(isAttributeValue)
       ? (item as Record<string, AttributeValue>)
-      : (marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as unknown as Record<string, AttributeValue>),
+      : (marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as unknown as Record<
+          string,
+          AttributeValue
+        >),
   );
 }
 
@@ -127,7 +140,12 @@ export function meter(client: DynamoDBClient): Meter {
     detach: () => {
       client.middlewareStack.remove(name);
     },
-    snapshot: () => ({ requests: m.requests, bytesWritten: m.bytesWritten, writeUnits: m.writeUnits, bytesRead: m.bytesRead }),
+    snapshot: () => ({
+      requests: m.requests,
+      bytesWritten: m.bytesWritten,
+      writeUnits: m.writeUnits,
+      bytesRead: m.bytesRead,
+    }),
   };
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -142,7 +160,8 @@ export function meter(client: DynamoDBClient): Meter {
       }
       const input = args.input as any;
       if (command === "BatchGetItemCommand") {
-        for (const req of Object.values(input.RequestItems ?? {}) as any[]) m.consistentReads.push(req.ConsistentRead === true);
+        for (const req of Object.values(input.RequestItems ?? {}) as any[])
+          m.consistentReads.push(req.ConsistentRead === true);
       } else if (["GetItemCommand", "QueryCommand", "ScanCommand"].includes(command)) {
         m.consistentReads.push(input.ConsistentRead === true);
       }

@@ -44,7 +44,9 @@ describe("branches and incomplete writes", () => {
     // Simulate a put cut off half way: the newest message entry is missing.
     const items = await scanAll(harness.dynamo.client, tableName);
     const newest = items.filter((i) => i.sk.startsWith("l#")).sort((a, b) => (a.sk < b.sk ? 1 : -1))[0]!;
-    await harness.dynamo.client.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: "torn" }, sk: { S: newest.sk } } }));
+    await harness.dynamo.client.send(
+      new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: "torn" }, sk: { S: newest.sk } } }),
+    );
 
     const served = await saver.getTuple(thread);
     expect(served?.checkpoint.id).not.toBe(latest?.checkpoint.id);

@@ -1,4 +1,8 @@
-import { deltaChannelHistoryTests, validate, type CheckpointSaverTestInitializer } from "@langchain/langgraph-checkpoint-validation";
+import {
+  deltaChannelHistoryTests,
+  validate,
+  type CheckpointSaverTestInitializer,
+} from "@langchain/langgraph-checkpoint-validation";
 import type { DynamoDBSaver } from "../../../graph/checkpoint";
 import { checkpointHarness } from "../../support/dynamo";
 

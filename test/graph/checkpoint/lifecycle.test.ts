@@ -36,8 +36,10 @@ describe("TTL", () => {
     vi.setSystemTime(new Date("2026-01-01T00:00:00Z"));
     const { saver, tableName } = await harness.newSaver({ ttlDays: 2 });
     const graph = echoGraph(saver);
-    for (let turn = 1; turn <= 6; turn++) await graph.invoke(humanTurn(turn), { configurable: { thread_id: "refresh" } });
-    const logEntries = async () => (await scanAll(harness.dynamo.client, tableName)).filter((i) => i.sk.startsWith("l#"));
+    for (let turn = 1; turn <= 6; turn++)
+      await graph.invoke(humanTurn(turn), { configurable: { thread_id: "refresh" } });
+    const logEntries = async () =>
+      (await scanAll(harness.dynamo.client, tableName)).filter((i) => i.sk.startsWith("l#"));
     const before = await logEntries();
     expect(before.length).toBe(12);
     const oldest = Math.min(...before.map((i) => i.expires_at));
@@ -65,7 +67,8 @@ describe("deleteThread", () => {
   it("removes every item of the thread, offloaded parts included, and nothing of other threads", async () => {
     const { saver, tableName } = await harness.newSaver();
     const graph = echoGraph(saver);
-    for (let turn = 1; turn <= 30; turn++) await graph.invoke(humanTurn(turn), { configurable: { thread_id: "doomed" } });
+    for (let turn = 1; turn <= 30; turn++)
+      await graph.invoke(humanTurn(turn), { configurable: { thread_id: "doomed" } });
     await graph.invoke(humanTurn(1, 500_000), { configurable: { thread_id: "doomed" } }); // forces part items
     await graph.invoke(humanTurn(1), { configurable: { thread_id: "kept" } });
     const before = await scanAll(harness.dynamo.client, tableName);

@@ -14,7 +14,10 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 
 /** Random bytes as base64: about 6 bits of entropy per character, so Brotli gains little. */
-const noise = (bytes: number) => randomBytes(Math.ceil((bytes * 3) / 4)).toString("base64").slice(0, bytes);
+const noise = (bytes: number) =>
+  randomBytes(Math.ceil((bytes * 3) / 4))
+    .toString("base64")
+    .slice(0, bytes);
 
 function checkpointWith(values: Record<string, unknown>) {
   const versions = Object.fromEntries(Object.keys(values).map((k) => [k, 1]));
@@ -26,7 +29,12 @@ describe("states over DynamoDB's item limit", () => {
     const { saver, tableName } = await harness.newSaver();
     const blob = noise(2 * 1024 * 1024);
     const checkpoint = checkpointWith({ document: blob });
-    const config = await saver.put({ configurable: { thread_id: "big", checkpoint_ns: "" } }, checkpoint, { source: "input", step: -1, parents: {} }, checkpoint.channel_versions);
+    const config = await saver.put(
+      { configurable: { thread_id: "big", checkpoint_ns: "" } },
+      checkpoint,
+      { source: "input", step: -1, parents: {} },
+      checkpoint.channel_versions,
+    );
     const tuple = await saver.getTuple(config);
     expect(tuple?.checkpoint.channel_values.document).toBe(blob);
     const items = await scanAll(harness.dynamo.client, tableName);
@@ -39,11 +47,18 @@ describe("states over DynamoDB's item limit", () => {
     const messages = [
       new HumanMessage({ id: "h0", content: noise(600 * 1024) }),
       ...Array.from({ length: 14 }, (_, i) =>
-        i % 2 === 0 ? new AIMessage({ id: `a${i}`, content: noise(100 * 1024) }) : new HumanMessage({ id: `h${i}`, content: noise(100 * 1024) }),
+        i % 2 === 0
+          ? new AIMessage({ id: `a${i}`, content: noise(100 * 1024) })
+          : new HumanMessage({ id: `h${i}`, content: noise(100 * 1024) }),
       ),
     ];
     const checkpoint = checkpointWith({ messages });
-    const config = await saver.put({ configurable: { thread_id: "big-messages", checkpoint_ns: "" } }, checkpoint, { source: "loop", step: 1, parents: {} }, checkpoint.channel_versions);
+    const config = await saver.put(
+      { configurable: { thread_id: "big-messages", checkpoint_ns: "" } },
+      checkpoint,
+      { source: "loop", step: 1, parents: {} },
+      checkpoint.channel_versions,
+    );
     const tuple = await saver.getTuple(config);
     const restored = tuple?.checkpoint.channel_values.messages as HumanMessage[];
     expect(restored.map((m) => m.content)).toEqual(messages.map((m) => m.content));
@@ -54,7 +69,12 @@ describe("states over DynamoDB's item limit", () => {
     const { saver, tableName } = await harness.newSaver();
     const text = "the same sentence again and again. ".repeat(2000);
     const checkpoint = checkpointWith({ notes: text, tiny: 1 });
-    await saver.put({ configurable: { thread_id: "codec", checkpoint_ns: "" } }, checkpoint, { source: "input", step: -1, parents: {} }, checkpoint.channel_versions);
+    await saver.put(
+      { configurable: { thread_id: "codec", checkpoint_ns: "" } },
+      checkpoint,
+      { source: "input", step: -1, parents: {} },
+      checkpoint.channel_versions,
+    );
     const items = await scanAll(harness.dynamo.client, tableName);
     const payloadItems = items.filter((i) => i.d !== undefined || i.bx !== undefined);
     expect(payloadItems.length).toBeGreaterThan(0);

@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { sessionNotFound } from "../graph/chat/service";
+import { apiHandler } from "../shared/api-handler";
+import { badRequest, storeUnavailable } from "../shared/errors";
+import { callerId } from "../shared/identity";
+import { json } from "../shared/http";
+import { createLogger } from "../shared/logger";
+import { awsBackends, type Backends } from "./runtime";
+
+const logger = createLogger("sessions");
+const sessionId = z.uuid();
+
+/** GET /api/sessions/{id}/messages: a session's answers-only history, oldest first. */
+export function createSessionsHandler(backends: () => Promise<Backends> | Backends) {
+  return apiHandler(logger, async (event) => {
+    const { config, conversations } = await backends();
+    const id = sessionId.safeParse(event.pathParameters?.id);
+    if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
+    const userId = callerId(event, config.AUTH_MODE);
+    const conversation = await conversations.get(id.data).catch((err) => {
+      throw storeUnavailable(err);
+    });
+    if (conversation === undefined || conversation.userId !== userId) throw sessionNotFound();
+    return json(
+      200,
+      conversation.messages.map(({ role, content, created_at }) => ({ role, content, created_at })),
+    );
+  });
+}
+
+export const handler = createSessionsHandler(awsBackends);

@@ -1,0 +1,90 @@
+import { type AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+import { notFound, storeUnavailable } from "../../shared/errors";
+import type { ConversationStore } from "../../shared/stores/conversations";
+import { agentFailure } from "./errors";
+import type { ChatGraph } from "./graph";
+
+export interface ChatTurn {
+  userId: string;
+  projectId?: string;
+  /** absent: start a new session */
+  sessionId?: string;
+  message: string;
+}
+
+export interface ChatReply {
+  reply: string;
+  sessionId: string;
+  messageId: string;
+}
+
+export interface ChatServiceDeps {
+  graph: ChatGraph;
+  conversations: ConversationStore;
+  recursionLimit: number;
+}
+
+/** One chat turn: check the session, run the graph, save the answers-only history. */
+export class ChatService {
+  constructor(private readonly deps: ChatServiceDeps) {}
+
+  async reply(turn: ChatTurn): Promise<ChatReply> {
+    const sessionId = turn.sessionId ?? randomUUID();
+    if (turn.sessionId !== undefined) await this.requireOwnSession(turn.sessionId, turn.userId);
+
+    const human = new HumanMessage({ id: randomUUID(), content: turn.message });
+    const askedAt = new Date().toISOString();
+    let messages: BaseMessage[];
+    try {
+      const state = await this.deps.graph.invoke(
+        { messages: [human] },
+        {
+          configurable: {
+            thread_id: sessionId,
+            session_id: sessionId,
+            user_id: turn.userId,
+            project_id: turn.projectId,
+          },
+          recursionLimit: this.deps.recursionLimit,
+        },
+      );
+      messages = state.messages;
+    } catch (err) {
+      throw agentFailure(err, this.deps.recursionLimit);
+    }
+    const answer = messages[messages.length - 1] as AIMessage;
+    const reply = textOf(answer);
+    const messageId = answer.id!;
+
+    const saved = await this.deps.conversations
+      .appendTurn(sessionId, turn.userId, messageId, [
+        { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
+        { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
+      ])
+      .catch((err) => {
+        throw storeUnavailable(err);
+      });
+    if (saved === "forbidden") throw sessionNotFound();
+    return { reply, sessionId, messageId };
+  }
+
+  private async requireOwnSession(sessionId: string, userId: string) {
+    const conversation = await this.deps.conversations.get(sessionId).catch((err) => {
+      throw storeUnavailable(err);
+    });
+    if (conversation === undefined || conversation.userId !== userId) throw sessionNotFound();
+  }
+}
+
+export const sessionNotFound = () => notFound("session_not_found", "no such session");
+
+/** The text of a message: string content, or the text blocks of structured content. */
+export function textOf(message: BaseMessage): string {
+  if (typeof message.content === "string") return message.content;
+  return message.content
+    .map((block) =>
+      typeof block === "string" ? block : block.type === "text" ? String((block as { text: string }).text) : "",
+    )
+    .join("");
+}

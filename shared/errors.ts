@@ -1,0 +1,24 @@
+/**
+ * An error with an HTTP status and a stable code, shaped for clients as
+ * `{"error":{"code","message"}}`. Anything else that escapes a handler is a 500.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "AppError";
+  }
+}
+
+export const badRequest = (code: string, message: string) => new AppError(400, code, message);
+export const unauthorized = (message = "authentication required") => new AppError(401, "unauthorized", message);
+export const forbidden = (message: string) => new AppError(403, "forbidden", message);
+/** Also what another user's session looks like: it does not exist for them. */
+export const notFound = (code: string, message: string) => new AppError(404, code, message);
+
+export const storeUnavailable = (cause: unknown) =>
+  new AppError(503, "store_unavailable", "the conversation history could not be read or saved", { cause });

@@ -1,0 +1,63 @@
+import type { MiddlewareObj } from "@middy/core";
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
+import type { z } from "zod";
+import { AppError, badRequest } from "./errors";
+import type { Logger } from "./logger";
+
+export function json(statusCode: number, body: unknown): APIGatewayProxyResult {
+  return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+}
+
+export function errorBody(code: string, message: string) {
+  return { error: { code, message } };
+}
+
+/** The raw body as text; API Gateway hands binary media types over base64-encoded. */
+export function rawBody(event: APIGatewayProxyEvent): string {
+  if (event.body == null) return "";
+  return event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body;
+}
+
+/** Parses and validates a JSON body; every failure is a 400 that names the field. */
+export function parseJsonBody<S extends z.ZodType>(event: APIGatewayProxyEvent, schema: S): z.infer<S> {
+  const text = rawBody(event);
+  if (text.trim() === "") throw badRequest("invalid_json", "request body must be a JSON object");
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw badRequest("invalid_json", "request body is not valid JSON");
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw badRequest("invalid_json", "request body must be a JSON object");
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join(".") || "body";
+    const name = issue.path.join("_") || "body";
+    const code = issue.code === "too_big" ? `${name}_too_large` : `invalid_${name}`;
+    throw badRequest(code, `${field}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Turns thrown errors into `{"error":{"code","message"}}` responses. An AppError keeps
+ * its status; anything else is logged with its stack and answered with a bare 500, so
+ * internals never reach the client.
+ */
+export function jsonErrors(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    onError: async (request) => {
+      const err = request.error;
+      if (err instanceof AppError) {
+        if (err.status >= 500) logger.error("request failed", { code: err.code, error: err, cause: err.cause });
+        request.response = json(err.status, errorBody(err.code, err.message));
+        return;
+      }
+      logger.error("unhandled error", { error: err });
+      request.response = json(500, errorBody("internal_error", "internal error"));
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import {
+  BaseChatModel,
+  type BaseChatModelCallOptions,
+  type BindToolsInput,
+} from "@langchain/core/language_models/chat_models";
+import { AIMessage, AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { randomUUID } from "node:crypto";
+
+/** Tool names the offline model knows when to call. The agent's tools use the same names. */
+export const OFFLINE_TOOL_RULES = {
+  storeMemory: "store_memory",
+  recallMemories: "recall_memories",
+  searchKnowledge: "search_knowledge",
+} as const;
+
+const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?[\s,:]+(.+?)\s*$/is;
+const QUESTION_START =
+  /^\s*(what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|was|were|can|could|should|would|will|have|has|tell me|show me|find)\b/i;
+const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening))\b[\s!.]*$/i;
+
+interface OfflineCallOptions extends BaseChatModelCallOptions {
+  tools?: ReturnType<typeof convertToOpenAITool>[];
+}
+
+/**
+ * A deterministic, rule-based stand-in for Bedrock, used when no BEDROCK_MODEL_ID is
+ * set. It is not a language model: it follows a few rules so that the whole agent
+ * (tool calls, tool loop, streaming) runs offline and in tests.
+ *
+ * - "remember (that) X"  -> calls store_memory with X
+ * - a question           -> calls recall_memories and search_knowledge, then answers from their results
+ * - anything else        -> a plain reply
+ *
+ * A rule whose tool is not bound falls through to a plain reply.
+ */
+export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
+  static override lc_name() {
+    return "OfflineChatModel";
+  }
+
+  _llmType(): string {
+    return "offline-stand-in";
+  }
+
+  override bindTools(tools: BindToolsInput[], kwargs?: Partial<OfflineCallOptions>) {
+    return this.withConfig({
+      tools: tools.map((t) => convertToOpenAITool(t)),
+      ...kwargs,
+    } as Partial<OfflineCallOptions>);
+  }
+
+  async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
+    const message = this.respond(messages, options);
+    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
+  }
+
+  /** Streams the reply word by word; a tool call arrives as one chunk, as Bedrock's toolUse block does. */
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const message = this.respond(messages, options);
+    const id = message.id;
+    if (message.tool_calls?.length) {
+      yield new ChatGenerationChunk({
+        text: "",
+        message: new AIMessageChunk({
+          id,
+          content: "",
+          tool_call_chunks: message.tool_calls.map((c, index) => ({
+            id: c.id,
+            name: c.name,
+            args: JSON.stringify(c.args),
+            index,
+            type: "tool_call_chunk" as const,
+          })),
+        }),
+      });
+      return;
+    }
+    const words = String(message.content).split(/(?<= )/);
+    for (const word of words) {
+      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word }) });
+      yield chunk;
+      await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
+    }
+  }
+
+  private respond(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
+    const bound = new Set((options.tools ?? []).map((t) => t.function.name));
+    const id = `offline-${randomUUID()}`;
+    const last = messages[messages.length - 1];
+    if (last instanceof ToolMessage || last?.getType() === "tool") {
+      return new AIMessage({ id, content: answerFromTools(messages) });
+    }
+    const text = typeof last?.content === "string" ? last.content.trim() : "";
+    const remembered = REMEMBER.exec(text);
+    if (remembered && bound.has(OFFLINE_TOOL_RULES.storeMemory)) {
+      return toolCalls(id, [[OFFLINE_TOOL_RULES.storeMemory, { content: remembered[1]!.replace(/[.!]+$/, "") }]]);
+    }
+    if (isQuestion(text)) {
+      const calls: [string, Record<string, unknown>][] = [
+        OFFLINE_TOOL_RULES.recallMemories,
+        OFFLINE_TOOL_RULES.searchKnowledge,
+      ]
+        .filter((name) => bound.has(name))
+        .map((name) => [name, { query: text }]);
+      if (calls.length > 0) return toolCalls(id, calls);
+    }
+    return new AIMessage({ id, content: plainReply(text) });
+  }
+}
+
+function isQuestion(text: string): boolean {
+  return text.endsWith("?") || QUESTION_START.test(text);
+}
+
+function toolCalls(id: string, calls: [string, Record<string, unknown>][]): AIMessage {
+  return new AIMessage({
+    id,
+    content: "",
+    tool_calls: calls.map(([name, args]) => ({ id: `call-${randomUUID()}`, name, args, type: "tool_call" as const })),
+  });
+}
+
+/** Answers from the tool results that follow the model's last tool-calling message. */
+function answerFromTools(messages: BaseMessage[]): string {
+  const results: ToolMessage[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.getType() === "tool"; i--)
+    results.unshift(messages[i] as ToolMessage);
+  const stored = results.find((r) => r.name === OFFLINE_TOOL_RULES.storeMemory);
+  if (stored) return `Got it. ${String(stored.content)}`;
+  const found = results
+    .filter((r) => r.status !== "error")
+    .map((r) => String(r.content).trim())
+    .filter((c) => c.length > 0 && !/^no (matching|relevant|results|memories|documents)/i.test(c));
+  if (found.length === 0) return "I don't have anything on that yet.";
+  return `Here is what I found:\n${found.join("\n")}`;
+}
+
+function plainReply(text: string): string {
+  if (GREETING.test(text)) return "Hello! How can I help you today?";
+  if (text.length === 0) return "I'm here. What would you like to talk about?";
+  return `I hear you: "${text.length > 200 ? `${text.slice(0, 200)}…` : text}". Ask me a question, or tell me something to remember.`;
+}

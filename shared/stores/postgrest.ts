@@ -1,0 +1,13 @@
+import { PostgrestClient } from "@supabase/postgrest-js";
+
+/**
+ * A PostgREST client for a Supabase project, authenticated with the service role.
+ * postgrest-js directly rather than supabase-js: no realtime client (which needs a
+ * WebSocket on Node 20) and a much smaller Lambda bundle.
+ */
+export function supabaseRest(url: string, serviceRoleKey: string, fetchImpl?: typeof fetch): PostgrestClient {
+  return new PostgrestClient(`${url.replace(/\/+$/, "")}/rest/v1`, {
+    headers: { apikey: serviceRoleKey, Authorization: `Bearer ${serviceRoleKey}` },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+}
