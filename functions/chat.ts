@@ -3,7 +3,8 @@ import { apiHandler } from "../shared/api-handler";
 import { callerId } from "../shared/identity";
 import { json, parseJsonBody } from "../shared/http";
 import { createLogger } from "../shared/logger";
-import { awsBackends, buildChatRuntime, once, type ChatRuntime } from "./runtime";
+import { buildChatRuntime, type ChatRuntime } from "../graph/chat/runtime";
+import { awsBackends, once } from "../shared/backends";
 
 const logger = createLogger("chat");
 
@@ -47,4 +48,4 @@ export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
   });
 }
 
-export const handler = createChatHandler(once(() => buildChatRuntime(awsBackends())));
+export const handler = createChatHandler(once(async () => buildChatRuntime(await awsBackends())));

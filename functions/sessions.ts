@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { sessionNotFound } from "../graph/chat/service";
 import { apiHandler } from "../shared/api-handler";
-import { badRequest, storeUnavailable } from "../shared/errors";
+import { badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
 import { callerId } from "../shared/identity";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
-import { awsBackends, type Backends } from "./runtime";
+import { awsBackends, type Backends } from "../shared/backends";
 
 const logger = createLogger("sessions");
 const sessionId = z.uuid();

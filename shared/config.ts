@@ -37,6 +37,8 @@ const Settings = z.object({
   /** Supabase project; required where the stores run over PostgREST (Lambda). */
   SUPABASE_URL: z.url().optional(),
   SUPABASE_SERVICE_ROLE_KEY: z.string().min(1).optional(),
+  /** In AWS the key is not in the environment: this names the Secrets Manager secret holding it. */
+  SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: z.string().min(1).optional(),
 
   /** Local stack only: HTTP port and where state persists. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),

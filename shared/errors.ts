@@ -22,3 +22,6 @@ export const notFound = (code: string, message: string) => new AppError(404, cod
 
 export const storeUnavailable = (cause: unknown) =>
   new AppError(503, "store_unavailable", "the conversation history could not be read or saved", { cause });
+
+/** Unknown, or another user's: both look the same to the caller. */
+export const sessionNotFound = () => notFound("session_not_found", "no such session");

@@ -1,6 +1,6 @@
 import { type AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
-import { notFound, storeUnavailable } from "../../shared/errors";
+import { sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { ConversationStore } from "../../shared/stores/conversations";
 import { agentFailure } from "./errors";
 import type { ChatGraph } from "./graph";
@@ -76,8 +76,6 @@ export class ChatService {
     if (conversation === undefined || conversation.userId !== userId) throw sessionNotFound();
   }
 }
-
-export const sessionNotFound = () => notFound("session_not_found", "no such session");
 
 /** The text of a message: string content, or the text blocks of structured content. */
 export function textOf(message: BaseMessage): string {

@@ -1,0 +1,31 @@
+import type { Construct } from "constructs";
+
+/**
+ * Deploy-time settings, from CDK context (`cdk deploy -c bedrockModelId=...` or cdk.json).
+ * Each is documented in the README; none is required to synthesize.
+ */
+export interface StackSettings {
+  /** Bedrock chat model id; unset deploys the offline stand-in model. */
+  bedrockModelId?: string;
+  bedrockEmbeddingModelId?: string;
+  /** https://<project>.supabase.co */
+  supabaseUrl: string;
+  /** An existing Secrets Manager secret holding the service-role key; unset creates one to fill in. */
+  supabaseSecretArn?: string;
+  checkpointTtlDays?: number;
+}
+
+export function readSettings(scope: Construct): StackSettings {
+  const get = (key: string) => {
+    const v = scope.node.tryGetContext(key);
+    return v === undefined || v === "" ? undefined : String(v);
+  };
+  const ttl = get("checkpointTtlDays");
+  return {
+    bedrockModelId: get("bedrockModelId"),
+    bedrockEmbeddingModelId: get("bedrockEmbeddingModelId"),
+    supabaseUrl: get("supabaseUrl") ?? "https://your-project.supabase.co",
+    supabaseSecretArn: get("supabaseSecretArn"),
+    checkpointTtlDays: ttl === undefined ? undefined : Number(ttl),
+  };
+}

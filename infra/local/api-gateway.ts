@@ -1,0 +1,129 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** API Gateway's own payload cap: a larger body never reaches the function. */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult | void>;
+
+export interface Route {
+  /** the function's name, as Lambda would report it */
+  name: string;
+  method: string;
+  /** API Gateway resource path, e.g. /api/sessions/{id}/messages */
+  resource: string;
+  handler: ProxyHandler;
+}
+
+/** Matches a request path against a resource template; returns the path parameters. */
+export function matchResource(resource: string, path: string): Record<string, string> | undefined {
+  const want = resource.split("/");
+  const got = path.split("/");
+  if (want.length !== got.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i]!;
+    if (w.startsWith("{") && w.endsWith("}")) {
+      if (got[i] === "") return undefined;
+      params[w.slice(1, -1)] = decodeURIComponent(got[i]!);
+    } else if (w !== got[i]) return undefined;
+  }
+  return params;
+}
+
+/** The REST API (v1) proxy event API Gateway would build for this request. */
+export function proxyEvent(
+  req: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  resource: string,
+  pathParameters: Record<string, string>,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
+  const hasQuery = url.searchParams.size > 0;
+  return {
+    resource,
+    path: url.pathname,
+    httpMethod: req.method ?? "GET",
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body: body.length > 0 ? body.toString("utf8") : null,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: "000000000000",
+      apiId: "local",
+      authorizer: null,
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: req.method ?? "GET",
+      identity: {
+        sourceIp: req.socket.remoteAddress ?? "127.0.0.1",
+        userAgent: req.headers["user-agent"] ?? null,
+      } as APIGatewayProxyEvent["requestContext"]["identity"],
+      path: `/local${url.pathname}`,
+      stage: "local",
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: "local",
+      resourcePath: resource,
+    },
+  };
+}
+
+export function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 29_000; // API Gateway's integration timeout
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: "$LATEST",
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: "1024",
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: "local",
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+export function sendProxyResult(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
+  for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+  const body = result.isBase64Encoded
+    ? Buffer.from(result.body ?? "", "base64")
+    : Buffer.from(result.body ?? "", "utf8");
+  res.writeHead(result.statusCode, headers);
+  res.end(body);
+}
+
+/** Reads the body up to API Gateway's limit; undefined when it is over. */
+export async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

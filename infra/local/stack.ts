@@ -1,0 +1,124 @@
+import type { PGlite } from "@electric-sql/pglite";
+import { mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join, resolve } from "node:path";
+import { createChatHandler } from "../../functions/chat";
+import { buildChatRuntime } from "../../graph/chat/runtime";
+import type { Backends } from "../../shared/backends";
+import { createSessionsHandler } from "../../functions/sessions";
+import { createCheckpointTable } from "../../graph/checkpoint";
+import { loadConfig } from "../../shared/config";
+import { SqlConversationStore } from "../../shared/stores/sql-conversations";
+import { lambdaContext, matchResource, proxyEvent, readBody, sendProxyResult, type Route } from "./api-gateway";
+import { startLocalDynamo, type LocalDynamo } from "./dynamo";
+import { startLocalPostgres } from "./postgres";
+
+export interface LocalStack {
+  url: string;
+  /** one line per backend, saying which is in use */
+  describe: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The whole system on one machine: dynalite for DynamoDB, PGlite for Supabase, and an
+ * HTTP server that turns requests into API Gateway proxy events for the same handlers
+ * Lambda runs. State persists under DATA_DIR.
+ */
+export async function startLocalStack(env: Record<string, string | undefined> = process.env): Promise<LocalStack> {
+  // There is no authorizer locally: the caller names the user (see shared/identity.ts).
+  const config = loadConfig({ ...env, AUTH_MODE: "local" });
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+
+  let dynamo: LocalDynamo | undefined;
+  let postgres: PGlite | undefined;
+  let server: Server | undefined;
+  const close = async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server?.closeAllConnections();
+    await postgres?.close();
+    await dynamo?.close();
+  };
+
+  try {
+    [dynamo, postgres] = await Promise.all([
+      startLocalDynamo({ path: join(dataDir, "dynamodb") }),
+      startLocalPostgres(join(dataDir, "postgres")),
+    ]);
+    await createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE);
+    const backends: Backends = { config, dynamo: dynamo.client, conversations: new SqlConversationStore(postgres) };
+    const runtime = await buildChatRuntime(backends);
+    const routes: Route[] = [
+      { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },
+      {
+        name: "sessions",
+        method: "GET",
+        resource: "/api/sessions/{id}/messages",
+        handler: createSessionsHandler(() => backends),
+      },
+    ];
+
+    server = createServer((req, res) => {
+      void serve(routes, req, res);
+    });
+    await new Promise<void>((r, reject) => {
+      server!.once("error", reject);
+      server!.listen(config.PORT, "127.0.0.1", () => r());
+    });
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `http://localhost:${port}`,
+      describe: [
+        `http: API Gateway stand-in on http://localhost:${port}`,
+        `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
+        `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
+        ...runtime.descriptions,
+        `data: ${dataDir}`,
+      ],
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function serve(
+  routes: Route[],
+  req: import("node:http").IncomingMessage,
+  res: import("node:http").ServerResponse,
+) {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const error = (status: number, code: string, message: string) =>
+    sendProxyResult(res, {
+      statusCode: status,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ error: { code, message } }),
+    });
+  try {
+    if (url.pathname === "/health")
+      return sendProxyResult(res, {
+        statusCode: 200,
+        headers: { "content-type": "application/json" },
+        body: '{"status":"ok"}',
+      });
+    const matches = routes
+      .map((route) => ({ route, params: matchResource(route.resource, url.pathname) }))
+      .filter((m) => m.params);
+    if (matches.length === 0) return error(404, "not_found", `no route for ${url.pathname}`);
+    const match = matches.find((m) => m.route.method === req.method);
+    if (!match) return error(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`);
+    const body = await readBody(req);
+    if (body === undefined) return error(413, "payload_too_large", "request body is over API Gateway's 10 MB limit");
+    const event = proxyEvent(req, url, body, match.route.resource, match.params!);
+    const result = await match.route.handler(event, lambdaContext(match.route.name));
+    if (!result) return error(502, "bad_gateway", "the handler returned no response");
+    sendProxyResult(res, result);
+  } catch (err) {
+    // What API Gateway answers when the function itself crashes.
+    console.error(err);
+    if (!res.headersSent) error(502, "bad_gateway", "internal server error");
+  }
+}

@@ -1,0 +1,46 @@
+// The Lambda handlers' backends: builds the backends from configuration
+// once per Lambda container. It imports no graph code, so a handler that only reads
+// stores does not bundle LangGraph.
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { loadConfig, required, type Config } from "./config";
+import type { ConversationStore } from "./stores/conversations";
+import { PostgrestConversationStore } from "./stores/postgrest-conversations";
+import { supabaseRest } from "./stores/postgrest";
+
+/** Memoises an async factory: a container builds its runtime once, and retries after a failure. */
+export function once<T>(factory: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= factory().catch((err) => {
+      pending = undefined;
+      throw err;
+    });
+    return pending;
+  };
+}
+
+/** What the handlers run against; the local stack builds the same from its stand-ins. */
+export interface Backends {
+  config: Config;
+  dynamo: DynamoDBClient;
+  conversations: ConversationStore;
+}
+
+/**
+ * The Supabase service-role key: from Secrets Manager in AWS (read once per container;
+ * never a plain environment variable there), or from the environment elsewhere.
+ */
+async function serviceRoleKey(config: Config): Promise<string> {
+  if (config.SUPABASE_SERVICE_ROLE_KEY) return config.SUPABASE_SERVICE_ROLE_KEY;
+  const { getSecret } = await import("@aws-lambda-powertools/parameters/secrets");
+  const key = await getSecret(required(config, "SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN"), { maxAge: 3600 });
+  if (typeof key !== "string" || key.length === 0) throw new Error("the Supabase service-role secret is empty");
+  return key;
+}
+
+/** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST. */
+export const awsBackends = once(async (): Promise<Backends> => {
+  const config = loadConfig();
+  const rest = supabaseRest(required(config, "SUPABASE_URL"), await serviceRoleKey(config));
+  return { config, dynamo: new DynamoDBClient({}), conversations: new PostgrestConversationStore(rest) };
+});
