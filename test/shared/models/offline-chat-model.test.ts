@@ -1,0 +1,69 @@
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+
+const noop = (name: string) =>
+  tool(async () => "", {
+    name,
+    description: name,
+    schema: z.object({ query: z.string().optional(), content: z.string().optional() }),
+  });
+const tools = [noop("store_memory"), noop("recall_memories"), noop("search_knowledge")];
+const model = new OfflineChatModel({}).bindTools(tools);
+
+describe("offline stand-in model", () => {
+  it("calls store_memory for 'remember that ...'", async () => {
+    const out = (await model.invoke([new HumanMessage("Remember that my favourite colour is teal.")])) as AIMessage;
+    expect(out.tool_calls).toEqual([
+      expect.objectContaining({ name: "store_memory", args: { content: "my favourite colour is teal" } }),
+    ]);
+  });
+
+  it("calls the recall and knowledge tools for a question", async () => {
+    const out = (await model.invoke([new HumanMessage("What plan am I on?")])) as AIMessage;
+    expect(out.tool_calls?.map((c) => c.name)).toEqual(["recall_memories", "search_knowledge"]);
+    expect(out.tool_calls?.[0]?.args).toEqual({ query: "What plan am I on?" });
+  });
+
+  it("answers from what the tools returned", async () => {
+    const call = (await model.invoke([new HumanMessage("What plan am I on?")])) as AIMessage;
+    const [recall, knowledge] = call.tool_calls!;
+    const out = await model.invoke([
+      new HumanMessage("What plan am I on?"),
+      call,
+      new ToolMessage({ tool_call_id: recall!.id!, name: "recall_memories", content: "- The user is on the Pro plan" }),
+      new ToolMessage({ tool_call_id: knowledge!.id!, name: "search_knowledge", content: "No matching documents." }),
+    ]);
+    expect(out.content).toBe("Here is what I found:\n- The user is on the Pro plan");
+  });
+
+  it("replies plainly otherwise, and when the tool a rule needs is not bound", async () => {
+    expect((await model.invoke([new HumanMessage("hi")])).content).toBe("Hello! How can I help you today?");
+    const bare = new OfflineChatModel({});
+    const out = (await bare.invoke([new HumanMessage("remember that I like tea")])) as AIMessage;
+    expect(out.tool_calls ?? []).toEqual([]);
+    expect(out.content).toContain("remember that I like tea");
+  });
+
+  it("streams a reply word by word, and a tool call as one chunk", async () => {
+    const chunks: AIMessageChunk[] = [];
+    for await (const chunk of await model.stream([new HumanMessage("I had a long day at work today")]))
+      chunks.push(chunk);
+    expect(chunks.length).toBeGreaterThan(5);
+    expect(chunks.map((c) => c.content).join("")).toMatch(/^I hear you: "I had a long day at work today"/);
+
+    const toolChunks: AIMessageChunk[] = [];
+    for await (const chunk of await model.stream([new HumanMessage("remember I work at Acme")])) toolChunks.push(chunk);
+    expect(toolChunks).toHaveLength(1);
+    expect(toolChunks[0]!.tool_calls?.[0]).toMatchObject({ name: "store_memory", args: { content: "I work at Acme" } });
+  });
+
+  it("is deterministic", async () => {
+    const a = await model.invoke([new HumanMessage("tell me a story about cats")]);
+    const b = await model.invoke([new HumanMessage("tell me a story about cats")]);
+    expect((a as AIMessage).tool_calls?.map((c) => [c.name, c.args])).toEqual(
+      (b as AIMessage).tool_calls?.map((c) => [c.name, c.args]),
+    );
+  });
+});
