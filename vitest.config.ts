@@ -10,6 +10,6 @@ export default defineConfig({
     // Each file boots its own dynalite on a free port, so files can run side by side.
     pool: "forks",
     // Node 20 here, 22 in Lambda: the SDK's upgrade notice is known and only noise in test output.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", LOG_LEVEL: "SILENT" },
   },
 });

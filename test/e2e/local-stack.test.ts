@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+
+// The README's curl session, over HTTP, against the stack `npm start` runs.
+const dataDir = mkdtempSync(join(tmpdir(), "agent-e2e-"));
+let stack: LocalStack;
+const env = { DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" };
+
+beforeAll(async () => {
+  stack = await startLocalStack(env);
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function post(path: string, body: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${stack.url}${path}`, {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", ...headers },
+  });
+  return { status: res.status, body: await res.json() };
+}
+const get = async (path: string, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${stack.url}${path}`, { headers });
+  return { status: res.status, body: await res.json() };
+};
+
+describe("local stack over HTTP", () => {
+  let sessionId: string;
+
+  it("is healthy once booted and names its stand-ins", async () => {
+    expect((await get("/health")).status).toBe(200);
+    expect(stack.describe.join("\n")).toMatch(/model: offline rule-based stand-in/);
+  });
+
+  it("chats across two turns and returns the history in order", async () => {
+    const first = await post("/api/chat", JSON.stringify({ message: "hi" }));
+    expect(first.status).toBe(200);
+    expect(first.body.reply).toBe("Hello! How can I help you today?");
+    sessionId = first.body.session_id;
+
+    const second = await post("/api/chat", JSON.stringify({ message: "I like hiking", session_id: sessionId }));
+    expect(second.status).toBe(200);
+    expect(second.body.session_id).toBe(sessionId);
+
+    const history = await get(`/api/sessions/${sessionId}/messages`);
+    expect(history.status).toBe(200);
+    expect(history.body.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "hi"],
+      ["assistant", "Hello! How can I help you today?"],
+      ["user", "I like hiking"],
+      ["assistant", second.body.reply],
+    ]);
+  });
+
+  it("answers each bad input with its 400 and keeps serving", async () => {
+    const bad = [
+      ["{oops", "invalid_json"],
+      [JSON.stringify({}), "invalid_message"],
+      [JSON.stringify({ message: "" }), "invalid_message"],
+      [JSON.stringify({ message: 1 }), "invalid_message"],
+      [JSON.stringify({ message: "x".repeat(16 * 1024 + 1) }), "message_too_large"],
+      [JSON.stringify({ message: "hi", session_id: "123" }), "invalid_session_id"],
+    ];
+    for (const [body, code] of bad) {
+      const res = await post("/api/chat", body!);
+      expect([res.status, res.body.error.code]).toEqual([400, code]);
+    }
+    expect((await post("/api/chat", JSON.stringify({ message: "still here?" }))).status).toBe(200);
+  });
+
+  it("hides a session from another user", async () => {
+    const res = await post("/api/chat", JSON.stringify({ message: "hi", session_id: sessionId }), {
+      "x-user-id": "eve",
+    });
+    expect(res.status).toBe(404);
+    expect((await get(`/api/sessions/${sessionId}/messages`, { "x-user-id": "eve" })).status).toBe(404);
+  });
+
+  it("keeps sessions across a restart", async () => {
+    await stack.close();
+    stack = await startLocalStack(env);
+    const history = await get(`/api/sessions/${sessionId}/messages`);
+    expect(history.body).toHaveLength(4);
+    const next = await post("/api/chat", JSON.stringify({ message: "back again", session_id: sessionId }));
+    expect(next.status).toBe(200);
+    expect((await get(`/api/sessions/${sessionId}/messages`)).body).toHaveLength(6);
+  }, 60_000);
+
+  it("runs a second instance beside the first on another port and data dir", async () => {
+    const otherDir = mkdtempSync(join(tmpdir(), "agent-e2e-2-"));
+    const other = await startLocalStack({ DATA_DIR: otherDir, PORT: "0" });
+    try {
+      expect(other.url).not.toBe(stack.url);
+      const res = await fetch(`${other.url}/api/sessions/${sessionId}/messages`);
+      expect(res.status).toBe(404);
+    } finally {
+      await other.close();
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,130 @@
+import { ScanCommand } from "@aws-sdk/client-dynamodb";
+import { createChatHandler } from "../../functions/chat";
+import { buildChatRuntime, type ChatRuntime } from "../../graph/chat/runtime";
+import { createCheckpointTable } from "../../graph/checkpoint";
+import { loadConfig } from "../../shared/config";
+import { chatEvent, context } from "../support/events";
+import { backendsHarness } from "../support/stack";
+
+let harness: Awaited<ReturnType<typeof backendsHarness>>;
+const runtimes: Record<string, ChatRuntime> = {};
+
+beforeAll(async () => {
+  harness = await backendsHarness();
+  for (const mode of ["local", "authorizer"] as const) {
+    const config = loadConfig({ AUTH_MODE: mode, CHECKPOINT_TABLE: `chat-${mode}` });
+    await createCheckpointTable(harness.dynamo.client, config.CHECKPOINT_TABLE);
+    runtimes[mode] = await buildChatRuntime({
+      config,
+      dynamo: harness.dynamo.client,
+      conversations: harness.conversations,
+    });
+  }
+}, 60_000);
+afterAll(() => harness.close());
+
+const local = () => createChatHandler(async () => runtimes.local!);
+const authorized = () => createChatHandler(async () => runtimes.authorizer!);
+const call = async (handler: ReturnType<typeof local>, event: ReturnType<typeof chatEvent>) => {
+  const res = (await handler(event, context()))!;
+  return { status: res.statusCode, body: JSON.parse(res.body) };
+};
+
+async function storedCounts() {
+  const items = await harness.dynamo.client.send(new ScanCommand({ TableName: "chat-local", Select: "COUNT" }));
+  const { rows } = await harness.postgres.query<{ n: number }>("select count(*)::int as n from agent_conversations");
+  return { checkpointItems: items.Count, conversations: rows[0]!.n };
+}
+
+describe("POST /api/chat validation", () => {
+  const cases: [string, ReturnType<typeof chatEvent>, string, RegExp][] = [
+    ["invalid JSON", chatEvent("{not json"), "invalid_json", /not valid JSON/],
+    ["an empty body", chatEvent(""), "invalid_json", /JSON object/],
+    ["a JSON array", chatEvent([1, 2]), "invalid_json", /JSON object/],
+    ["a missing message", chatEvent({ session_id: undefined }), "invalid_message", /^message: /],
+    ["an empty message", chatEvent({ message: "   " }), "invalid_message", /must not be empty/],
+    ["a message of the wrong type", chatEvent({ message: 42 }), "invalid_message", /must be a string/],
+    ["a message over 16 KB", chatEvent({ message: "é".repeat(8193) }), "message_too_large", /at most 16384 bytes/],
+    [
+      "a session_id that is not a UUID",
+      chatEvent({ message: "hi", session_id: "abc" }),
+      "invalid_session_id",
+      /^session_id: /,
+    ],
+    [
+      "a session_id of the wrong type",
+      chatEvent({ message: "hi", session_id: 7 }),
+      "invalid_session_id",
+      /^session_id: /,
+    ],
+    ["a user_id of the wrong type", chatEvent({ message: "hi", user_id: ["x"] }), "invalid_user_id", /^user_id: /],
+    [
+      "a project_id of the wrong type",
+      chatEvent({ message: "hi", project_id: {} }),
+      "invalid_project_id",
+      /^project_id: /,
+    ],
+  ];
+
+  it.each(cases)("answers %s with a 400 naming the problem, writing nothing", async (_name, event, code, message) => {
+    const before = await storedCounts();
+    const { status, body } = await call(local(), event);
+    expect(status).toBe(400);
+    expect(body.error.code).toBe(code);
+    expect(body.error.message).toMatch(message);
+    expect(await storedCounts()).toEqual(before);
+  });
+
+  it("decodes a base64-encoded body as API Gateway may send it", async () => {
+    const event = chatEvent(Buffer.from(JSON.stringify({ message: "hi" })).toString("base64"), {
+      isBase64Encoded: true,
+    });
+    const { status, body } = await call(local(), event);
+    expect(status).toBe(200);
+    expect(body.reply).toBe("Hello! How can I help you today?");
+  });
+});
+
+describe("POST /api/chat sessions and identity", () => {
+  it("starts a session, continues it, and hides it from other users", async () => {
+    const first = await call(local(), chatEvent({ message: "hi", user_id: "alice" }));
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      reply: expect.any(String),
+      session_id: expect.any(String),
+      message_id: expect.any(String),
+    });
+    const second = await call(
+      local(),
+      chatEvent({ message: "and again", user_id: "alice", session_id: first.body.session_id }),
+    );
+    expect(second.body.session_id).toBe(first.body.session_id);
+    const stranger = await call(
+      local(),
+      chatEvent({ message: "hi", session_id: first.body.session_id }, { headers: { "x-user-id": "bob" } }),
+    );
+    expect(stranger).toEqual({
+      status: 404,
+      body: { error: { code: "session_not_found", message: "no such session" } },
+    });
+  });
+
+  it("takes the user from the authorizer in AWS and refuses a different body user_id", async () => {
+    const claims = { claims: { sub: "user-123" } };
+    const ok = await call(authorized(), chatEvent({ message: "hi" }, { authorizer: claims }));
+    expect(ok.status).toBe(200);
+    const saved = await harness.conversations.get(ok.body.session_id);
+    expect(saved?.userId).toBe("user-123");
+
+    const mismatch = await call(
+      authorized(),
+      chatEvent({ message: "hi", user_id: "someone-else" }, { authorizer: claims }),
+    );
+    expect(mismatch).toMatchObject({ status: 403, body: { error: { code: "forbidden" } } });
+    const headerIgnored = await call(
+      authorized(),
+      chatEvent({ message: "hi" }, { headers: { "x-user-id": "spoofed" } }),
+    );
+    expect(headerIgnored).toMatchObject({ status: 401, body: { error: { code: "unauthorized" } } });
+  });
+});

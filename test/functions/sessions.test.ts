@@ -1,0 +1,50 @@
+import { createSessionsHandler } from "../../functions/sessions";
+import { loadConfig } from "../../shared/config";
+import { apiEvent, context } from "../support/events";
+import { backendsHarness } from "../support/stack";
+
+let harness: Awaited<ReturnType<typeof backendsHarness>>;
+beforeAll(async () => {
+  harness = await backendsHarness();
+}, 60_000);
+afterAll(() => harness.close());
+
+const SESSION = "0b3c2a8e-5f0e-4c8e-9a51-3f2d7c1b9e10";
+const history = (id: string, user = "alice") =>
+  createSessionsHandler(() => ({
+    config: loadConfig({ AUTH_MODE: "local" }),
+    dynamo: harness.dynamo.client,
+    conversations: harness.conversations,
+  }))(
+    apiEvent({
+      method: "GET",
+      resource: "/api/sessions/{id}/messages",
+      path: `/api/sessions/${id}/messages`,
+      pathParameters: { id },
+      headers: { "x-user-id": user },
+    }),
+    context(),
+  );
+
+describe("GET /api/sessions/{id}/messages", () => {
+  it("returns the answers-only history in order", async () => {
+    await harness.conversations.appendTurn(SESSION, "alice", "a1", [
+      { role: "user", content: "hi", created_at: "2026-01-01T00:00:00.000Z", message_id: "h1" },
+      { role: "assistant", content: "hello", created_at: "2026-01-01T00:00:01.000Z", message_id: "a1" },
+    ]);
+    const res = (await history(SESSION))!;
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body)).toEqual([
+      { role: "user", content: "hi", created_at: "2026-01-01T00:00:00.000Z" },
+      { role: "assistant", content: "hello", created_at: "2026-01-01T00:00:01.000Z" },
+    ]);
+  });
+
+  it("is 404 for another user's session and for an unknown one, 400 for a malformed id", async () => {
+    expect((await history(SESSION, "bob"))!.statusCode).toBe(404);
+    expect((await history("6f9619ff-8b86-4011-b42d-00cf4fc964ff"))!.statusCode).toBe(404);
+    const bad = (await history("not-a-uuid"))!;
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).error.code).toBe("invalid_session_id");
+  });
+});

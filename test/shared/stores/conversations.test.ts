@@ -1,0 +1,117 @@
+import { PostgrestConversationStore } from "../../../shared/stores/postgrest-conversations";
+import { supabaseRest } from "../../../shared/stores/postgrest";
+import type { ConversationMessage } from "../../../shared/stores/conversations";
+import { backendsHarness } from "../../support/stack";
+
+const turn = (id: string, text: string): ConversationMessage[] => [
+  { role: "user", content: text, created_at: "2026-01-01T00:00:00.000Z", message_id: `h-${id}` },
+  { role: "assistant", content: `re: ${text}`, created_at: "2026-01-01T00:00:01.000Z", message_id: id },
+];
+
+describe("SQL conversation store on PGlite (the migration's own SQL)", () => {
+  let harness: Awaited<ReturnType<typeof backendsHarness>>;
+  beforeAll(async () => {
+    harness = await backendsHarness();
+  }, 60_000);
+  afterAll(() => harness.close());
+
+  it("appends turns in order, once each, for the session's owner only", async () => {
+    const store = harness.conversations;
+    expect(await store.appendTurn("s1", "alice", "a1", turn("a1", "one"))).toBe("appended");
+    expect(await store.appendTurn("s1", "alice", "a2", turn("a2", "two"))).toBe("appended");
+    expect(await store.appendTurn("s1", "alice", "a2", turn("a2", "two"))).toBe("duplicate");
+    expect(await store.appendTurn("s1", "mallory", "m1", turn("m1", "mine now"))).toBe("forbidden");
+    const saved = await store.get("s1");
+    expect(saved?.userId).toBe("alice");
+    expect(saved?.messages.map((m) => m.content)).toEqual(["one", "re: one", "two", "re: two"]);
+    expect(await store.get("missing")).toBeUndefined();
+  });
+
+  it("keeps concurrent turns of one session, losing none", async () => {
+    const store = harness.conversations;
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.appendTurn("s2", "bob", `t${i}`, turn(`t${i}`, `m${i}`))),
+    );
+    expect((await store.get("s2"))?.messages).toHaveLength(20);
+  });
+
+  it("enables row level security with no policies on the table", async () => {
+    const { rows } = await harness.postgres.query<{ relrowsecurity: boolean; policies: number }>(
+      `select c.relrowsecurity, (select count(*)::int from pg_policies p where p.tablename = c.relname) as policies
+         from pg_class c where c.relname = 'agent_conversations'`,
+    );
+    expect(rows[0]).toEqual({ relrowsecurity: true, policies: 0 });
+  });
+});
+
+describe("PostgREST conversation store (Supabase's documented wire format)", () => {
+  function fakeFetch(
+    respond: (url: URL, init: RequestInit) => { status: number; body: unknown; headers?: Record<string, string> },
+  ) {
+    const requests: { url: URL; init: RequestInit }[] = [];
+    const fetchImpl = (async (input: RequestInfo | URL, init: RequestInit = {}) => {
+      const url = new URL(String(input));
+      requests.push({ url, init });
+      const { status, body, headers } = respond(url, init);
+      return new Response(body === undefined ? null : JSON.stringify(body), {
+        status,
+        headers: { "content-type": "application/json", ...headers },
+      });
+    }) as typeof fetch;
+    return { fetchImpl, requests };
+  }
+
+  it("calls the append_conversation_turn RPC with the service role", async () => {
+    const { fetchImpl, requests } = fakeFetch(() => ({ status: 200, body: "appended" }));
+    const store = new PostgrestConversationStore(supabaseRest("https://abc.supabase.co/", "service-key", fetchImpl));
+    expect(await store.appendTurn("s1", "alice", "a1", turn("a1", "hi"))).toBe("appended");
+    const [req] = requests;
+    expect(req!.url.href).toBe("https://abc.supabase.co/rest/v1/rpc/append_conversation_turn");
+    expect(req!.init.method).toBe("POST");
+    const headers = new Headers(req!.init.headers);
+    expect(headers.get("apikey")).toBe("service-key");
+    expect(headers.get("authorization")).toBe("Bearer service-key");
+    expect(JSON.parse(String(req!.init.body))).toEqual({
+      p_session_id: "s1",
+      p_user_id: "alice",
+      p_messages: turn("a1", "hi"),
+      p_turn_id: "a1",
+    });
+  });
+
+  it("reads one row by session_id, and treats an empty result as no session", async () => {
+    const row = {
+      session_id: "s1",
+      user_id: "alice",
+      messages: turn("a1", "hi"),
+      created_at: "2026-01-01T00:00:00+00:00",
+      updated_at: "2026-01-01T00:00:01+00:00",
+    };
+    const { fetchImpl, requests } = fakeFetch((url) => ({
+      status: 200,
+      body: url.searchParams.get("session_id") === "eq.s1" ? [row] : [],
+    }));
+    const store = new PostgrestConversationStore(supabaseRest("https://abc.supabase.co", "k", fetchImpl));
+    const found = await store.get("s1");
+    expect(found).toEqual({
+      sessionId: "s1",
+      userId: "alice",
+      messages: row.messages,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:01.000Z",
+    });
+    expect(requests[0]!.url.pathname).toBe("/rest/v1/agent_conversations");
+    expect(requests[0]!.url.searchParams.get("select")).toBe("session_id,user_id,messages,created_at,updated_at");
+    expect(await store.get("nope")).toBeUndefined();
+  });
+
+  it("surfaces a PostgREST error instead of pretending the session is empty", async () => {
+    const { fetchImpl } = fakeFetch(() => ({
+      status: 401,
+      body: { code: "PGRST301", message: "JWT expired", details: null, hint: null },
+    }));
+    const store = new PostgrestConversationStore(supabaseRest("https://abc.supabase.co", "k", fetchImpl));
+    await expect(store.get("s1")).rejects.toThrow(/JWT expired/);
+    await expect(store.appendTurn("s1", "a", "t", [])).rejects.toThrow(/JWT expired/);
+  });
+});
