@@ -22,11 +22,11 @@ async function post(path: string, body: string, headers: Record<string, string> 
     body,
     headers: { "content-type": "application/json", ...headers },
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as any };
 }
 const get = async (path: string, headers: Record<string, string> = {}) => {
   const res = await fetch(`${stack.url}${path}`, { headers });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as any };
 };
 
 describe("local stack over HTTP", () => {

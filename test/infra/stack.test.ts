@@ -13,7 +13,7 @@ const ref = (construct: { node: { defaultChild?: unknown } }) =>
 
 /** Statements of the inline policy attached to a function's role. */
 function statementsOf(fn: typeof stack.chatFunction) {
-  const roleRef = stack.resolve((fn.role!.node.defaultChild as { ref: string }).ref);
+  const roleRef = stack.resolve((fn.role!.node.defaultChild as unknown as { ref: string }).ref);
   const policies = template.findResources("AWS::IAM::Policy", { Properties: { Roles: [roleRef] } });
   return Object.values(policies).flatMap(
     (p) => (p as { Properties: { PolicyDocument: { Statement: unknown[] } } }).Properties.PolicyDocument.Statement,

@@ -49,7 +49,7 @@ describe("PostgREST conversation store (Supabase's documented wire format)", () 
     respond: (url: URL, init: RequestInit) => { status: number; body: unknown; headers?: Record<string, string> },
   ) {
     const requests: { url: URL; init: RequestInit }[] = [];
-    const fetchImpl = (async (input: RequestInfo | URL, init: RequestInit = {}) => {
+    const fetchImpl = (async (input: string | URL | Request, init: RequestInit = {}) => {
       const url = new URL(String(input));
       requests.push({ url, init });
       const { status, body, headers } = respond(url, init);
