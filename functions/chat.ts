@@ -48,4 +48,4 @@ export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
   });
 }
 
-export const handler = createChatHandler(once(async () => buildChatRuntime(await awsBackends())));
+export const handler = createChatHandler(once(async () => buildChatRuntime(await awsBackends(), logger)));

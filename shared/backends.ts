@@ -4,6 +4,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, required, type Config } from "./config";
 import type { ConversationStore } from "./stores/conversations";
+import type { AgentStore } from "./stores/agent-store";
+import { PostgrestAgentStore } from "./stores/postgrest-agent-store";
 import { PostgrestConversationStore } from "./stores/postgrest-conversations";
 import { supabaseRest } from "./stores/postgrest";
 
@@ -23,7 +25,9 @@ export function once<T>(factory: () => Promise<T>): () => Promise<T> {
 export interface Backends {
   config: Config;
   dynamo: DynamoDBClient;
-  conversations: ConversationStore;
+  /** Supabase: absent when none is configured; the agent then runs without memory or history. */
+  conversations?: ConversationStore;
+  store?: AgentStore;
 }
 
 /**
@@ -38,9 +42,11 @@ async function serviceRoleKey(config: Config): Promise<string> {
   return key;
 }
 
-/** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST. */
+/** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
-  const rest = supabaseRest(required(config, "SUPABASE_URL"), await serviceRoleKey(config));
-  return { config, dynamo: new DynamoDBClient({}), conversations: new PostgrestConversationStore(rest) };
+  const dynamo = new DynamoDBClient({});
+  if (!config.SUPABASE_URL) return { config, dynamo };
+  const rest = supabaseRest(config.SUPABASE_URL, await serviceRoleKey(config));
+  return { config, dynamo, conversations: new PostgrestConversationStore(rest), store: new PostgrestAgentStore(rest) };
 });

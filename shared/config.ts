@@ -19,6 +19,9 @@ const Settings = z.object({
   /** Embedding width, shared by the model and the pgvector columns. Titan v2 offers 256, 512 or 1024. */
   EMBEDDING_DIM: z.coerce.number().int().positive().default(1024),
 
+  /** recall_memory drops matches scoring below this cosine similarity (calibrated on test/fixtures). */
+  MEMORY_MIN_SCORE: z.coerce.number().min(-1).max(1).default(0.3),
+
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce
     .number()

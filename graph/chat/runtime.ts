@@ -1,9 +1,11 @@
-import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { Backends } from "../../shared/backends";
-import { createChatModel } from "../../shared/models";
+import type { Logger } from "../../shared/logger";
+import { createChatModel, createEmbeddings } from "../../shared/models";
+import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 import { buildChatGraph } from "./graph";
 import { ChatService } from "./service";
+import { agentTools } from "./tools";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -11,21 +13,34 @@ export interface ChatRuntime extends Backends {
   descriptions: string[];
 }
 
-export async function buildChatRuntime(
-  backends: Backends,
-  tools: StructuredToolInterface[] = [],
-): Promise<ChatRuntime> {
-  const { config, dynamo, conversations } = backends;
-  const model = await createChatModel(config);
+/** Wires the chat agent onto the backends: model, tools (when a store exists), checkpointer, owners. */
+export async function buildChatRuntime(backends: Backends, logger?: Logger): Promise<ChatRuntime> {
+  const { config, dynamo, conversations, store } = backends;
+  const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+  const tools = store
+    ? agentTools({
+        store,
+        embeddings: embeddings.value,
+        minMemoryScore: config.MEMORY_MIN_SCORE,
+        onError: (tool, error) => logger?.error("tool failed", { tool, error }),
+      })
+    : [];
   const checkpointer = new DynamoDBSaver({
     client: dynamo,
     tableName: config.CHECKPOINT_TABLE,
     ttlDays: config.CHECKPOINT_TTL_DAYS,
   });
   const graph = buildChatGraph({ model: model.value, tools, checkpointer });
+  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   return {
     ...backends,
-    chat: new ChatService({ graph, conversations, recursionLimit: config.AGENT_RECURSION_LIMIT }),
-    descriptions: [model.description],
+    chat: new ChatService({ graph, owners, conversations, recursionLimit: config.AGENT_RECURSION_LIMIT }),
+    descriptions: [
+      model.description,
+      embeddings.description,
+      store
+        ? `tools: ${tools.map((t) => t.name).join(", ")}`
+        : "tools: none (no Supabase configured: no memory or knowledge base)",
+    ],
   };
 }

@@ -2,6 +2,7 @@ import { type AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/
 import { randomUUID } from "node:crypto";
 import { sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { ConversationStore } from "../../shared/stores/conversations";
+import type { SessionOwners } from "../../shared/stores/session-owners";
 import { agentFailure } from "./errors";
 import type { ChatGraph } from "./graph";
 
@@ -21,7 +22,9 @@ export interface ChatReply {
 
 export interface ChatServiceDeps {
   graph: ChatGraph;
-  conversations: ConversationStore;
+  owners: SessionOwners;
+  /** the answers-only history for UIs; absent in a deployment without Supabase */
+  conversations?: ConversationStore;
   recursionLimit: number;
 }
 
@@ -31,7 +34,7 @@ export class ChatService {
 
   async reply(turn: ChatTurn): Promise<ChatReply> {
     const sessionId = turn.sessionId ?? randomUUID();
-    if (turn.sessionId !== undefined) await this.requireOwnSession(turn.sessionId, turn.userId);
+    await this.enterSession(sessionId, turn);
 
     const human = new HumanMessage({ id: randomUUID(), content: turn.message });
     const askedAt = new Date().toISOString();
@@ -58,7 +61,7 @@ export class ChatService {
     const messageId = answer.id!;
 
     const saved = await this.deps.conversations
-      .appendTurn(sessionId, turn.userId, messageId, [
+      ?.appendTurn(sessionId, turn.userId, messageId, [
         { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
         { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
       ])
@@ -69,11 +72,19 @@ export class ChatService {
     return { reply, sessionId, messageId };
   }
 
-  private async requireOwnSession(sessionId: string, userId: string) {
-    const conversation = await this.deps.conversations.get(sessionId).catch((err) => {
-      throw storeUnavailable(err);
-    });
-    if (conversation === undefined || conversation.userId !== userId) throw sessionNotFound();
+  /** A new session is claimed for the caller; an existing one must be theirs. */
+  private async enterSession(sessionId: string, turn: ChatTurn) {
+    try {
+      if (turn.sessionId === undefined) {
+        if (!(await this.deps.owners.claim(sessionId, turn.userId)))
+          throw new Error(`session id ${sessionId} already taken`);
+        return;
+      }
+      if ((await this.deps.owners.owner(sessionId)) === turn.userId) return;
+    } catch (err) {
+      throw agentFailure(err, this.deps.recursionLimit);
+    }
+    throw sessionNotFound();
   }
 }
 

@@ -9,6 +9,7 @@ import type { Backends } from "../../shared/backends";
 import { createSessionsHandler } from "../../functions/sessions";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
+import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
 import { lambdaContext, matchResource, proxyEvent, readBody, sendProxyResult, type Route } from "./api-gateway";
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
@@ -48,7 +49,12 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       startLocalPostgres(join(dataDir, "postgres")),
     ]);
     await createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE);
-    const backends: Backends = { config, dynamo: dynamo.client, conversations: new SqlConversationStore(postgres) };
+    const backends: Backends = {
+      config,
+      dynamo: dynamo.client,
+      conversations: new SqlConversationStore(postgres),
+      store: new SqlAgentStore(postgres),
+    };
     const runtime = await buildChatRuntime(backends);
     const routes: Route[] = [
       { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },

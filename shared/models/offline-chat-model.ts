@@ -12,13 +12,15 @@ import { randomUUID } from "node:crypto";
 /** Tool names the offline model knows when to call. The agent's tools use the same names. */
 export const OFFLINE_TOOL_RULES = {
   storeMemory: "store_memory",
-  recallMemories: "recall_memories",
-  searchKnowledge: "search_knowledge",
+  recallMemory: "recall_memory",
+  searchKnowledge: "search_knowledge_base",
+  userContext: "get_user_context",
 } as const;
 
 const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?[\s,:]+(.+?)\s*$/is;
 const QUESTION_START =
   /^\s*(what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|was|were|can|could|should|would|will|have|has|tell me|show me|find)\b/i;
+const ABOUT_ACCOUNT = /\b(plan|subscription|tier|usage|quota|limit|account|billing|preferences?|settings)\b/i;
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening))\b[\s!.]*$/i;
 
 interface OfflineCallOptions extends BaseChatModelCallOptions {
@@ -31,7 +33,8 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  * (tool calls, tool loop, streaming) runs offline and in tests.
  *
  * - "remember (that) X"  -> calls store_memory with X
- * - a question           -> calls recall_memories and search_knowledge, then answers from their results
+ * - a question           -> calls recall_memory and search_knowledge_base (and get_user_context when it
+ *                           is about the account), then answers from their results
  * - anything else        -> a plain reply
  *
  * A rule whose tool is not bound falls through to a plain reply.
@@ -104,11 +107,13 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     }
     if (isQuestion(text)) {
       const calls: [string, Record<string, unknown>][] = [
-        OFFLINE_TOOL_RULES.recallMemories,
+        OFFLINE_TOOL_RULES.recallMemory,
         OFFLINE_TOOL_RULES.searchKnowledge,
       ]
         .filter((name) => bound.has(name))
         .map((name) => [name, { query: text }]);
+      if (ABOUT_ACCOUNT.test(text) && bound.has(OFFLINE_TOOL_RULES.userContext))
+        calls.push([OFFLINE_TOOL_RULES.userContext, {}]);
       if (calls.length > 0) return toolCalls(id, calls);
     }
     return new AIMessage({ id, content: plainReply(text) });
@@ -132,14 +137,35 @@ function answerFromTools(messages: BaseMessage[]): string {
   const results: ToolMessage[] = [];
   for (let i = messages.length - 1; i >= 0 && messages[i]!.getType() === "tool"; i--)
     results.unshift(messages[i] as ToolMessage);
-  const stored = results.find((r) => r.name === OFFLINE_TOOL_RULES.storeMemory);
-  if (stored) return `Got it. ${String(stored.content)}`;
-  const found = results
-    .filter((r) => r.status !== "error")
-    .map((r) => String(r.content).trim())
-    .filter((c) => c.length > 0 && !/^no (matching|relevant|results|memories|documents)/i.test(c));
-  if (found.length === 0) return "I don't have anything on that yet.";
-  return `Here is what I found:\n${found.join("\n")}`;
+  const found: string[] = [];
+  const problems: string[] = [];
+  for (const result of results) {
+    const output = parseToolOutput(String(result.content));
+    if (output.success === false || result.status === "error") {
+      problems.push(String(output.error ?? output.text ?? "a tool failed"));
+      continue;
+    }
+    if (result.name === OFFLINE_TOOL_RULES.storeMemory) return `Got it. ${String(output.message ?? "Saved.")}`;
+    if (typeof output.summary === "string") found.push(`- ${output.summary}`);
+    for (const item of (output.results as { content: string; source?: string }[] | undefined) ?? []) {
+      found.push(item.source ? `- ${item.content} (${item.source})` : `- ${item.content}`);
+    }
+    if (output.text && !/^no (matching|relevant|results)/i.test(output.text)) found.push(`- ${output.text}`);
+  }
+  const notes = problems.length > 0 ? `\n(${problems.join(" ")})` : "";
+  if (found.length === 0) return `I don't have anything on that yet.${notes}`;
+  return `Here is what I found:\n${found.join("\n")}${notes}`;
+}
+
+/** Tool outputs are JSON objects here; anything else is kept as text. */
+function parseToolOutput(content: string): Record<string, unknown> & { text?: string } {
+  try {
+    const parsed = JSON.parse(content);
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // plain text output
+  }
+  return { text: content.trim() };
 }
 
 function plainReply(text: string): string {

@@ -1,5 +1,6 @@
 import type { AppendResult, Conversation, ConversationMessage, ConversationStore } from "./conversations";
 import type { SqlClient } from "./sql";
+import { iso } from "./agent-store";
 
 interface Row {
   session_id: string;
@@ -8,8 +9,6 @@ interface Row {
   created_at: Date | string;
   updated_at: Date | string;
 }
-
-const iso = (v: Date | string) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString());
 
 export class SqlConversationStore implements ConversationStore {
   constructor(private readonly db: SqlClient) {}

@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { startLocalPostgres } from "../../infra/local/postgres";
+import { SessionOwners } from "../../shared/stores/session-owners";
+import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
 
 /** dynalite and an in-memory PGlite with the migrations applied, shared by one test file. */
@@ -12,10 +14,20 @@ export async function backendsHarness() {
     dynamo,
     postgres,
     conversations: new SqlConversationStore(postgres),
+    store: new SqlAgentStore(postgres),
     async checkpointer() {
       const tableName = `checkpoints-${randomUUID()}`;
       await createCheckpointTable(dynamo.client, tableName);
       return new DynamoDBSaver({ client: dynamo.client, tableName });
+    },
+    /** A checkpointer and the session registry on one fresh table, as the chat runtime wires them. */
+    async stateTables() {
+      const tableName = `state-${randomUUID()}`;
+      await createCheckpointTable(dynamo.client, tableName);
+      return {
+        checkpointer: new DynamoDBSaver({ client: dynamo.client, tableName }),
+        owners: new SessionOwners(dynamo.client, tableName),
+      };
     },
     close: async () => {
       await postgres.close();

@@ -20,7 +20,7 @@ function recordingMemoryTool() {
   const storeMemory = tool(
     async ({ content }, config) => {
       calls.push({ content, userId: config.configurable?.user_id, projectId: config.configurable?.project_id });
-      return `I'll remember that ${content}.`;
+      return JSON.stringify({ success: true, memoryId: "m-1", message: `I'll remember that ${content}.` });
     },
     { name: "store_memory", description: "Stores a fact about the user", schema: z.object({ content: z.string() }) },
   );
@@ -73,12 +73,15 @@ describe("chat graph", () => {
 });
 
 describe("chat service errors", () => {
-  const service = async (model: ScriptedModel, tools = [recordingMemoryTool().storeMemory]) =>
-    new ChatService({
-      graph: buildChatGraph({ model, tools, checkpointer: await harness.checkpointer() }),
+  const service = async (model: ScriptedModel, tools = [recordingMemoryTool().storeMemory]) => {
+    const { checkpointer, owners } = await harness.stateTables();
+    return new ChatService({
+      graph: buildChatGraph({ model, tools, checkpointer }),
+      owners,
       conversations: harness.conversations,
       recursionLimit: 6,
     });
+  };
 
   it("stops a run that never ends at the recursion limit with a clear error, saving nothing", async () => {
     const chat = await service(loopingModel("store_memory"));

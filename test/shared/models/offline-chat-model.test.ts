@@ -9,7 +9,7 @@ const noop = (name: string) =>
     description: name,
     schema: z.object({ query: z.string().optional(), content: z.string().optional() }),
   });
-const tools = [noop("store_memory"), noop("recall_memories"), noop("search_knowledge")];
+const tools = [noop("store_memory"), noop("recall_memory"), noop("search_knowledge_base"), noop("get_user_context")];
 const model = new OfflineChatModel({}).bindTools(tools);
 
 describe("offline stand-in model", () => {
@@ -22,20 +22,40 @@ describe("offline stand-in model", () => {
 
   it("calls the recall and knowledge tools for a question", async () => {
     const out = (await model.invoke([new HumanMessage("What plan am I on?")])) as AIMessage;
-    expect(out.tool_calls?.map((c) => c.name)).toEqual(["recall_memories", "search_knowledge"]);
+    const general = (await model.invoke([new HumanMessage("how do refunds work?")])) as AIMessage;
+    expect(general.tool_calls?.map((c) => c.name)).toEqual(["recall_memory", "search_knowledge_base"]);
+    expect(out.tool_calls?.map((c) => c.name)).toEqual(["recall_memory", "search_knowledge_base", "get_user_context"]);
     expect(out.tool_calls?.[0]?.args).toEqual({ query: "What plan am I on?" });
   });
 
   it("answers from what the tools returned", async () => {
     const call = (await model.invoke([new HumanMessage("What plan am I on?")])) as AIMessage;
-    const [recall, knowledge] = call.tool_calls!;
+    const [recall, knowledge, context] = call.tool_calls!;
     const out = await model.invoke([
       new HumanMessage("What plan am I on?"),
       call,
-      new ToolMessage({ tool_call_id: recall!.id!, name: "recall_memories", content: "- The user is on the Pro plan" }),
-      new ToolMessage({ tool_call_id: knowledge!.id!, name: "search_knowledge", content: "No matching documents." }),
+      new ToolMessage({
+        tool_call_id: recall!.id!,
+        name: "recall_memory",
+        content: JSON.stringify({
+          success: true,
+          results: [{ content: "The user prefers annual billing", score: 0.8 }],
+        }),
+      }),
+      new ToolMessage({
+        tool_call_id: knowledge!.id!,
+        name: "search_knowledge_base",
+        content: JSON.stringify({ success: true, results: [], message: "No matching documents." }),
+      }),
+      new ToolMessage({
+        tool_call_id: context!.id!,
+        name: "get_user_context",
+        content: JSON.stringify({ success: false, error: "The user's account details are unavailable right now." }),
+      }),
     ]);
-    expect(out.content).toBe("Here is what I found:\n- The user is on the Pro plan");
+    expect(out.content).toBe(
+      "Here is what I found:\n- The user prefers annual billing\n(The user's account details are unavailable right now.)",
+    );
   });
 
   it("replies plainly otherwise, and when the tool a rule needs is not bound", async () => {

@@ -1,0 +1,31 @@
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { guarded, type ToolDeps } from "./context";
+
+export function searchKnowledgeTool(deps: ToolDeps) {
+  return tool(
+    async ({ query, limit }) =>
+      guarded(deps, "search_knowledge_base", "The knowledge base is unavailable right now.", async () => {
+        const embedding = await deps.embeddings.embedQuery(query);
+        const matches = await deps.store.matchKnowledge({ text: query, embedding, limit: limit ?? 5 });
+        const results = matches.map((m) => ({
+          source: m.source,
+          content: m.content,
+          score: Number(m.similarity.toFixed(4)),
+        }));
+        return results.length > 0
+          ? { success: true, results }
+          : { success: true, results, message: "No matching documents." };
+      }),
+    {
+      name: "search_knowledge_base",
+      description:
+        "Search the company's documents (policies, FAQs, guides) by keywords and meaning. Use it for questions " +
+        "about the product, pricing, policies or how to do something. Cite the source you used.",
+      schema: z.object({
+        query: z.string().trim().min(1).max(1000).describe("The question or keywords."),
+        limit: z.number().int().min(1).max(10).nullish().describe("How many passages to return (default 5)."),
+      }),
+    },
+  );
+}

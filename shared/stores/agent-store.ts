@@ -1,0 +1,98 @@
+/**
+ * Long-term memory, user context and the knowledge base (Supabase). Two adapters:
+ * SQL (PGlite locally and in tests) and PostgREST (Lambda). Matching, dedup and scoping
+ * live in the migrations' SQL functions, which both adapters call.
+ */
+
+/** Who a memory belongs to: null user = global, null project = no project. */
+export interface MemoryScope {
+  userId: string | null;
+  projectId: string | null;
+}
+
+export interface NewMemory extends MemoryScope {
+  content: string;
+  embedding: number[];
+  category?: string | null;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  sourceSessionId?: string | null;
+}
+
+export interface MemoryQuery {
+  embedding: number[];
+  limit: number;
+  userId: string;
+  /** a project chat sees this project's memories plus the user's memories with no project */
+  projectId?: string | null;
+  category?: string | null;
+  tags?: string[] | null;
+}
+
+export interface MemoryMatch {
+  id: string;
+  content: string;
+  category: string | null;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  similarity: number;
+}
+
+export interface StoredMemory extends MemoryScope {
+  id: string;
+  content: string;
+  category: string | null;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface MemoryListFilter {
+  category?: string;
+  tag?: string;
+  limit: number;
+}
+
+export interface UserContext {
+  userId: string;
+  plan: string | null;
+  usage: Record<string, unknown>;
+  preferences: Record<string, unknown>;
+  updatedAt: string;
+}
+
+export interface KnowledgeMatch {
+  id: string;
+  documentId: string;
+  source: string;
+  content: string;
+  /** the fused reciprocal-rank score */
+  similarity: number;
+}
+
+export interface KnowledgeQuery {
+  text: string;
+  embedding: number[];
+  limit: number;
+  /** 0 turns off the full-text side: vector-only ranking */
+  fullTextWeight?: number;
+}
+
+export interface AgentStore {
+  /** Stores a memory, or returns the one already stored for the same fact and scope. */
+  insertMemory(memory: NewMemory): Promise<{ id: string; created: boolean }>;
+  matchMemories(query: MemoryQuery): Promise<MemoryMatch[]>;
+  /** The user's current (not superseded) memories, newest first. */
+  listMemories(userId: string, filter: MemoryListFilter): Promise<StoredMemory[]>;
+  /** Deletes one of the user's memories; false when there is none with that id for them. */
+  deleteMemory(userId: string, id: string): Promise<boolean>;
+  getUserContext(userId: string): Promise<UserContext | undefined>;
+  matchKnowledge(query: KnowledgeQuery): Promise<KnowledgeMatch[]>;
+}
+
+/** pgvector's text form, accepted by both a `::vector` cast and PostgREST. */
+export const vectorLiteral = (embedding: number[]) => `[${embedding.join(",")}]`;
+
+export const iso = (v: Date | string) => new Date(v).toISOString();

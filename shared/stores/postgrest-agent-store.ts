@@ -1,0 +1,99 @@
+import type { PostgrestClient } from "@supabase/postgrest-js";
+import {
+  vectorLiteral,
+  type AgentStore,
+  type KnowledgeQuery,
+  type MemoryListFilter,
+  type MemoryQuery,
+  type NewMemory,
+} from "./agent-store";
+import { toKnowledgeMatch, toMemoryMatch, toStoredMemory, toUserContext } from "./sql-agent-store";
+
+const MEMORY_COLUMNS = "id,user_id,project_id,content,category,tags,metadata,created_at,updated_at";
+
+/** Throws PostgREST's error with the operation named, instead of treating it as "no rows". */
+function unwrap<T>(operation: string, result: { data: T | null; error: { message: string } | null }): T {
+  if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
+  return result.data as T;
+}
+
+/** The Supabase adapter: the same tables and SQL functions, over PostgREST. */
+export class PostgrestAgentStore implements AgentStore {
+  constructor(private readonly rest: PostgrestClient) {}
+
+  async insertMemory(m: NewMemory) {
+    const rows = unwrap<{ id: string; created: boolean }[]>(
+      "insert_memory",
+      await this.rest.rpc("insert_memory", {
+        p_user_id: m.userId,
+        p_project_id: m.projectId,
+        p_content: m.content,
+        p_embedding: vectorLiteral(m.embedding),
+        p_category: m.category ?? null,
+        p_tags: m.tags ?? [],
+        p_metadata: m.metadata ?? {},
+        p_source_session_id: m.sourceSessionId ?? null,
+      }),
+    );
+    return rows[0]!;
+  }
+
+  async matchMemories(q: MemoryQuery) {
+    const rows = unwrap<Record<string, unknown>[]>(
+      "match_memories",
+      await this.rest.rpc("match_memories", {
+        query_embedding: vectorLiteral(q.embedding),
+        match_count: q.limit,
+        filter_user_id: q.userId,
+        filter_project_id: q.projectId ?? null,
+        filter_category: q.category ?? null,
+        filter_tags: q.tags?.length ? q.tags : null,
+      }),
+    );
+    return rows.map(toMemoryMatch);
+  }
+
+  async listMemories(userId: string, filter: MemoryListFilter) {
+    let query = this.rest.from("agent_memories").select(MEMORY_COLUMNS).eq("user_id", userId).is("superseded_by", null);
+    if (filter.category) query = query.eq("category", filter.category);
+    if (filter.tag) query = query.contains("tags", [filter.tag]);
+    const rows = unwrap<Record<string, unknown>[]>(
+      "list memories",
+      await query.order("created_at", { ascending: false }).order("id").limit(filter.limit),
+    );
+    return rows.map(toStoredMemory);
+  }
+
+  async deleteMemory(userId: string, id: string) {
+    const rows = unwrap<unknown[]>(
+      "delete memory",
+      await this.rest.from("agent_memories").delete().eq("id", id).eq("user_id", userId).select("id"),
+    );
+    return rows.length > 0;
+  }
+
+  async getUserContext(userId: string) {
+    const row = unwrap<Record<string, unknown> | null>(
+      "user_context",
+      await this.rest
+        .from("user_context")
+        .select("user_id,plan,usage,preferences,updated_at")
+        .eq("user_id", userId)
+        .maybeSingle(),
+    );
+    return row ? toUserContext(row) : undefined;
+  }
+
+  async matchKnowledge(q: KnowledgeQuery) {
+    const rows = unwrap<Record<string, unknown>[]>(
+      "match_knowledge",
+      await this.rest.rpc("match_knowledge", {
+        query_text: q.text,
+        query_embedding: vectorLiteral(q.embedding),
+        match_count: q.limit,
+        full_text_weight: q.fullTextWeight ?? 1,
+      }),
+    );
+    return rows.map(toKnowledgeMatch);
+  }
+}

@@ -1,0 +1,129 @@
+import {
+  iso,
+  vectorLiteral,
+  type AgentStore,
+  type KnowledgeMatch,
+  type KnowledgeQuery,
+  type MemoryListFilter,
+  type MemoryMatch,
+  type MemoryQuery,
+  type NewMemory,
+  type StoredMemory,
+  type UserContext,
+} from "./agent-store";
+import type { SqlClient } from "./sql";
+
+type Row = Record<string, any>;
+
+const MEMORY_COLUMNS = "id, user_id, project_id, content, category, tags, metadata, created_at, updated_at";
+
+export const toStoredMemory = (r: Row): StoredMemory => ({
+  id: r.id,
+  userId: r.user_id,
+  projectId: r.project_id,
+  content: r.content,
+  category: r.category,
+  tags: r.tags ?? [],
+  metadata: r.metadata ?? {},
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+export const toMemoryMatch = (r: Row): MemoryMatch => ({
+  id: r.id,
+  content: r.content,
+  category: r.category,
+  tags: r.tags ?? [],
+  metadata: r.metadata ?? {},
+  createdAt: iso(r.created_at),
+  similarity: Number(r.similarity),
+});
+
+export const toKnowledgeMatch = (r: Row): KnowledgeMatch => ({
+  id: String(r.id),
+  documentId: r.document_id,
+  source: r.source,
+  content: r.content,
+  similarity: Number(r.similarity),
+});
+
+export const toUserContext = (r: Row): UserContext => ({
+  userId: r.user_id,
+  plan: r.plan,
+  usage: r.usage ?? {},
+  preferences: r.preferences ?? {},
+  updatedAt: iso(r.updated_at),
+});
+
+/** The SQL adapter: PGlite locally and in tests, or any Postgres client. */
+export class SqlAgentStore implements AgentStore {
+  constructor(private readonly db: SqlClient) {}
+
+  async insertMemory(m: NewMemory) {
+    const { rows } = await this.db.query<{ id: string; created: boolean }>(
+      "select * from insert_memory($1, $2, $3, $4::vector, $5, $6, $7::jsonb, $8)",
+      [
+        m.userId,
+        m.projectId,
+        m.content,
+        vectorLiteral(m.embedding),
+        m.category ?? null,
+        m.tags ?? [],
+        JSON.stringify(m.metadata ?? {}),
+        m.sourceSessionId ?? null,
+      ],
+    );
+    return rows[0]!;
+  }
+
+  async matchMemories(q: MemoryQuery) {
+    const { rows } = await this.db.query("select * from match_memories($1::vector, $2, $3, $4, $5, $6)", [
+      vectorLiteral(q.embedding),
+      q.limit,
+      q.userId,
+      q.projectId ?? null,
+      q.category ?? null,
+      q.tags?.length ? q.tags : null,
+    ]);
+    return rows.map(toMemoryMatch);
+  }
+
+  async listMemories(userId: string, filter: MemoryListFilter) {
+    const { rows } = await this.db.query(
+      `select ${MEMORY_COLUMNS} from agent_memories
+        where user_id = $1 and superseded_by is null
+          and ($2::text is null or category = $2)
+          and ($3::text is null or tags @> array[$3::text])
+        order by created_at desc, id
+        limit $4`,
+      [userId, filter.category ?? null, filter.tag ?? null, filter.limit],
+    );
+    return rows.map(toStoredMemory);
+  }
+
+  async deleteMemory(userId: string, id: string) {
+    const { rows } = await this.db.query("delete from agent_memories where id = $1 and user_id = $2 returning id", [
+      id,
+      userId,
+    ]);
+    return rows.length > 0;
+  }
+
+  async getUserContext(userId: string) {
+    const { rows } = await this.db.query(
+      "select user_id, plan, usage, preferences, updated_at from user_context where user_id = $1",
+      [userId],
+    );
+    return rows[0] ? toUserContext(rows[0]) : undefined;
+  }
+
+  async matchKnowledge(q: KnowledgeQuery) {
+    const { rows } = await this.db.query("select * from match_knowledge($1, $2::vector, $3, $4)", [
+      q.text,
+      vectorLiteral(q.embedding),
+      q.limit,
+      q.fullTextWeight ?? 1,
+    ]);
+    return rows.map(toKnowledgeMatch);
+  }
+}
