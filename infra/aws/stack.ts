@@ -19,6 +19,7 @@ export class AgentStack extends Stack {
   readonly api: RestApi;
   readonly chatFunction: NodejsFunction;
   readonly sessionsFunction: NodejsFunction;
+  readonly memoriesFunction: NodejsFunction;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
@@ -77,6 +78,13 @@ export class AgentStack extends Stack {
     });
     supabaseKey.grantRead(this.sessionsFunction);
 
+    this.memoriesFunction = this.fn("MemoriesFunction", "memories.ts", {
+      environment,
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+    });
+    supabaseKey.grantRead(this.memoriesFunction);
+
     this.api = new RestApi(this, "Api", {
       description: "Agent backend API",
       deployOptions: { stageName: "v1", throttlingRateLimit: 50, throttlingBurstLimit: 100 },
@@ -88,6 +96,10 @@ export class AgentStack extends Stack {
       .addResource("{id}")
       .addResource("messages")
       .addMethod("GET", new LambdaIntegration(this.sessionsFunction));
+    const memories = api.addResource("memories");
+    const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
+    memories.addMethod("GET", memoriesIntegration);
+    memories.addResource("{id}").addMethod("DELETE", memoriesIntegration);
   }
 
   /** Every handler: Node 22 on Graviton, minified, the SDK left to the runtime's copy. */

@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { createChatHandler } from "../../functions/chat";
 import { buildChatRuntime } from "../../graph/chat/runtime";
 import type { Backends } from "../../shared/backends";
+import { createMemoriesHandler } from "../../functions/memories";
 import { createSessionsHandler } from "../../functions/sessions";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
@@ -56,6 +57,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       store: new SqlAgentStore(postgres),
     };
     const runtime = await buildChatRuntime(backends);
+    const memories = createMemoriesHandler(() => backends);
     const routes: Route[] = [
       { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },
       {
@@ -64,6 +66,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         resource: "/api/sessions/{id}/messages",
         handler: createSessionsHandler(() => backends),
       },
+      { name: "memories", method: "GET", resource: "/api/memories", handler: memories },
+      { name: "memories", method: "DELETE", resource: "/api/memories/{id}", handler: memories },
     ];
 
     server = createServer((req, res) => {

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { apiHandler } from "../shared/api-handler";
+import { AppError, badRequest, notFound } from "../shared/errors";
+import { callerId } from "../shared/identity";
+import { json } from "../shared/http";
+import { createLogger } from "../shared/logger";
+import { awsBackends, type Backends } from "../shared/backends";
+
+const logger = createLogger("memories");
+
+const ListQuery = z.object({
+  category: z.string().trim().min(1).max(64).optional(),
+  tag: z.string().trim().min(1).max(64).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const unavailable = (cause?: unknown) =>
+  new AppError(503, "memory_unavailable", "memories cannot be read or changed right now", { cause });
+
+/**
+ * GET /api/memories?category=&tag=&limit=  the caller's memories, newest first
+ * DELETE /api/memories/{id}                 forget one of them
+ * Users see and correct what the agent remembers about them; nobody else's.
+ */
+export function createMemoriesHandler(backends: () => Promise<Backends> | Backends) {
+  return apiHandler(logger, async (event) => {
+    const { config, store } = await backends();
+    const userId = callerId(event, config.AUTH_MODE);
+    if (!store) throw unavailable();
+    if (event.httpMethod === "DELETE") {
+      const id = z.uuid().safeParse(event.pathParameters?.id);
+      if (!id.success) throw badRequest("invalid_memory_id", "memory id must be a UUID");
+      const deleted = await store.deleteMemory(userId, id.data).catch((err) => {
+        throw unavailable(err);
+      });
+      if (!deleted) throw notFound("memory_not_found", "no such memory");
+      return { statusCode: 204, body: "" };
+    }
+    const query = ListQuery.safeParse(event.queryStringParameters ?? {});
+    if (!query.success) {
+      const issue = query.error.issues[0]!;
+      throw badRequest(`invalid_${issue.path.join("_")}`, `${issue.path.join(".")}: ${issue.message}`);
+    }
+    const memories = await store.listMemories(userId, query.data).catch((err) => {
+      throw unavailable(err);
+    });
+    return json(200, {
+      memories: memories.map((m) => ({
+        id: m.id,
+        content: m.content,
+        category: m.category,
+        tags: m.tags,
+        metadata: m.metadata,
+        project_id: m.projectId,
+        created_at: m.createdAt,
+        updated_at: m.updatedAt,
+      })),
+    });
+  });
+}
+
+export const handler = createMemoriesHandler(awsBackends);
