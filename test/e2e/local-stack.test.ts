@@ -81,6 +81,31 @@ describe("local stack over HTTP", () => {
     expect((await get(`/api/sessions/${sessionId}/messages`, { "x-user-id": "eve" })).status).toBe(404);
   });
 
+  it("remembers a fact for its user across sessions, and only for them", async () => {
+    const u1 = { "x-user-id": "u1" };
+    const told = await post("/api/chat", JSON.stringify({ message: "remember that my favourite colour is teal" }), u1);
+    expect(told.body.reply).toMatch(/remember that my favourite colour is teal/);
+    const asked = await post("/api/chat", JSON.stringify({ message: "what is my favourite colour?" }), u1);
+    expect(asked.body.session_id).not.toBe(told.body.session_id);
+    expect(asked.body.reply).toContain("teal");
+    const other = await post("/api/chat", JSON.stringify({ message: "what is my favourite colour?", user_id: "u2" }));
+    expect(other.status).toBe(200);
+    expect(other.body.reply).not.toContain("teal");
+
+    const listed = await get("/api/memories", u1);
+    expect(listed.body.memories.map((m: { content: string }) => m.content)).toEqual(["my favourite colour is teal"]);
+    expect((await get("/api/memories", { "x-user-id": "u2" })).body).toEqual({ memories: [] });
+    const id = listed.body.memories[0].id;
+    const stranger = await fetch(`${stack.url}/api/memories/${id}`, {
+      method: "DELETE",
+      headers: { "x-user-id": "u2" },
+    });
+    expect(stranger.status).toBe(404);
+    const owner = await fetch(`${stack.url}/api/memories/${id}`, { method: "DELETE", headers: u1 });
+    expect(owner.status).toBe(204);
+    expect((await get("/api/memories", u1)).body).toEqual({ memories: [] });
+  });
+
   it("keeps sessions across a restart", async () => {
     await stack.close();
     stack = await startLocalStack(env);

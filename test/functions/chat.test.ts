@@ -3,6 +3,7 @@ import { createChatHandler } from "../../functions/chat";
 import { buildChatRuntime, type ChatRuntime } from "../../graph/chat/runtime";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
+import type { AgentStore } from "../../shared/stores/agent-store";
 import { chatEvent, context } from "../support/events";
 import { backendsHarness } from "../support/stack";
 
@@ -126,5 +127,28 @@ describe("POST /api/chat sessions and identity", () => {
       chatEvent({ message: "hi" }, { headers: { "x-user-id": "spoofed" } }),
     );
     expect(headerIgnored).toMatchObject({ status: 401, body: { error: { code: "unauthorized" } } });
+  });
+});
+
+describe("POST /api/chat with the memory store down", () => {
+  it("still answers 200, and the tool result says memory is unavailable", async () => {
+    const failing = new Proxy({} as AgentStore, {
+      get: () => async () => {
+        throw new Error("Supabase is down");
+      },
+    });
+    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: "chat-local" });
+    const runtime = await buildChatRuntime({
+      config,
+      dynamo: harness.dynamo.client,
+      conversations: harness.conversations,
+      store: failing,
+    });
+    const res = await call(
+      createChatHandler(async () => runtime),
+      chatEvent({ message: "what is my favourite colour?", user_id: "u1" }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.reply).toMatch(/Memory is unavailable right now/);
   });
 });

@@ -47,7 +47,7 @@ describe("checkpoint table", () => {
 describe("functions", () => {
   it("run Node 22 on arm64 with the table name and no plain-text secret in the environment", () => {
     const fns = template.findResources("AWS::Lambda::Function");
-    expect(Object.keys(fns)).toHaveLength(2);
+    expect(Object.keys(fns)).toHaveLength(3);
     for (const fn of Object.values(fns) as { Properties: Record<string, any> }[]) {
       expect(fn.Properties.Runtime).toBe("nodejs22.x");
       expect(fn.Properties.Architectures).toEqual(["arm64"]);
@@ -79,11 +79,13 @@ describe("functions", () => {
 });
 
 describe("REST API", () => {
-  it("routes POST /api/chat and GET /api/sessions/{id}/messages to their functions by Lambda proxy", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", 2);
+  it("routes each API method to its function by Lambda proxy", () => {
+    template.resourceCountIs("AWS::ApiGateway::Method", 4);
     for (const [method, fn] of [
       ["POST", stack.chatFunction],
       ["GET", stack.sessionsFunction],
+      ["GET", stack.memoriesFunction],
+      ["DELETE", stack.memoriesFunction],
     ] as const) {
       template.hasResourceProperties("AWS::ApiGateway::Method", {
         HttpMethod: method,

@@ -1,0 +1,210 @@
+import type { AgentStore } from "../../../shared/stores/agent-store";
+import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
+
+/**
+ * The behaviour every AgentStore adapter must have. Runs against the SQL adapter on
+ * PGlite for real; `supersede` and `seedUserContext` reach under the interface to set
+ * up states the interface itself does not create yet.
+ */
+export interface ContractHarness {
+  store: AgentStore;
+  supersede(oldId: string, newId: string): Promise<void>;
+  seedUserContext(userId: string, plan: string, usage: object, preferences: object): Promise<void>;
+  seedKnowledge(
+    chunks: { documentId: string; source: string; index: number; content: string; embedding: number[] }[],
+  ): Promise<void>;
+}
+
+const embedder = new HashingEmbeddings(1024);
+const embed = (text: string) => embedder.embed(text);
+
+export function agentStoreContract(name: string, setup: () => Promise<ContractHarness>) {
+  describe(`${name}: memories`, () => {
+    let h: ContractHarness;
+    beforeAll(async () => {
+      h = await setup();
+    }, 60_000);
+
+    const add = (userId: string | null, projectId: string | null, content: string, extra: object = {}) =>
+      h.store.insertMemory({ userId, projectId, content, embedding: embed(content), ...extra });
+
+    it("stores a fact once per scope: the same words in another case or spacing find the existing memory", async () => {
+      const first = await add("u-dedup", null, "My favourite colour is teal");
+      const again = await add("u-dedup", null, "  my favourite   COLOUR is teal ");
+      expect(first.created).toBe(true);
+      expect(again).toEqual({ id: first.id, created: false });
+      expect((await add("u-other", null, "My favourite colour is teal")).id).not.toBe(first.id);
+      expect((await add("u-dedup", "p1", "My favourite colour is teal")).id).not.toBe(first.id);
+    });
+
+    it("never returns another user's memory, whatever the query", async () => {
+      await add("alice", null, "Alice's dog is called Biscuit");
+      const results = await h.store.matchMemories({
+        embedding: embed("Alice's dog is called Biscuit"),
+        limit: 10,
+        userId: "mallory",
+      });
+      expect(results.map((r) => r.content)).not.toContain("Alice's dog is called Biscuit");
+      const own = await h.store.matchMemories({ embedding: embed("dog name"), limit: 10, userId: "alice" });
+      expect(own[0]?.content).toBe("Alice's dog is called Biscuit");
+      expect(own[0]!.similarity).toBeGreaterThan(0.2);
+    });
+
+    it("never returns a superseded memory, and a fact said again becomes current", async () => {
+      const old = await add("bob", null, "Bob's favourite colour is red");
+      const next = await add("bob", null, "Bob's favourite colour is now green");
+      await h.supersede(old.id, next.id);
+      const results = await h.store.matchMemories({
+        embedding: embed("Bob favourite colour"),
+        limit: 10,
+        userId: "bob",
+      });
+      expect(results.map((r) => r.content)).toEqual(["Bob's favourite colour is now green"]);
+      expect((await h.store.listMemories("bob", { limit: 10 })).map((m) => m.content)).toEqual([
+        "Bob's favourite colour is now green",
+      ]);
+      expect(await add("bob", null, "Bob's favourite colour is red")).toEqual({ id: old.id, created: false });
+      expect(
+        (await h.store.matchMemories({ embedding: embed("Bob favourite colour"), limit: 10, userId: "bob" })).length,
+      ).toBe(2);
+    });
+
+    it("scopes projects: a project chat sees that project plus the user's unprojected memories", async () => {
+      await add("carol", "apollo", "Apollo ships on the 3rd");
+      await add("carol", "gemini", "Gemini ships on the 9th");
+      await add("carol", null, "Carol works in Lisbon");
+      const inApollo = await h.store.matchMemories({
+        embedding: embed("ships Lisbon"),
+        limit: 10,
+        userId: "carol",
+        projectId: "apollo",
+      });
+      expect(inApollo.map((r) => r.content).sort()).toEqual(["Apollo ships on the 3rd", "Carol works in Lisbon"]);
+      const noProject = await h.store.matchMemories({ embedding: embed("ships Lisbon"), limit: 10, userId: "carol" });
+      expect(noProject.map((r) => r.content)).toEqual(["Carol works in Lisbon"]);
+    });
+
+    it("filters by category and tags", async () => {
+      await add("dan", null, "Dan prefers email over phone", { category: "preference", tags: ["contact"] });
+      await add("dan", null, "Dan decided to renew annually", { category: "decision", tags: ["billing", "renewal"] });
+      const prefs = await h.store.matchMemories({
+        embedding: embed("Dan"),
+        limit: 10,
+        userId: "dan",
+        category: "preference",
+      });
+      expect(prefs.map((r) => r.content)).toEqual(["Dan prefers email over phone"]);
+      const tagged = await h.store.matchMemories({
+        embedding: embed("Dan"),
+        limit: 10,
+        userId: "dan",
+        tags: ["billing"],
+      });
+      expect(tagged.map((r) => r.content)).toEqual(["Dan decided to renew annually"]);
+      expect(tagged[0]).toMatchObject({ category: "decision", tags: ["billing", "renewal"] });
+    });
+
+    it("returns match_count rows even when the filter keeps few of the nearest neighbours", async () => {
+      // 600 other users' memories crowd the HNSW neighbourhood; the iterative scan still finds 5 of erin's.
+      for (let i = 0; i < 600; i += 100) {
+        await Promise.all(
+          Array.from({ length: 100 }, (_, j) =>
+            add(`crowd-${i + j}`, null, `shipping update number ${i + j} for the order`),
+          ),
+        );
+      }
+      for (let i = 0; i < 7; i++) await add("erin", null, `erin note ${i} about gardening and tomatoes`);
+      const results = await h.store.matchMemories({
+        embedding: embed("shipping update for the order"),
+        limit: 5,
+        userId: "erin",
+      });
+      expect(results).toHaveLength(5);
+      expect(results.every((r) => r.content.startsWith("erin"))).toBe(true);
+    }, 60_000);
+
+    it("lists a user's memories newest first with filters and a limit, and deletes only their own", async () => {
+      for (const text of ["first", "second", "third"])
+        await add("fay", null, `fay ${text}`, { tags: text === "second" ? ["x"] : [] });
+      const listed = await h.store.listMemories("fay", { limit: 2 });
+      expect(listed.map((m) => m.content)).toEqual(["fay third", "fay second"]);
+      expect((await h.store.listMemories("fay", { limit: 10, tag: "x" })).map((m) => m.content)).toEqual([
+        "fay second",
+      ]);
+      const target = listed[0]!;
+      expect(await h.store.deleteMemory("mallory", target.id)).toBe(false);
+      expect(await h.store.deleteMemory("fay", target.id)).toBe(true);
+      expect(await h.store.deleteMemory("fay", target.id)).toBe(false);
+      expect((await h.store.listMemories("fay", { limit: 10 })).map((m) => m.content)).toEqual([
+        "fay second",
+        "fay first",
+      ]);
+    });
+  });
+
+  describe(`${name}: global memories`, () => {
+    let h: ContractHarness;
+    beforeAll(async () => {
+      h = await setup();
+    }, 60_000);
+
+    it("dedups global facts too (null user and project are not distinct), and shows them to every user", async () => {
+      const content = "The office closes at 6pm on Fridays";
+      const a = await h.store.insertMemory({ userId: null, projectId: null, content, embedding: embed(content) });
+      const b = await h.store.insertMemory({ userId: null, projectId: null, content, embedding: embed(content) });
+      expect(b).toEqual({ id: a.id, created: false });
+      const results = await h.store.matchMemories({
+        embedding: embed("when does the office close"),
+        limit: 10,
+        userId: "anyone",
+      });
+      expect(results.map((r) => r.content)).toEqual([content]);
+    });
+  });
+
+  describe(`${name}: user context and knowledge`, () => {
+    let h: ContractHarness;
+    beforeAll(async () => {
+      h = await setup();
+      await h.seedUserContext("gus", "Pro", { seats: 5 }, { language: "en" });
+      const docs = [
+        "Refunds are issued within 30 days of purchase to the original payment method.",
+        "Our offices are in Berlin and Lisbon.",
+        "Invoices can be downloaded from the billing page as PDF.",
+        "Passwords can be reset from the login screen.",
+      ];
+      await h.seedKnowledge(
+        docs.map((content, index) => ({
+          documentId: "faq",
+          source: "faq.md",
+          index,
+          content,
+          embedding: embed(content),
+        })),
+      );
+    }, 60_000);
+
+    it("reads a user's context, or nothing for an unknown user", async () => {
+      expect(await h.store.getUserContext("gus")).toMatchObject({
+        plan: "Pro",
+        usage: { seats: 5 },
+        preferences: { language: "en" },
+      });
+      expect(await h.store.getUserContext("nobody")).toBeUndefined();
+    });
+
+    it("finds knowledge by words and meaning, fused into one ranking", async () => {
+      const q = "how do I get a refund?";
+      const results = await h.store.matchKnowledge({ text: q, embedding: embed(q), limit: 3 });
+      expect(results[0]).toMatchObject({
+        documentId: "faq",
+        source: "faq.md",
+        content: expect.stringContaining("Refunds"),
+      });
+      expect(results.length).toBeLessThanOrEqual(3);
+      expect(results[0]!.similarity).toBeGreaterThan(results[results.length - 1]!.similarity);
+      const vectorOnly = await h.store.matchKnowledge({ text: q, embedding: embed(q), limit: 3, fullTextWeight: 0 });
+      expect(vectorOnly.length).toBeGreaterThan(0);
+    });
+  });
+}
