@@ -19,8 +19,11 @@ const Settings = z.object({
   /** Embedding width, shared by the model and the pgvector columns. Titan v2 offers 256, 512 or 1024. */
   EMBEDDING_DIM: z.coerce.number().int().positive().default(1024),
 
-  /** recall_memory drops matches scoring below this cosine similarity (calibrated on test/fixtures). */
-  MEMORY_MIN_SCORE: z.coerce.number().min(-1).max(1).default(0.3),
+  /**
+   * recall_memory drops matches scoring below this cosine similarity. 0.2 is calibrated for the hashing
+   * embedder on test/fixtures/memories.json (`npm run bench -- retrieval`); recalibrate for Titan.
+   */
+  MEMORY_MIN_SCORE: z.coerce.number().min(-1).max(1).default(0.2),
 
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce
