@@ -2,7 +2,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { agentTools } from "../../graph/chat/tools";
+import { recallMemoryTool } from "../../graph/chat/tools/memory";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { loadConfig } from "../../shared/config";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
@@ -50,7 +50,7 @@ async function memoryRecall(db: PGlite) {
     idOf.set(id, m.id);
   }
   const minScore = loadConfig({}).MEMORY_MIN_SCORE;
-  const [, recall] = agentTools({ store, embeddings: embedder, minMemoryScore: minScore });
+  const recall = recallMemoryTool({ store, embeddings: embedder, minMemoryScore: minScore });
   const raw: string[][] = [];
   const viaTool: string[][] = [];
   const scored: { id: string; score: number; relevant: boolean }[][] = [];
@@ -64,7 +64,7 @@ async function memoryRecall(db: PGlite) {
         relevant: q.relevant.includes(idOf.get(m.id)!),
       })),
     );
-    const out = JSON.parse(String(await recall!.invoke({ query: q.query }, { configurable: { user_id: q.user } })));
+    const out = JSON.parse(String(await recall.invoke({ query: q.query }, { configurable: { user_id: q.user } })));
     viaTool.push(out.results.map((r: { memoryId: string }) => idOf.get(r.memoryId)!));
   }
   const relevant = fixture.queries.map((q) => q.relevant);
