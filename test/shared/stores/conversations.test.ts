@@ -1,6 +1,7 @@
 import { PostgrestConversationStore } from "../../../shared/stores/postgrest-conversations";
 import { supabaseRest } from "../../../shared/stores/postgrest";
 import type { ConversationMessage } from "../../../shared/stores/conversations";
+import { postgrestServer, type RecordedRequest, type Reply } from "../../support/postgrest-server";
 import { backendsHarness } from "../../support/stack";
 
 const turn = (id: string, text: string): ConversationMessage[] => [
@@ -45,38 +46,24 @@ describe("SQL conversation store on PGlite (the migration's own SQL)", () => {
 });
 
 describe("PostgREST conversation store (Supabase's documented wire format)", () => {
-  function fakeFetch(
-    respond: (url: URL, init: RequestInit) => { status: number; body: unknown; headers?: Record<string, string> },
-  ) {
-    const requests: { url: URL; init: RequestInit }[] = [];
-    const fetchImpl = (async (input: string | URL | Request, init: RequestInit = {}) => {
-      const url = new URL(String(input));
-      requests.push({ url, init });
-      const { status, body, headers } = respond(url, init);
-      return new Response(body === undefined ? null : JSON.stringify(body), {
-        status,
-        headers: { "content-type": "application/json", ...headers },
-      });
-    }) as typeof fetch;
-    return { fetchImpl, requests };
-  }
+  let reply: (req: RecordedRequest) => Reply = () => ({ status: 200, body: [] });
+  let server: Awaited<ReturnType<typeof postgrestServer>>;
+  let store: PostgrestConversationStore;
+  beforeAll(async () => {
+    server = await postgrestServer((req) => reply(req));
+    store = new PostgrestConversationStore(supabaseRest(`${server.url}/`, "service-key"));
+  });
+  afterAll(() => server.close());
+  const last = () => server.requests[server.requests.length - 1]!;
 
   it("calls the append_conversation_turn RPC with the service role", async () => {
-    const { fetchImpl, requests } = fakeFetch(() => ({ status: 200, body: "appended" }));
-    const store = new PostgrestConversationStore(supabaseRest("https://abc.supabase.co/", "service-key", fetchImpl));
+    reply = () => ({ status: 200, body: "appended" });
     expect(await store.appendTurn("s1", "alice", "a1", turn("a1", "hi"))).toBe("appended");
-    const [req] = requests;
-    expect(req!.url.href).toBe("https://abc.supabase.co/rest/v1/rpc/append_conversation_turn");
-    expect(req!.init.method).toBe("POST");
-    const headers = new Headers(req!.init.headers);
-    expect(headers.get("apikey")).toBe("service-key");
-    expect(headers.get("authorization")).toBe("Bearer service-key");
-    expect(JSON.parse(String(req!.init.body))).toEqual({
-      p_session_id: "s1",
-      p_user_id: "alice",
-      p_messages: turn("a1", "hi"),
-      p_turn_id: "a1",
-    });
+    const req = last();
+    expect([req.method, req.path]).toEqual(["POST", "/rest/v1/rpc/append_conversation_turn"]);
+    expect(req.headers.apikey).toBe("service-key");
+    expect(req.headers.authorization).toBe("Bearer service-key");
+    expect(req.body).toEqual({ p_session_id: "s1", p_user_id: "alice", p_messages: turn("a1", "hi"), p_turn_id: "a1" });
   });
 
   it("reads one row by session_id, and treats an empty result as no session", async () => {
@@ -87,30 +74,21 @@ describe("PostgREST conversation store (Supabase's documented wire format)", () 
       created_at: "2026-01-01T00:00:00+00:00",
       updated_at: "2026-01-01T00:00:01+00:00",
     };
-    const { fetchImpl, requests } = fakeFetch((url) => ({
-      status: 200,
-      body: url.searchParams.get("session_id") === "eq.s1" ? [row] : [],
-    }));
-    const store = new PostgrestConversationStore(supabaseRest("https://abc.supabase.co", "k", fetchImpl));
-    const found = await store.get("s1");
-    expect(found).toEqual({
+    reply = (req) => ({ status: 200, body: req.query.get("session_id") === "eq.s1" ? [row] : [] });
+    expect(await store.get("s1")).toEqual({
       sessionId: "s1",
       userId: "alice",
       messages: row.messages,
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:00:01.000Z",
     });
-    expect(requests[0]!.url.pathname).toBe("/rest/v1/agent_conversations");
-    expect(requests[0]!.url.searchParams.get("select")).toBe("session_id,user_id,messages,created_at,updated_at");
+    expect(last().path).toBe("/rest/v1/agent_conversations");
+    expect(last().query.get("select")).toBe("session_id,user_id,messages,created_at,updated_at");
     expect(await store.get("nope")).toBeUndefined();
   });
 
   it("surfaces a PostgREST error instead of pretending the session is empty", async () => {
-    const { fetchImpl } = fakeFetch(() => ({
-      status: 401,
-      body: { code: "PGRST301", message: "JWT expired", details: null, hint: null },
-    }));
-    const store = new PostgrestConversationStore(supabaseRest("https://abc.supabase.co", "k", fetchImpl));
+    reply = () => ({ status: 401, body: { code: "PGRST301", message: "JWT expired", details: null, hint: null } });
     await expect(store.get("s1")).rejects.toThrow(/JWT expired/);
     await expect(store.appendTurn("s1", "a", "t", [])).rejects.toThrow(/JWT expired/);
   });
