@@ -16,11 +16,16 @@ export async function startLocalPostgres(dataDir?: string): Promise<PGlite> {
   return db;
 }
 
-export async function applyMigrations(db: PGlite, dir = MIGRATIONS_DIR): Promise<string[]> {
+/** `rewrite` adapts the SQL before it runs (the scale benchmark narrows the vector columns). */
+export async function applyMigrations(
+  db: PGlite,
+  dir = MIGRATIONS_DIR,
+  rewrite = (sql: string) => sql,
+): Promise<string[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith(".sql")).sort();
   for (const file of files) {
     try {
-      await db.exec(await readFile(join(dir, file), "utf8"));
+      await db.exec(rewrite(await readFile(join(dir, file), "utf8")));
     } catch (err) {
       throw new Error(`migration ${file} failed: ${(err as Error).message}`, { cause: err });
     }

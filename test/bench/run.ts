@@ -4,6 +4,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   checkpoint: () => import("./checkpoint"),
   retrieval: () => import("./retrieval"),
+  "memory-scale": () => import("./memory-scale"),
 };
 
 const wanted = process.argv.slice(2);
