@@ -4,6 +4,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, required, type Config } from "./config";
 import type { ConversationStore } from "./stores/conversations";
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { SqsPublisher, type QueuePublisher } from "./queue";
 import type { AgentStore } from "./stores/agent-store";
 import { PostgrestAgentStore } from "./stores/postgrest-agent-store";
 import { PostgrestConversationStore } from "./stores/postgrest-conversations";
@@ -28,6 +30,8 @@ export interface Backends {
   /** Supabase: absent when none is configured; the agent then runs without memory or history. */
   conversations?: ConversationStore;
   store?: AgentStore;
+  /** where each finished turn goes for memory extraction; absent: no extraction */
+  extractionQueue?: QueuePublisher;
 }
 
 /**
@@ -48,5 +52,13 @@ export const awsBackends = once(async (): Promise<Backends> => {
   const dynamo = new DynamoDBClient({});
   if (!config.SUPABASE_URL) return { config, dynamo };
   const rest = supabaseRest(config.SUPABASE_URL, await serviceRoleKey(config));
-  return { config, dynamo, conversations: new PostgrestConversationStore(rest), store: new PostgrestAgentStore(rest) };
+  return {
+    config,
+    dynamo,
+    conversations: new PostgrestConversationStore(rest),
+    store: new PostgrestAgentStore(rest),
+    ...(config.EXTRACTION_QUEUE_URL
+      ? { extractionQueue: new SqsPublisher(new SQSClient({}), config.EXTRACTION_QUEUE_URL) }
+      : {}),
+  };
 });

@@ -20,10 +20,20 @@ const Settings = z.object({
   EMBEDDING_DIM: z.coerce.number().int().positive().default(1024),
 
   /**
-   * recall_memory drops matches scoring below this cosine similarity. 0.2 is calibrated for the hashing
+   * recall_memory drops matches scoring below this cosine similarity. 0.15 is calibrated for the hashing
    * embedder on test/fixtures/memories.json (`npm run bench -- retrieval`); recalibrate for Titan.
    */
-  MEMORY_MIN_SCORE: z.coerce.number().min(-1).max(1).default(0.2),
+  MEMORY_MIN_SCORE: z.coerce.number().min(-1).max(1).default(0.15),
+
+  /**
+   * Extraction: a new fact at least this similar (cosine) to a stored memory is a duplicate.
+   * Calibrated for the hashing embedder on test/fixtures/fact-pairs.json (`npm run bench -- retrieval`).
+   */
+  MEMORY_DUPLICATE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
+  /** SQS queue the chat function hands each turn to for memory extraction; unset: no extraction. */
+  EXTRACTION_QUEUE_URL: z.url().optional(),
+  /** DynamoDB table of Powertools idempotency records (queue consumers). */
+  IDEMPOTENCY_TABLE: z.string().min(3).max(255).default("agent-idempotency"),
 
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce

@@ -15,7 +15,7 @@ export interface ChatRuntime extends Backends {
 
 /** Wires the chat agent onto the backends: model, tools (when a store exists), checkpointer, owners. */
 export async function buildChatRuntime(backends: Backends, logger?: Logger): Promise<ChatRuntime> {
-  const { config, dynamo, conversations, store } = backends;
+  const { config, dynamo, conversations, store, extractionQueue } = backends;
   const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
   const tools = store
     ? agentTools({
@@ -34,7 +34,15 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   return {
     ...backends,
-    chat: new ChatService({ graph, owners, conversations, recursionLimit: config.AGENT_RECURSION_LIMIT }),
+    chat: new ChatService({
+      graph,
+      owners,
+      conversations,
+      recursionLimit: config.AGENT_RECURSION_LIMIT,
+      extractionQueue,
+      onExtractionPublishFailure: (error) =>
+        logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
+    }),
     descriptions: [
       model.description,
       embeddings.description,

@@ -1,8 +1,10 @@
 import { type AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { sessionNotFound, storeUnavailable } from "../../shared/errors";
+import type { QueuePublisher } from "../../shared/queue";
 import type { ConversationStore } from "../../shared/stores/conversations";
 import type { SessionOwners } from "../../shared/stores/session-owners";
+import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
 import type { ChatGraph } from "./graph";
 
@@ -26,6 +28,10 @@ export interface ChatServiceDeps {
   /** the answers-only history for UIs; absent in a deployment without Supabase */
   conversations?: ConversationStore;
   recursionLimit: number;
+  /** receives every finished turn for memory extraction */
+  extractionQueue?: QueuePublisher;
+  /** a failed hand-off is reported here and never fails the reply */
+  onExtractionPublishFailure?: (err: unknown) => void;
 }
 
 /** One chat turn: check the session, run the graph, save the answers-only history. */
@@ -69,7 +75,25 @@ export class ChatService {
         throw storeUnavailable(err);
       });
     if (saved === "forbidden") throw sessionNotFound();
+    await this.handOffForExtraction({
+      user_id: turn.userId,
+      project_id: turn.projectId ?? null,
+      session_id: sessionId,
+      turn_id: messageId,
+      user_message: turn.message,
+      assistant_reply: reply,
+    });
     return { reply, sessionId, messageId };
+  }
+
+  /** The reply never waits for extraction: only for the queue to accept the turn, and never fails on it. */
+  private async handOffForExtraction(message: ExtractionMessage) {
+    if (!this.deps.extractionQueue) return;
+    try {
+      await this.deps.extractionQueue.publish(message);
+    } catch (err) {
+      this.deps.onExtractionPublishFailure?.(err);
+    }
   }
 
   /** A new session is claimed for the caller; an existing one must be theirs. */

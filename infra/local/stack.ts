@@ -6,18 +6,23 @@ import { join, resolve } from "node:path";
 import { createChatHandler } from "../../functions/chat";
 import { buildChatRuntime } from "../../graph/chat/runtime";
 import type { Backends } from "../../shared/backends";
+import { createExtractionHandler } from "../../functions/memory-extraction";
 import { createMemoriesHandler } from "../../functions/memories";
 import { createSessionsHandler } from "../../functions/sessions";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
+import { buildExtractionRuntime } from "../../graph/memory/runtime";
+import { createIdempotencyTable } from "../../shared/idempotency";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
 import { lambdaContext, matchResource, proxyEvent, readBody, sendProxyResult, type Route } from "./api-gateway";
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
+import { LocalQueue } from "./queue";
 
 export interface LocalStack {
   url: string;
+  queues: { extraction: LocalQueue; extractionDeadLetters: LocalQueue };
   /** one line per backend, saying which is in use */
   describe: string[];
   close(): Promise<void>;
@@ -37,7 +42,17 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let dynamo: LocalDynamo | undefined;
   let postgres: PGlite | undefined;
   let server: Server | undefined;
+  // The extraction queue as the stack deploys it: 3 receives, then the dead-letter queue.
+  const extractionDeadLetters = new LocalQueue({ name: "memory-extraction-dlq" });
+  const extraction = new LocalQueue({
+    name: "memory-extraction",
+    visibilityTimeoutMs: 10_000,
+    maxReceiveCount: 3,
+    batchSize: 10,
+    deadLetterQueue: extractionDeadLetters,
+  });
   const close = async () => {
+    await extraction.stop();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -49,14 +64,20 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       startLocalDynamo({ path: join(dataDir, "dynamodb") }),
       startLocalPostgres(join(dataDir, "postgres")),
     ]);
-    await createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE);
+    await Promise.all([
+      createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE),
+      createIdempotencyTable(dynamo.client, config.IDEMPOTENCY_TABLE),
+    ]);
     const backends: Backends = {
       config,
       dynamo: dynamo.client,
       conversations: new SqlConversationStore(postgres),
       store: new SqlAgentStore(postgres),
+      extractionQueue: extraction,
     };
     const runtime = await buildChatRuntime(backends);
+    const extractionRuntime = await buildExtractionRuntime(backends);
+    extraction.start(createExtractionHandler(async () => extractionRuntime));
     const memories = createMemoriesHandler(() => backends);
     const routes: Route[] = [
       { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },
@@ -80,10 +101,12 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const { port } = server.address() as AddressInfo;
     return {
       url: `http://localhost:${port}`,
+      queues: { extraction, extractionDeadLetters },
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
+        `sqs: in-process queue memory-extraction (3 receives, then memory-extraction-dlq)`,
         ...runtime.descriptions,
         `data: ${dataDir}`,
       ],

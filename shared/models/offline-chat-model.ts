@@ -6,8 +6,11 @@ import {
 } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
+import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { randomUUID } from "node:crypto";
+import { factsIn } from "../facts";
 
 /** Tool names the offline model knows when to call. The agent's tools use the same names. */
 export const OFFLINE_TOOL_RULES = {
@@ -38,6 +41,10 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  * - anything else        -> a plain reply
  *
  * A rule whose tool is not bound falls through to a plain reply.
+ *
+ * Structured output (withStructuredOutput binds one tool and expects a call to it) is
+ * answered by rules for the schemas this project asks for: `memory_facts` reads facts
+ * out of the <user_message> of the prompt with shared/facts.ts.
  */
 export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   static override lc_name() {
@@ -53,6 +60,24 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
       tools: tools.map((t) => convertToOpenAITool(t)),
       ...kwargs,
     } as Partial<OfflineCallOptions>);
+  }
+
+  /**
+   * Structured output through the same rules: bind one tool named after the schema and
+   * return the arguments of the call the rules make to it. (The base implementation only
+   * accepts message chunks from invoke.)
+   */
+  override withStructuredOutput(schema: unknown, config?: { name?: string }): any {
+    const name = config?.name ?? "extract";
+    const bound = this.bindTools([
+      { type: "function", function: { name, description: name, parameters: { type: "object" } } },
+    ]);
+    return RunnableLambda.from(async (input: BaseLanguageModelInput, options?: Partial<OfflineCallOptions>) => {
+      const message = (await bound.invoke(input, options)) as AIMessage;
+      const call = message.tool_calls?.find((c) => c.name === name);
+      if (!call) throw new Error(`the offline model has no rule for structured output "${name}"`);
+      return call.args;
+    });
   }
 
   async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
@@ -101,6 +126,9 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
       return new AIMessage({ id, content: answerFromTools(messages) });
     }
     const text = typeof last?.content === "string" ? last.content.trim() : "";
+    for (const [name, respond] of Object.entries(STRUCTURED)) {
+      if (bound.has(name)) return toolCalls(id, [[name, respond(text)]]);
+    }
     const remembered = REMEMBER.exec(text);
     if (remembered && bound.has(OFFLINE_TOOL_RULES.storeMemory)) {
       return toolCalls(id, [[OFFLINE_TOOL_RULES.storeMemory, { content: remembered[1]!.replace(/[.!]+$/, "") }]]);
@@ -119,6 +147,11 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     return new AIMessage({ id, content: plainReply(text) });
   }
 }
+
+/** Rule-based answers to the structured outputs this project asks for, by tool name. */
+const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = {
+  memory_facts: (prompt) => ({ facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? "") }),
+};
 
 function isQuestion(text: string): boolean {
   return text.endsWith("?") || QUESTION_START.test(text);

@@ -86,6 +86,8 @@ export interface AgentStore {
   matchMemories(query: MemoryQuery): Promise<MemoryMatch[]>;
   /** The user's current (not superseded) memories, newest first. */
   listMemories(userId: string, filter: MemoryListFilter): Promise<StoredMemory[]>;
+  /** Marks the user's own current memories as replaced by `newId` (kept, never deleted); returns how many. */
+  supersedeMemories(userId: string, oldIds: string[], newId: string): Promise<number>;
   /** Deletes one of the user's memories; false when there is none with that id for them. */
   deleteMemory(userId: string, id: string): Promise<boolean>;
   getUserContext(userId: string): Promise<UserContext | undefined>;

@@ -53,6 +53,13 @@ export class PostgrestAgentStore implements AgentStore {
     return rows.map(toMemoryMatch);
   }
 
+  async supersedeMemories(userId: string, oldIds: string[], newId: string) {
+    return unwrap<number>(
+      "supersede_memories",
+      await this.rest.rpc("supersede_memories", { p_user_id: userId, p_old_ids: oldIds, p_new_id: newId }),
+    );
+  }
+
   async listMemories(userId: string, filter: MemoryListFilter) {
     let query = this.rest.from("agent_memories").select(MEMORY_COLUMNS).eq("user_id", userId).is("superseded_by", null);
     if (filter.category) query = query.eq("category", filter.category);

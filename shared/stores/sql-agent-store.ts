@@ -88,6 +88,15 @@ export class SqlAgentStore implements AgentStore {
     return rows.map(toMemoryMatch);
   }
 
+  async supersedeMemories(userId: string, oldIds: string[], newId: string) {
+    const { rows } = await this.db.query<{ n: number }>("select supersede_memories($1, $2::uuid[], $3) as n", [
+      userId,
+      oldIds,
+      newId,
+    ]);
+    return rows[0]!.n;
+  }
+
   async listMemories(userId: string, filter: MemoryListFilter) {
     const { rows } = await this.db.query(
       `select ${MEMORY_COLUMNS} from agent_memories

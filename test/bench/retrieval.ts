@@ -144,7 +144,33 @@ async function knowledgeRecall(db: PGlite) {
   printTable(`match_knowledge: ${fixture.chunks.length} chunks, ${fixture.queries.length} labelled questions`, rows);
 }
 
+/** Extraction's duplicate test: how well a similarity threshold separates rewordings from other facts. */
+function duplicateThreshold() {
+  const { pairs } = load<{ pairs: { a: string; b: string; duplicate: boolean }[] }>("fact-pairs.json");
+  const scored = pairs.map((p) => ({
+    ...p,
+    score: embedder.embed(p.a).reduce((s, v, i) => s + v * embedder.embed(p.b)[i]!, 0),
+  }));
+  const current = loadConfig({}).MEMORY_DUPLICATE_THRESHOLD;
+  printTable(
+    `MEMORY_DUPLICATE_THRESHOLD sweep: ${pairs.filter((p) => p.duplicate).length} reworded pairs, ${pairs.filter((p) => !p.duplicate).length} distinct pairs (current ${current})`,
+    [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9].map((t) => {
+      const flagged = scored.filter((p) => p.score >= t);
+      return {
+        threshold: t,
+        "rewordings caught": `${flagged.filter((p) => p.duplicate).length} / ${scored.filter((p) => p.duplicate).length}`,
+        "distinct facts wrongly dropped":
+          flagged
+            .filter((p) => !p.duplicate)
+            .map((p) => `${p.a} ~ ${p.b}`)
+            .join("; ") || "none",
+      };
+    }),
+  );
+}
+
 export async function run() {
+  duplicateThreshold();
   const db = await startLocalPostgres();
   try {
     await memoryRecall(db);

@@ -1,0 +1,40 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
+import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
+import { ExtractionMessage } from "../graph/memory/message";
+import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
+import { awsBackends, once } from "../shared/backends";
+import { createLogger } from "../shared/logger";
+
+const logger = createLogger("memory-extraction");
+
+/**
+ * SQS consumer: each record is one chat turn. Records are processed one by one and
+ * failures reported per record (Powertools batch), so one bad message never holds up its
+ * batch: it is retried, then dead-lettered. Processing is idempotent on the turn id
+ * (Powertools idempotency records in DynamoDB): a redelivered turn adds nothing.
+ */
+export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime>) {
+  const processor = new BatchProcessor(EventType.SQS);
+  let processTurn: ((turn: ExtractionMessage) => Promise<unknown>) | undefined;
+
+  return async (event: SQSEvent, context: Context) => {
+    const { extractor, idempotency } = await runtime();
+    idempotency.config.registerLambdaContext(context);
+    processTurn ??= makeIdempotent((turn: ExtractionMessage) => extractor.process(turn), idempotency);
+
+    const handleRecord = async (record: SQSRecord) => {
+      const turn = ExtractionMessage.parse(JSON.parse(record.body));
+      const result = await processTurn!(turn);
+      logger.info("turn processed", {
+        messageId: record.messageId,
+        sessionId: turn.session_id,
+        turnId: turn.turn_id,
+        result,
+      });
+    };
+    return processPartialResponse(event, handleRecord, processor, { context });
+  };
+}
+
+export const handler = createExtractionHandler(once(async () => buildExtractionRuntime(await awsBackends())));

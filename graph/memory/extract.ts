@@ -1,0 +1,54 @@
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { z } from "zod";
+import type { ExtractionMessage } from "./message";
+
+export const MAX_FACTS = 5;
+
+export const Facts = z.object({
+  facts: z
+    .array(
+      z.object({
+        content: z
+          .string()
+          .trim()
+          .min(3)
+          .max(500)
+          .describe("One atomic fact, self-contained, in the user's own terms."),
+        category: z.enum(["preference", "personal", "work", "decision", "constraint"]),
+        subject: z
+          .string()
+          .trim()
+          .min(1)
+          .max(80)
+          .describe(
+            "A short lower-case key for what the fact is about, e.g. 'favourite colour', 'employer', 'seat preference'.",
+          ),
+      }),
+    )
+    .max(MAX_FACTS),
+});
+
+export type ExtractedFact = z.infer<typeof Facts>["facts"][number];
+
+/** The structured-output tool's name; the offline stand-in answers it by rules. */
+export const FACTS_TOOL = "memory_facts";
+
+const INSTRUCTIONS = `You extract durable facts about the user from one turn of a conversation, for a long-term memory.
+Return 0 to ${MAX_FACTS} facts. Keep only what is worth remembering in later conversations: preferences, decisions,
+constraints, and facts about the user, their work and their life. Each fact is atomic and makes sense on its own.
+Do not keep small talk, questions, requests, or anything the assistant said. When the user corrects or updates
+something ("my favourite colour is now green"), state the new fact and give it the same subject as the old one.
+The user's message is inside <user_message> tags; the assistant's reply inside <assistant_reply> tags is context only.`;
+
+/** Asks the model for the turn's facts, with structured output; the answer is validated, not trusted. */
+export async function extractFacts(model: BaseChatModel, turn: ExtractionMessage): Promise<ExtractedFact[]> {
+  const structured = model.withStructuredOutput(Facts, { name: FACTS_TOOL });
+  const raw = await structured.invoke([
+    new SystemMessage(INSTRUCTIONS),
+    new HumanMessage(
+      `<user_message>\n${turn.user_message}\n</user_message>\n<assistant_reply>\n${turn.assistant_reply}\n</assistant_reply>`,
+    ),
+  ]);
+  return Facts.parse(raw).facts;
+}

@@ -1,0 +1,82 @@
+import type { Embeddings } from "@langchain/core/embeddings";
+import { subjectOf } from "../../shared/facts";
+import type { AgentStore, MemoryMatch } from "../../shared/stores/agent-store";
+import type { ExtractedFact } from "./extract";
+
+export interface ReconcileDeps {
+  store: AgentStore;
+  embeddings: Embeddings;
+  /** cosine similarity at or above which a fact counts as already known (calibrated in the retrieval bench) */
+  duplicateThreshold: number;
+}
+
+export interface Scope {
+  userId: string;
+  projectId: string | null;
+  sessionId: string;
+}
+
+export interface ReconcileResult {
+  added: number;
+  duplicates: number;
+  superseded: number;
+}
+
+const normalise = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
+
+/** What a stored memory is about: recorded when it was extracted, else read by the rules. */
+const subjectOfMemory = (m: MemoryMatch) =>
+  typeof m.metadata.subject === "string" ? m.metadata.subject : subjectOf(m.content);
+
+/**
+ * Folds new facts into the user's memories, with rules and similarity rather than a second
+ * model call (cheaper, deterministic, and the same offline):
+ *
+ * - the same subject with other content: the new fact supersedes the old memory, which is kept;
+ * - the same words (content hash), or similarity at or above the threshold: a duplicate, skipped;
+ * - anything else: a new memory.
+ *
+ * Re-running it on the same facts changes nothing: inserts dedup on the content hash, and a
+ * supersession already made is not made again.
+ */
+export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: ExtractedFact[]): Promise<ReconcileResult> {
+  const result: ReconcileResult = { added: 0, duplicates: 0, superseded: 0 };
+  if (facts.length === 0) return result;
+  const embeddings = await deps.embeddings.embedDocuments(facts.map((f) => f.content));
+  for (const [i, fact] of facts.entries()) {
+    const embedding = embeddings[i]!;
+    const neighbours = await deps.store.matchMemories({
+      embedding,
+      limit: 5,
+      userId: scope.userId,
+      projectId: scope.projectId,
+    });
+    const same = neighbours.find((m) => normalise(m.content) === normalise(fact.content));
+    const changed = neighbours.filter(
+      (m) => m !== same && subjectOfMemory(m) === fact.subject && normalise(m.content) !== normalise(fact.content),
+    );
+    if (changed.length === 0 && (same || neighbours.some((m) => m.similarity >= deps.duplicateThreshold))) {
+      result.duplicates++;
+      continue;
+    }
+    const { id, created } = await deps.store.insertMemory({
+      userId: scope.userId,
+      projectId: scope.projectId,
+      content: fact.content,
+      embedding,
+      category: fact.category,
+      metadata: { subject: fact.subject, source: "extraction" },
+      sourceSessionId: scope.sessionId,
+    });
+    if (created) result.added++;
+    else result.duplicates++;
+    if (changed.length > 0) {
+      result.superseded += await deps.store.supersedeMemories(
+        scope.userId,
+        changed.map((m) => m.id),
+        id,
+      );
+    }
+  }
+  return result;
+}

@@ -1,0 +1,23 @@
+import type { Backends } from "../../shared/backends";
+import { ConfigError } from "../../shared/config";
+import { idempotency } from "../../shared/idempotency";
+import { createChatModel, createEmbeddings } from "../../shared/models";
+import { MemoryExtractor } from "./extractor";
+
+/** Wires the extraction consumer onto the backends: model, embeddings, store, idempotency records. */
+export async function buildExtractionRuntime(backends: Backends) {
+  const { config, dynamo, store } = backends;
+  if (!store) throw new ConfigError("memory extraction needs Supabase: SUPABASE_URL is not set");
+  const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+  return {
+    extractor: new MemoryExtractor({
+      model: model.value,
+      store,
+      embeddings: embeddings.value,
+      duplicateThreshold: config.MEMORY_DUPLICATE_THRESHOLD,
+    }),
+    idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "turn_id"),
+  };
+}
+
+export type ExtractionRuntime = Awaited<ReturnType<typeof buildExtractionRuntime>>;
