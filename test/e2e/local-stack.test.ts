@@ -91,6 +91,7 @@ describe("local stack over HTTP", () => {
     const other = await post("/api/chat", JSON.stringify({ message: "what is my favourite colour?", user_id: "u2" }));
     expect(other.status).toBe(200);
     expect(other.body.reply).not.toContain("teal");
+    await stack.queues.extraction.drained(); // extraction of these turns must not race the delete below
 
     const listed = await get("/api/memories", u1);
     expect(listed.body.memories.map((m: { content: string }) => m.content)).toEqual(["my favourite colour is teal"]);
@@ -104,6 +105,30 @@ describe("local stack over HTTP", () => {
     const owner = await fetch(`${stack.url}/api/memories/${id}`, { method: "DELETE", headers: u1 });
     expect(owner.status).toBe(204);
     expect((await get("/api/memories", u1)).body).toEqual({ memories: [] });
+  });
+
+  it("learns facts from ordinary messages after the reply, once each, and lets a new value replace an old one", async () => {
+    const u3 = { "x-user-id": "u3" };
+    const said = await post("/api/chat", JSON.stringify({ message: "I prefer window seats on long flights" }), u3);
+    expect(said.status).toBe(200);
+    await stack.queues.extraction.drained();
+    const memories = async () =>
+      (await get("/api/memories", u3)).body.memories.map((m: { content: string }) => m.content);
+    expect(await memories()).toEqual(["I prefer window seats on long flights"]);
+
+    const asked = await post("/api/chat", JSON.stringify({ message: "what seat do I like?" }), u3);
+    expect(asked.body.reply).toContain("window seats");
+
+    await post("/api/chat", JSON.stringify({ message: "I prefer window seats on long flights." }), u3);
+    await stack.queues.extraction.drained();
+    expect(await memories()).toEqual(["I prefer window seats on long flights"]);
+
+    await post("/api/chat", JSON.stringify({ message: "my favourite colour is teal" }), u3);
+    await stack.queues.extraction.drained();
+    await post("/api/chat", JSON.stringify({ message: "Actually my favourite colour is green now" }), u3);
+    await stack.queues.extraction.drained();
+    expect(await memories()).toEqual(["My favourite colour is green", "I prefer window seats on long flights"]);
+    expect(stack.queues.extractionDeadLetters.depth).toBe(0);
   });
 
   it("keeps sessions across a restart", async () => {

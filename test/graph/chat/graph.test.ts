@@ -2,7 +2,7 @@ import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messa
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { buildChatGraph } from "../../../graph/chat/graph";
-import { ChatService } from "../../../graph/chat/service";
+import { ChatService, type ChatServiceDeps } from "../../../graph/chat/service";
 import { AppError } from "../../../shared/errors";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import { failingModel, loopingModel, ScriptedModel } from "../../support/models";
@@ -73,13 +73,18 @@ describe("chat graph", () => {
 });
 
 describe("chat service errors", () => {
-  const service = async (model: ScriptedModel, tools = [recordingMemoryTool().storeMemory]) => {
+  const service = async (
+    model: ScriptedModel,
+    tools = [recordingMemoryTool().storeMemory],
+    extras: Partial<ChatServiceDeps> = {},
+  ) => {
     const { checkpointer, owners } = await harness.stateTables();
     return new ChatService({
       graph: buildChatGraph({ model, tools, checkpointer }),
       owners,
       conversations: harness.conversations,
       recursionLimit: 6,
+      ...extras,
     });
   };
 
@@ -126,5 +131,52 @@ describe("chat service errors", () => {
       ["user", "hi"],
       ["assistant", "hello"],
     ]);
+  });
+});
+
+describe("hand-off for memory extraction", () => {
+  const service = async (extras: Partial<ChatServiceDeps>) => {
+    const { checkpointer, owners } = await harness.stateTables();
+    return new ChatService({
+      graph: buildChatGraph({
+        model: new ScriptedModel(() => new AIMessage({ id: "ai-1", content: "Nice!" })),
+        tools: [],
+        checkpointer,
+      }),
+      owners,
+      conversations: harness.conversations,
+      recursionLimit: 6,
+      ...extras,
+    });
+  };
+
+  it("queues one message per turn after the reply is saved", async () => {
+    const published: unknown[] = [];
+    const chat = await service({ extractionQueue: { publish: async (m) => void published.push(m) } });
+    const reply = await chat.reply({ userId: "u1", projectId: "p1", message: "I prefer tea" });
+    expect(published).toEqual([
+      {
+        user_id: "u1",
+        project_id: "p1",
+        session_id: reply.sessionId,
+        turn_id: "ai-1",
+        user_message: "I prefer tea",
+        assistant_reply: "Nice!",
+      },
+    ]);
+  });
+
+  it("still replies when the queue refuses the message, and reports the failure", async () => {
+    const failures: unknown[] = [];
+    const chat = await service({
+      extractionQueue: {
+        publish: async () => {
+          throw new Error("SQS unavailable");
+        },
+      },
+      onExtractionPublishFailure: (err) => failures.push(err),
+    });
+    await expect(chat.reply({ userId: "u1", message: "I prefer tea" })).resolves.toMatchObject({ reply: "Nice!" });
+    expect(failures).toHaveLength(1);
   });
 });

@@ -1,0 +1,117 @@
+import type { PGlite } from "@electric-sql/pglite";
+import { extractFacts } from "../../../graph/memory/extract";
+import { MemoryExtractor } from "../../../graph/memory/extractor";
+import type { ExtractionMessage } from "../../../graph/memory/message";
+import { startLocalPostgres } from "../../../infra/local/postgres";
+import { loadConfig } from "../../../shared/config";
+import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
+import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+
+let db: PGlite;
+let store: SqlAgentStore;
+let extractor: MemoryExtractor;
+beforeAll(async () => {
+  db = await startLocalPostgres();
+  store = new SqlAgentStore(db);
+  extractor = new MemoryExtractor({
+    model: new OfflineChatModel({}),
+    store,
+    embeddings: new HashingEmbeddings(1024),
+    duplicateThreshold: loadConfig({}).MEMORY_DUPLICATE_THRESHOLD,
+  });
+}, 60_000);
+afterAll(() => db.close());
+
+let turns = 0;
+const turn = (user: string, text: string, reply = "Noted."): ExtractionMessage => ({
+  user_id: user,
+  project_id: null,
+  session_id: `s-${++turns}`,
+  turn_id: `t-${turns}`,
+  user_message: text,
+  assistant_reply: reply,
+});
+const rows = async (user: string) =>
+  (
+    await db.query<{ content: string; superseded_by: string | null; source_session_id: string }>(
+      "select content, superseded_by, source_session_id from agent_memories where user_id = $1 order by created_at",
+      [user],
+    )
+  ).rows;
+
+describe("fact extraction (offline rules through structured output)", () => {
+  it("keeps durable facts and drops small talk, questions and the assistant's words", async () => {
+    const facts = await extractFacts(
+      new OfflineChatModel({}),
+      turn("x", "Hi there! I prefer window seats on long flights. What's the weather like?", "I love sunny days."),
+    );
+    expect(facts).toEqual([
+      { content: "I prefer window seats on long flights", category: "preference", subject: "likes window seats" },
+    ]);
+  });
+
+  it("returns at most 5 facts", async () => {
+    const text = Array.from({ length: 8 }, (_, i) => `I live in city${i}.`).join(" ");
+    expect(await extractFacts(new OfflineChatModel({}), turn("x", text))).toHaveLength(5);
+  });
+});
+
+describe("reconciliation", () => {
+  it("adds a new fact with its session as source", async () => {
+    const result = await extractor.process(turn("ana", "I prefer window seats on long flights"));
+    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 0 });
+    expect(await rows("ana")).toEqual([
+      { content: "I prefer window seats on long flights", superseded_by: null, source_session_id: `s-${turns}` },
+    ]);
+  });
+
+  it("skips the same fact said again, reworded or not, in another session", async () => {
+    expect(await extractor.process(turn("ana", "I prefer window seats on long flights."))).toMatchObject({
+      added: 0,
+      duplicates: 1,
+    });
+    expect(await extractor.process(turn("ana", "Actually, I prefer window seats on long flights!"))).toMatchObject({
+      added: 0,
+    });
+    expect(await rows("ana")).toHaveLength(1);
+  });
+
+  it("supersedes a changed fact and keeps the old one", async () => {
+    await extractor.process(turn("ben", "my favourite colour is teal"));
+    const result = await extractor.process(turn("ben", "Actually my favourite colour is green now"));
+    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 1 });
+    const [teal, green] = await rows("ben");
+    expect(green).toMatchObject({ content: "My favourite colour is green", superseded_by: null });
+    expect(teal!.content).toBe("My favourite colour is teal");
+    expect(teal!.superseded_by).not.toBeNull();
+    expect((await store.listMemories("ben", { limit: 10 })).map((m) => m.content)).toEqual([
+      "My favourite colour is green",
+    ]);
+  });
+
+  it("changes nothing when the same turn is processed twice", async () => {
+    const t = turn("cy", "I work at Acme Corp. I live in Porto.");
+    expect(await extractor.process(t)).toMatchObject({ added: 2 });
+    const before = await rows("cy");
+    expect(await extractor.process(t)).toMatchObject({ added: 0, duplicates: 2, superseded: 0 });
+    expect(await rows("cy")).toEqual(before);
+  });
+
+  it("supersedes a memory the user stored through the tool, read by its subject", async () => {
+    const embedder = new HashingEmbeddings(1024);
+    await store.insertMemory({
+      userId: "di",
+      projectId: null,
+      content: "I live in Leeds",
+      embedding: embedder.embed("I live in Leeds"),
+    });
+    expect(await extractor.process(turn("di", "I live in York now"))).toMatchObject({ added: 1, superseded: 1 });
+  });
+
+  it("never touches another user's memories", async () => {
+    await extractor.process(turn("eve", "my favourite colour is red"));
+    await extractor.process(turn("fox", "my favourite colour is blue"));
+    expect((await rows("eve")).map((r) => r.superseded_by)).toEqual([null]);
+  });
+});
