@@ -6,6 +6,10 @@ import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
+import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import type { Construct } from "constructs";
 import { join } from "node:path";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
@@ -20,6 +24,10 @@ export class AgentStack extends Stack {
   readonly chatFunction: NodejsFunction;
   readonly sessionsFunction: NodejsFunction;
   readonly memoriesFunction: NodejsFunction;
+  readonly extractionFunction: NodejsFunction;
+  readonly extractionQueue: Queue;
+  readonly extractionDeadLetters: Queue;
+  readonly idempotencyTable: TableV2;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
@@ -55,20 +63,73 @@ export class AgentStack extends Stack {
       NODE_OPTIONS: "--enable-source-maps",
     };
 
+    // Memory extraction: a queue between the chat reply and the extraction function.
+    // The visibility timeout is 6x the function timeout, as AWS advises for Lambda consumers,
+    // so a slow batch is not handed to a second invocation while the first still runs.
+    const extractionTimeout = Duration.seconds(60);
+    this.extractionDeadLetters = new Queue(this, "MemoryExtractionDLQ", {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    this.extractionQueue = new Queue(this, "MemoryExtractionQueue", {
+      visibilityTimeout: Duration.seconds(extractionTimeout.toSeconds() * 6),
+      retentionPeriod: Duration.days(4),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.extractionDeadLetters, maxReceiveCount: 3 },
+    });
+    new Alarm(this, "MemoryExtractionDLQDepth", {
+      alarmDescription: "Turns whose memory extraction failed 3 times are waiting in the dead-letter queue",
+      metric: this.extractionDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
+    // Powertools idempotency records for queue consumers: a redelivered turn is processed once.
+    this.idempotencyTable = new TableV2(this, "IdempotencyTable", {
+      partitionKey: { name: IDEMPOTENCY_TABLE.partitionKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
     this.chatFunction = this.fn("ChatFunction", "chat.ts", {
-      environment,
+      environment: { ...environment, EXTRACTION_QUEUE_URL: this.extractionQueue.queueUrl },
       timeout: Duration.seconds(29),
       memorySize: 1024,
     });
+    this.extractionQueue.grantSendMessages(this.chatFunction);
+
+    this.extractionFunction = this.fn("MemoryExtractionFunction", "memory-extraction.ts", {
+      environment: { ...environment, IDEMPOTENCY_TABLE: this.idempotencyTable.tableName },
+      timeout: extractionTimeout,
+      memorySize: 1024,
+    });
+    this.idempotencyTable.grantReadWriteData(this.extractionFunction);
+    supabaseKey.grantRead(this.extractionFunction);
+    // Batches of 10 with per-record failures; at most 5 concurrent invocations, so a burst
+    // of chat traffic cannot exhaust Bedrock quotas or Supabase connections.
+    this.extractionFunction.addEventSource(
+      new SqsEventSource(this.extractionQueue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(2),
+        reportBatchItemFailures: true,
+        maxConcurrency: 5,
+      }),
+    );
     this.checkpointTable.grantReadWriteData(this.chatFunction);
     supabaseKey.grantRead(this.chatFunction);
-    if (settings.bedrockModelId) {
-      this.chatFunction.addToRolePolicy(
-        new PolicyStatement({
-          actions: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
-          resources: bedrockModelArns(this, settings.bedrockModelId),
-        }),
-      );
+    const models = [settings.bedrockModelId, settings.bedrockEmbeddingModelId].filter((m): m is string => Boolean(m));
+    if (models.length > 0) {
+      const invoke = new PolicyStatement({
+        actions: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+        resources: models.flatMap((m) => bedrockModelArns(this, m)),
+      });
+      this.chatFunction.addToRolePolicy(invoke);
+      this.extractionFunction.addToRolePolicy(invoke);
     }
 
     this.sessionsFunction = this.fn("SessionsFunction", "sessions.ts", {

@@ -5,7 +5,11 @@ import { AgentStack } from "../../infra/aws/stack";
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const stack = new AgentStack(new App(), "Test", {
-  settings: { supabaseUrl: "https://abc.supabase.co", bedrockModelId: MODEL },
+  settings: {
+    supabaseUrl: "https://abc.supabase.co",
+    bedrockModelId: MODEL,
+    bedrockEmbeddingModelId: "amazon.titan-embed-text-v2:0",
+  },
 });
 const template = Template.fromStack(stack);
 const ref = (construct: { node: { defaultChild?: unknown } }) =>
@@ -40,14 +44,20 @@ describe("checkpoint table", () => {
   });
 
   it("is kept when the stack is deleted", () => {
-    template.hasResource("AWS::DynamoDB::GlobalTable", { DeletionPolicy: "Retain", UpdateReplacePolicy: "Retain" });
+    template.hasResource("AWS::DynamoDB::GlobalTable", {
+      Properties: Match.objectLike({
+        KeySchema: Match.arrayWith([Match.objectLike({ AttributeName: CHECKPOINT_TABLE.sortKey })]),
+      }),
+      DeletionPolicy: "Retain",
+      UpdateReplacePolicy: "Retain",
+    });
   });
 });
 
 describe("functions", () => {
   it("run Node 22 on arm64 with the table name and no plain-text secret in the environment", () => {
     const fns = template.findResources("AWS::Lambda::Function");
-    expect(Object.keys(fns)).toHaveLength(3);
+    expect(Object.keys(fns)).toHaveLength(4);
     for (const fn of Object.values(fns) as { Properties: Record<string, any> }[]) {
       expect(fn.Properties.Runtime).toBe("nodejs22.x");
       expect(fn.Properties.Architectures).toEqual(["arm64"]);
@@ -75,6 +85,76 @@ describe("functions", () => {
       actions(stack.sessionsFunction).filter((a) => a.startsWith("dynamodb:") || a.startsWith("bedrock:")),
     ).toEqual([]);
     expect(actions(stack.sessionsFunction)).toContain("secretsmanager:GetSecretValue");
+  });
+});
+
+describe("memory extraction", () => {
+  const queues = () => template.findResources("AWS::SQS::Queue");
+  const mainQueue = () =>
+    Object.values(queues()).find((q: any) => q.Properties.RedrivePolicy) as { Properties: Record<string, any> };
+
+  it("has a queue with a dead-letter queue after 3 receives and a visibility timeout of 6x the function timeout", () => {
+    const queue = mainQueue();
+    expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(3);
+    const fn = template.findResources("AWS::Lambda::Function", {
+      Properties: { Handler: "index.handler", Timeout: 60 },
+    });
+    expect(Object.keys(fn)).toHaveLength(1);
+    expect(queue.Properties.VisibilityTimeout).toBe(360);
+    expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+  });
+
+  it("alarms when anything reaches the dead-letter queue", () => {
+    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+      MetricName: "ApproximateNumberOfMessagesVisible",
+      Namespace: "AWS/SQS",
+      Threshold: 1,
+      ComparisonOperator: "GreaterThanOrEqualToThreshold",
+    });
+  });
+
+  it("feeds the extraction function with partial batch failures and bounded concurrency", () => {
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: 5 },
+      FunctionName: { Ref: stack.getLogicalId(stack.extractionFunction.node.defaultChild as never) },
+    });
+  });
+
+  it("lets only the chat function send to the queue, and gives it the queue URL", () => {
+    const senders = [
+      stack.chatFunction,
+      stack.sessionsFunction,
+      stack.memoriesFunction,
+      stack.extractionFunction,
+    ].filter((fn) => actions(fn).includes("sqs:SendMessage"));
+    expect(senders).toEqual([stack.chatFunction]);
+    const chat = template.findResources("AWS::Lambda::Function", { Properties: { Timeout: 29 } });
+    const env = (Object.values(chat)[0] as any).Properties.Environment.Variables;
+    expect(env.EXTRACTION_QUEUE_URL).toEqual({
+      Ref: stack.getLogicalId(stack.extractionQueue.node.defaultChild as never),
+    });
+  });
+
+  it("keeps idempotency records in their own table with a TTL, written only by the extraction function", () => {
+    template.hasResourceProperties("AWS::DynamoDB::GlobalTable", {
+      KeySchema: [{ AttributeName: "id", KeyType: "HASH" }],
+      TimeToLiveSpecification: { AttributeName: "expiration", Enabled: true },
+    });
+    const idempotencyArn = stack.getLogicalId(stack.idempotencyTable.node.defaultChild as never);
+    for (const fn of [stack.chatFunction, stack.sessionsFunction, stack.memoriesFunction]) {
+      expect(JSON.stringify(statementsOf(fn))).not.toContain(idempotencyArn);
+    }
+    expect(JSON.stringify(statementsOf(stack.extractionFunction))).toContain(idempotencyArn);
+  });
+
+  it("lets the extraction function call only the configured Bedrock models", () => {
+    const bedrock = statementsOf(stack.extractionFunction).find((s) =>
+      [s.Action].flat().includes("bedrock:InvokeModel"),
+    )!;
+    expect(JSON.stringify(bedrock.Resource)).toContain("foundation-model/amazon.titan-embed-text-v2:0");
+    expect(JSON.stringify(bedrock.Resource)).toContain(`foundation-model/${MODEL}`);
   });
 });
 
