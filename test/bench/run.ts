@@ -5,6 +5,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   checkpoint: () => import("./checkpoint"),
   retrieval: () => import("./retrieval"),
   "memory-scale": () => import("./memory-scale"),
+  extraction: () => import("./extraction"),
 };
 
 const wanted = process.argv.slice(2);
