@@ -35,6 +35,19 @@ const Settings = z.object({
   /** DynamoDB table of Powertools idempotency records (queue consumers). */
   IDEMPOTENCY_TABLE: z.string().min(3).max(255).default("agent-idempotency"),
 
+  /** Ingestion: documents over this size are skipped (logged, not retried). */
+  INGEST_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  /** Chunk size and overlap, in characters. */
+  INGEST_CHUNK_SIZE: z.coerce.number().int().min(100).default(1000),
+  INGEST_CHUNK_OVERLAP: z.coerce.number().int().min(0).default(150),
+  /** Texts per embeddings call, and calls in flight per document. */
+  INGEST_EMBED_BATCH: z.coerce.number().int().min(1).max(256).default(32),
+  INGEST_EMBED_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce
     .number()

@@ -19,10 +19,24 @@ import { lambdaContext, matchResource, proxyEvent, readBody, sendProxyResult, ty
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { LocalQueue } from "./queue";
+import { watchDropFolder } from "./drop-folder";
+import { createIngestHandler } from "../../functions/ingest";
+import { FolderObjectSource } from "../../shared/ingest/object-source";
+import { buildIngestRuntime } from "../../shared/ingest/runtime";
+import type { FSWatcher } from "chokidar";
+
+const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples/knowledge");
 
 export interface LocalStack {
   url: string;
-  queues: { extraction: LocalQueue; extractionDeadLetters: LocalQueue };
+  queues: {
+    extraction: LocalQueue;
+    extractionDeadLetters: LocalQueue;
+    ingest: LocalQueue;
+    ingestDeadLetters: LocalQueue;
+  };
+  /** the local documents bucket */
+  dropDir: string;
   /** one line per backend, saying which is in use */
   describe: string[];
   close(): Promise<void>;
@@ -51,8 +65,18 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     batchSize: 10,
     deadLetterQueue: extractionDeadLetters,
   });
+  const ingestDeadLetters = new LocalQueue({ name: "ingest-dlq" });
+  const ingest = new LocalQueue({
+    name: "ingest",
+    visibilityTimeoutMs: 30_000,
+    maxReceiveCount: 3,
+    batchSize: 5,
+    deadLetterQueue: ingestDeadLetters,
+  });
+  let watcher: FSWatcher | undefined;
   const close = async () => {
-    await extraction.stop();
+    await watcher?.close();
+    await Promise.all([extraction.stop(), ingest.stop()]);
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -78,6 +102,10 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const runtime = await buildChatRuntime(backends);
     const extractionRuntime = await buildExtractionRuntime(backends);
     extraction.start(createExtractionHandler(async () => extractionRuntime));
+    const dropDir = join(dataDir, "drop");
+    const ingestRuntime = await buildIngestRuntime(backends, new FolderObjectSource(dropDir));
+    ingest.start(createIngestHandler(async () => ingestRuntime));
+    watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
     const memories = createMemoriesHandler(() => backends);
     const routes: Route[] = [
       { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },
@@ -101,12 +129,14 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const { port } = server.address() as AddressInfo;
     return {
       url: `http://localhost:${port}`,
-      queues: { extraction, extractionDeadLetters },
+      queues: { extraction, extractionDeadLetters, ingest, ingestDeadLetters },
+      dropDir,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
-        `sqs: in-process queue memory-extraction (3 receives, then memory-extraction-dlq)`,
+        `sqs: in-process queues memory-extraction and ingest (3 receives, then their -dlq)`,
+        `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
         ...runtime.descriptions,
         `data: ${dataDir}`,
       ],

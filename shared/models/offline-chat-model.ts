@@ -180,7 +180,8 @@ function answerFromTools(messages: BaseMessage[]): string {
     }
     if (result.name === OFFLINE_TOOL_RULES.storeMemory) return `Got it. ${String(output.message ?? "Saved.")}`;
     if (typeof output.summary === "string") found.push(`- ${output.summary}`);
-    for (const item of (output.results as { content: string; source?: string }[] | undefined) ?? []) {
+    // The best three of each tool: the stand-in quotes, it cannot summarise.
+    for (const item of ((output.results as { content: string; source?: string }[] | undefined) ?? []).slice(0, 3)) {
       found.push(item.source ? `- ${item.content} (${item.source})` : `- ${item.content}`);
     }
     if (output.text && !/^no (matching|relevant|results)/i.test(output.text)) found.push(`- ${output.text}`);

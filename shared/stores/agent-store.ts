@@ -80,7 +80,31 @@ export interface KnowledgeQuery {
   fullTextWeight?: number;
 }
 
+export interface DocumentChunk {
+  index: number;
+  content: string;
+  metadata: Record<string, unknown>;
+  embedding: number[];
+}
+
+export interface DocumentVersion {
+  /** bucket/key */
+  documentId: string;
+  /** the key, shown as the source */
+  source: string;
+  /** S3's sequencer for this key's event: orders events, newest wins */
+  sequencer: string;
+  etag?: string | null;
+}
+
+/** "stale": an event as new or newer was already applied, so this one changed nothing. */
+export type DocumentWriteResult = "replaced" | "deleted" | "stale";
+
 export interface AgentStore {
+  /** Replaces a document's chunks atomically, unless a newer version is already in. */
+  replaceDocument(version: DocumentVersion, chunks: DocumentChunk[]): Promise<DocumentWriteResult>;
+  /** Deletes a document's chunks, unless a newer version is already in. */
+  deleteDocument(version: DocumentVersion): Promise<DocumentWriteResult>;
   /** Stores a memory, or returns the one already stored for the same fact and scope. */
   insertMemory(memory: NewMemory): Promise<{ id: string; created: boolean }>;
   matchMemories(query: MemoryQuery): Promise<MemoryMatch[]>;
@@ -98,3 +122,12 @@ export interface AgentStore {
 export const vectorLiteral = (embedding: number[]) => `[${embedding.join(",")}]`;
 
 export const iso = (v: Date | string) => new Date(v).toISOString();
+
+/** The chunk rows replace_document_chunks takes, embeddings in pgvector's text form. */
+export const chunkRows = (chunks: DocumentChunk[]) =>
+  chunks.map((c) => ({
+    chunk_index: c.index,
+    content: c.content,
+    metadata: c.metadata,
+    embedding: vectorLiteral(c.embedding),
+  }));

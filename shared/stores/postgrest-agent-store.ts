@@ -1,7 +1,11 @@
 import type { PostgrestClient } from "@supabase/postgrest-js";
 import {
+  chunkRows,
   vectorLiteral,
   type AgentStore,
+  type DocumentChunk,
+  type DocumentVersion,
+  type DocumentWriteResult,
   type KnowledgeQuery,
   type MemoryListFilter,
   type MemoryQuery,
@@ -20,6 +24,30 @@ function unwrap<T>(operation: string, result: { data: T | null; error: { message
 /** The Supabase adapter: the same tables and SQL functions, over PostgREST. */
 export class PostgrestAgentStore implements AgentStore {
   constructor(private readonly rest: PostgrestClient) {}
+
+  async replaceDocument(v: DocumentVersion, chunks: DocumentChunk[]) {
+    return unwrap<DocumentWriteResult>(
+      "replace_document_chunks",
+      await this.rest.rpc("replace_document_chunks", {
+        p_document_id: v.documentId,
+        p_source: v.source,
+        p_sequencer: v.sequencer,
+        p_etag: v.etag ?? null,
+        p_chunks: chunkRows(chunks),
+      }),
+    );
+  }
+
+  async deleteDocument(v: DocumentVersion) {
+    return unwrap<DocumentWriteResult>(
+      "delete_document",
+      await this.rest.rpc("delete_document", {
+        p_document_id: v.documentId,
+        p_source: v.source,
+        p_sequencer: v.sequencer,
+      }),
+    );
+  }
 
   async insertMemory(m: NewMemory) {
     const rows = unwrap<{ id: string; created: boolean }[]>(

@@ -1,7 +1,11 @@
 import {
+  chunkRows,
   iso,
   vectorLiteral,
   type AgentStore,
+  type DocumentChunk,
+  type DocumentVersion,
+  type DocumentWriteResult,
   type KnowledgeMatch,
   type KnowledgeQuery,
   type MemoryListFilter,
@@ -58,6 +62,22 @@ export const toUserContext = (r: Row): UserContext => ({
 /** The SQL adapter: PGlite locally and in tests, or any Postgres client. */
 export class SqlAgentStore implements AgentStore {
   constructor(private readonly db: SqlClient) {}
+
+  async replaceDocument(v: DocumentVersion, chunks: DocumentChunk[]) {
+    const { rows } = await this.db.query<{ result: DocumentWriteResult }>(
+      "select replace_document_chunks($1, $2, $3, $4, $5::jsonb) as result",
+      [v.documentId, v.source, v.sequencer, v.etag ?? null, JSON.stringify(chunkRows(chunks))],
+    );
+    return rows[0]!.result;
+  }
+
+  async deleteDocument(v: DocumentVersion) {
+    const { rows } = await this.db.query<{ result: DocumentWriteResult }>(
+      "select delete_document($1, $2, $3) as result",
+      [v.documentId, v.source, v.sequencer],
+    );
+    return rows[0]!.result;
+  }
 
   async insertMemory(m: NewMemory) {
     const { rows } = await this.db.query<{ id: string; created: boolean }>(

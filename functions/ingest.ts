@@ -1,0 +1,42 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { S3Client } from "@aws-sdk/client-s3";
+import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
+import { awsBackends, once } from "../shared/backends";
+import { S3ObjectSource } from "../shared/ingest/object-source";
+import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
+import { parseS3Notification } from "../shared/ingest/s3-events";
+import { createLogger } from "../shared/logger";
+
+const logger = createLogger("ingest");
+
+/**
+ * SQS consumer of S3 notifications for the documents bucket. Each message's object events
+ * are applied in order; a malformed message, or a store or embeddings failure, fails only
+ * its own record (retried, then dead-lettered). Documents that can never be ingested are
+ * logged with their key and reason, and acknowledged.
+ */
+export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
+  const processor = new BatchProcessor(EventType.SQS);
+  return async (event: SQSEvent, context: Context) => {
+    const { ingestor } = await runtime();
+    const handleRecord = async (record: SQSRecord) => {
+      for (const objectEvent of parseS3Notification(record.body)) {
+        const outcome = await ingestor.handle(objectEvent);
+        const fields = {
+          messageId: record.messageId,
+          key: objectEvent.key,
+          kind: objectEvent.kind,
+          sequencer: objectEvent.sequencer,
+          ...outcome,
+        };
+        if (outcome.action === "skipped") logger.warn("document skipped", fields);
+        else logger.info("document ingested", fields);
+      }
+    };
+    return processPartialResponse(event, handleRecord, processor, { context });
+  };
+}
+
+export const handler = createIngestHandler(
+  once(async () => buildIngestRuntime(await awsBackends(), new S3ObjectSource(new S3Client({})))),
+);
