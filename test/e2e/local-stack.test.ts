@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
@@ -28,6 +28,15 @@ const get = async (path: string, headers: Record<string, string> = {}) => {
   const res = await fetch(`${stack.url}${path}`, { headers });
   return { status: res.status, body: (await res.json()) as any };
 };
+
+/** Polls until `check` passes: the drop folder and its queue work asynchronously, as S3 and SQS do. */
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 describe("local stack over HTTP", () => {
   let sessionId: string;
@@ -130,6 +139,30 @@ describe("local stack over HTTP", () => {
     expect(await memories()).toEqual(["My favourite colour is green", "I prefer window seats on long flights"]);
     expect(stack.queues.extractionDeadLetters.depth).toBe(0);
   });
+
+  it("answers from the sample knowledge base on first start, citing the source", async () => {
+    await waitFor(async () =>
+      (await post("/api/chat", JSON.stringify({ message: "how much does the Pro plan cost?" }))).body.reply.includes(
+        "(pricing.md)",
+      ),
+    );
+  });
+
+  it("ingests a dropped file, follows its edits and forgets it when deleted", async () => {
+    const file = join(stack.dropDir, "red flower.md");
+    const ask = async () =>
+      (await post("/api/chat", JSON.stringify({ message: "where does the crimson zanthorian flower grow?" }))).body
+        .reply as string;
+    writeFileSync(file, "The crimson zanthorian flower grows only on the cliffs of Veloria.\n");
+    await waitFor(async () => (await ask()).includes("cliffs of Veloria"));
+    expect(await ask()).toContain("(red flower.md)");
+    writeFileSync(file, "The crimson zanthorian flower now grows in the marshes of Quell.\n");
+    await waitFor(async () => (await ask()).includes("marshes of Quell"));
+    expect(await ask()).not.toContain("Veloria");
+    unlinkSync(file);
+    await waitFor(async () => !(await ask()).includes("zanthorian"));
+    expect(stack.queues.ingestDeadLetters.depth).toBe(0);
+  }, 30_000);
 
   it("keeps sessions across a restart", async () => {
     await stack.close();

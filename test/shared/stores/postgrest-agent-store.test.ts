@@ -165,6 +165,37 @@ describe("PostgREST agent store: requests and responses", () => {
     });
   });
 
+  it("replace_document_chunks and delete_document: one RPC each, chunks as JSON with pgvector text embeddings", async () => {
+    reply = () => ({ status: 200, body: "replaced" });
+    const version = {
+      documentId: "bucket/red flower.md",
+      source: "red flower.md",
+      sequencer: "0055AED6DCD90281E5",
+      etag: "abc",
+    };
+    expect(
+      await store.replaceDocument(version, [
+        { index: 0, content: "Roses.", metadata: { headings: "Flora" }, embedding: [0.5, 0.5] },
+      ]),
+    ).toBe("replaced");
+    expect([last().method, last().path]).toEqual(["POST", "/rest/v1/rpc/replace_document_chunks"]);
+    expect(last().body).toEqual({
+      p_document_id: "bucket/red flower.md",
+      p_source: "red flower.md",
+      p_sequencer: "0055AED6DCD90281E5",
+      p_etag: "abc",
+      p_chunks: [{ chunk_index: 0, content: "Roses.", metadata: { headings: "Flora" }, embedding: "[0.5,0.5]" }],
+    });
+    reply = () => ({ status: 200, body: "stale" });
+    expect(await store.deleteDocument(version)).toBe("stale");
+    expect(last().path).toBe("/rest/v1/rpc/delete_document");
+    expect(last().body).toEqual({
+      p_document_id: "bucket/red flower.md",
+      p_source: "red flower.md",
+      p_sequencer: "0055AED6DCD90281E5",
+    });
+  });
+
   it("surfaces PostgREST's error body instead of an empty result", async () => {
     reply = () => ({
       status: 404,

@@ -1,0 +1,69 @@
+import { chunkText } from "../../../shared/documents/chunk";
+import { extractText, UnreadableDocument, UnsupportedDocument } from "../../../shared/documents/extract-text";
+import { tinyDocx, tinyPdf } from "../../support/documents";
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+describe("text extraction by type", () => {
+  it("reads markdown, text, HTML without markup, and JSON string values", async () => {
+    expect(await extractText("a.md", bytes("# T\nbody"))).toEqual({ text: "# T\nbody", markdown: true });
+    expect((await extractText("a.txt", bytes("plain"))).text).toBe("plain");
+    const html = await extractText(
+      "a.html",
+      bytes(
+        "<html><head><style>p{}</style><script>x()</script></head><body><h1>Title</h1><p>Some <b>bold</b> text &amp; more.</p></body></html>",
+      ),
+    );
+    expect(html.text).toContain("Some bold text & more.");
+    expect(html.text).not.toMatch(/<|x\(\)|p\{\}/);
+    expect((await extractText("faq.json", bytes('{"q":"How?","a":["Like this."],"n":3}'))).text).toBe(
+      "How?\nLike this.",
+    );
+  });
+
+  it("reads a PDF and a DOCX", async () => {
+    expect((await extractText("guide.pdf", tinyPdf("Refunds take five days"))).text).toContain(
+      "Refunds take five days",
+    );
+    expect(
+      (await extractText("policy.DOCX", await tinyDocx(["First paragraph.", "Second paragraph."]))).text,
+    ).toContain("First paragraph.\n\nSecond paragraph.");
+  });
+
+  it("refuses unknown types and unreadable files with reasons", async () => {
+    await expect(extractText("image.png", bytes("x"))).rejects.toBeInstanceOf(UnsupportedDocument);
+    await expect(extractText("broken.pdf", bytes("%PDF-1.4 garbage"))).rejects.toBeInstanceOf(UnreadableDocument);
+    await expect(extractText("broken.docx", bytes("not a zip"))).rejects.toBeInstanceOf(UnreadableDocument);
+    await expect(extractText("broken.json", bytes("{"))).rejects.toBeInstanceOf(UnreadableDocument);
+  });
+});
+
+describe("chunking", () => {
+  it("keeps each markdown chunk's heading path, and respects size and overlap", async () => {
+    const md = [
+      "# Billing",
+      "## Refunds",
+      "Refunds within 14 days. ".repeat(20),
+      "## Invoices",
+      "Invoices are PDFs.",
+      "```",
+      "# not a heading",
+      "```",
+    ].join("\n");
+    const chunks = await chunkText(md, true, { chunkSize: 200, chunkOverlap: 40 });
+    expect(chunks.every((c) => c.content.length <= 200)).toBe(true);
+    expect(new Set(chunks.map((c) => c.metadata.headings))).toEqual(
+      new Set(["Billing > Refunds", "Billing > Invoices"]),
+    );
+    expect(chunks.filter((c) => c.metadata.headings === "Billing > Refunds").length).toBeGreaterThan(1);
+    expect(
+      chunks.some((c) => c.content.includes("# not a heading") && c.metadata.headings === "Billing > Invoices"),
+    ).toBe(true);
+  });
+
+  it("splits plain text without headings", async () => {
+    const chunks = await chunkText("word ".repeat(500), false, { chunkSize: 300, chunkOverlap: 50 });
+    expect(chunks.length).toBeGreaterThan(5);
+    expect(chunks[0]!.metadata).toEqual({});
+  });
+});
