@@ -13,6 +13,8 @@ export interface StackSettings {
   /** An existing Secrets Manager secret holding the service-role key; unset creates one to fill in. */
   supabaseSecretArn?: string;
   checkpointTtlDays?: number;
+  /** Key prefix of the documents to ingest from the bucket. */
+  documentsPrefix: string;
 }
 
 export function readSettings(scope: Construct): StackSettings {
@@ -27,5 +29,6 @@ export function readSettings(scope: Construct): StackSettings {
     supabaseUrl: get("supabaseUrl") ?? "https://your-project.supabase.co",
     supabaseSecretArn: get("supabaseSecretArn"),
     checkpointTtlDays: ttl === undefined ? undefined : Number(ttl),
+    documentsPrefix: get("documentsPrefix") ?? "knowledge/",
   };
 }

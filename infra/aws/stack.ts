@@ -10,6 +10,9 @@ import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-clo
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
+import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
+import { BlockPublicAccess, Bucket, BucketEncryption, EventType } from "aws-cdk-lib/aws-s3";
+import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { join } from "node:path";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
@@ -28,6 +31,10 @@ export class AgentStack extends Stack {
   readonly extractionQueue: Queue;
   readonly extractionDeadLetters: Queue;
   readonly idempotencyTable: TableV2;
+  readonly documentsBucket: Bucket;
+  readonly ingestQueue: Queue;
+  readonly ingestDeadLetters: Queue;
+  readonly ingestFunction: NodejsFunction;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
@@ -67,26 +74,11 @@ export class AgentStack extends Stack {
     // The visibility timeout is 6x the function timeout, as AWS advises for Lambda consumers,
     // so a slow batch is not handed to a second invocation while the first still runs.
     const extractionTimeout = Duration.seconds(60);
-    this.extractionDeadLetters = new Queue(this, "MemoryExtractionDLQ", {
-      retentionPeriod: Duration.days(14),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-    });
-    this.extractionQueue = new Queue(this, "MemoryExtractionQueue", {
-      visibilityTimeout: Duration.seconds(extractionTimeout.toSeconds() * 6),
-      retentionPeriod: Duration.days(4),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      deadLetterQueue: { queue: this.extractionDeadLetters, maxReceiveCount: 3 },
-    });
-    new Alarm(this, "MemoryExtractionDLQDepth", {
-      alarmDescription: "Turns whose memory extraction failed 3 times are waiting in the dead-letter queue",
-      metric: this.extractionDeadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    ({ queue: this.extractionQueue, deadLetters: this.extractionDeadLetters } = this.queueWithDeadLetters(
+      "MemoryExtraction",
+      extractionTimeout,
+      "Turns whose memory extraction failed 3 times are waiting in the dead-letter queue",
+    ));
 
     // Powertools idempotency records for queue consumers: a redelivered turn is processed once.
     this.idempotencyTable = new TableV2(this, "IdempotencyTable", {
@@ -146,6 +138,45 @@ export class AgentStack extends Stack {
     });
     supabaseKey.grantRead(this.memoriesFunction);
 
+    // Knowledge base: documents dropped under the prefix are ingested through a queue.
+    this.documentsBucket = new Bucket(this, "DocumentsBucket", {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const ingestTimeout = Duration.seconds(120);
+    ({ queue: this.ingestQueue, deadLetters: this.ingestDeadLetters } = this.queueWithDeadLetters(
+      "Ingest",
+      ingestTimeout,
+      "Document events that failed to ingest 3 times are waiting in the dead-letter queue",
+    ));
+    const notify = new SqsDestination(this.ingestQueue);
+    for (const suffix of SUPPORTED_EXTENSIONS) {
+      for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED]) {
+        this.documentsBucket.addEventNotification(event, notify, { prefix: settings.documentsPrefix, suffix });
+      }
+    }
+    this.ingestFunction = this.fn("IngestFunction", "ingest.ts", {
+      environment,
+      timeout: ingestTimeout,
+      memorySize: 1536,
+    });
+    this.documentsBucket.grantRead(this.ingestFunction, `${settings.documentsPrefix}*`);
+    supabaseKey.grantRead(this.ingestFunction);
+    this.ingestFunction.addEventSource(
+      new SqsEventSource(this.ingestQueue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }),
+    );
+    if (settings.bedrockEmbeddingModelId) {
+      this.ingestFunction.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["bedrock:InvokeModel"],
+          resources: bedrockModelArns(this, settings.bedrockEmbeddingModelId),
+        }),
+      );
+    }
+
     this.api = new RestApi(this, "Api", {
       description: "Agent backend API",
       deployOptions: { stageName: "v1", throttlingRateLimit: 50, throttlingBurstLimit: 100 },
@@ -161,6 +192,35 @@ export class AgentStack extends Stack {
     const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
     memories.addMethod("GET", memoriesIntegration);
     memories.addResource("{id}").addMethod("DELETE", memoriesIntegration);
+  }
+
+  /**
+   * A consumer's queue: its dead-letter queue after 3 receives, an alarm on anything landing
+   * there, and a visibility timeout of 6x the consumer's timeout (AWS's advice for Lambda), so
+   * a slow batch is not handed to a second invocation while the first still runs.
+   */
+  private queueWithDeadLetters(id: string, consumerTimeout: Duration, alarmDescription: string) {
+    const deadLetters = new Queue(this, `${id}DLQ`, {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    const queue = new Queue(this, `${id}Queue`, {
+      visibilityTimeout: Duration.seconds(consumerTimeout.toSeconds() * 6),
+      retentionPeriod: Duration.days(4),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: 3 },
+    });
+    new Alarm(this, `${id}DLQDepth`, {
+      alarmDescription,
+      metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    return { queue, deadLetters };
   }
 
   /** Every handler: Node 22 on Graviton, minified, the SDK left to the runtime's copy. */

@@ -9,6 +9,7 @@ const stack = new AgentStack(new App(), "Test", {
     supabaseUrl: "https://abc.supabase.co",
     bedrockModelId: MODEL,
     bedrockEmbeddingModelId: "amazon.titan-embed-text-v2:0",
+    documentsPrefix: "knowledge/",
   },
 });
 const template = Template.fromStack(stack);
@@ -27,6 +28,19 @@ function statementsOf(fn: typeof stack.chatFunction) {
   }[];
 }
 const actions = (fn: typeof stack.chatFunction) => statementsOf(fn).flatMap((s) => [s.Action].flat());
+/** A resource's synthesized properties, by construct. */
+const propsOf = (construct: { node: { defaultChild?: unknown } }) =>
+  template.toJSON().Resources[stack.getLogicalId(construct.node.defaultChild as never)].Properties as Record<
+    string,
+    any
+  >;
+const ourFunctions = () => [
+  stack.chatFunction,
+  stack.sessionsFunction,
+  stack.memoriesFunction,
+  stack.extractionFunction,
+  stack.ingestFunction,
+];
 
 describe("checkpoint table", () => {
   it("uses the saver's key schema, on-demand billing, TTL and point-in-time recovery", () => {
@@ -56,9 +70,7 @@ describe("checkpoint table", () => {
 
 describe("functions", () => {
   it("run Node 22 on arm64 with the table name and no plain-text secret in the environment", () => {
-    const fns = template.findResources("AWS::Lambda::Function");
-    expect(Object.keys(fns)).toHaveLength(4);
-    for (const fn of Object.values(fns) as { Properties: Record<string, any> }[]) {
+    for (const fn of ourFunctions().map((f) => ({ Properties: propsOf(f) }))) {
       expect(fn.Properties.Runtime).toBe("nodejs22.x");
       expect(fn.Properties.Architectures).toEqual(["arm64"]);
       const env = fn.Properties.Environment.Variables;
@@ -89,12 +101,8 @@ describe("functions", () => {
 });
 
 describe("memory extraction", () => {
-  const queues = () => template.findResources("AWS::SQS::Queue");
-  const mainQueue = () =>
-    Object.values(queues()).find((q: any) => q.Properties.RedrivePolicy) as { Properties: Record<string, any> };
-
   it("has a queue with a dead-letter queue after 3 receives and a visibility timeout of 6x the function timeout", () => {
-    const queue = mainQueue();
+    const queue = { Properties: propsOf(stack.extractionQueue) };
     expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(3);
     const fn = template.findResources("AWS::Lambda::Function", {
       Properties: { Handler: "index.handler", Timeout: 60 },
@@ -155,6 +163,62 @@ describe("memory extraction", () => {
     )!;
     expect(JSON.stringify(bedrock.Resource)).toContain("foundation-model/amazon.titan-embed-text-v2:0");
     expect(JSON.stringify(bedrock.Resource)).toContain(`foundation-model/${MODEL}`);
+  });
+});
+
+describe("document ingestion", () => {
+  it("has a private, encrypted, versioned bucket that refuses plain HTTP", () => {
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
+      },
+      VersioningConfiguration: { Status: "Enabled" },
+    });
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: "Deny", Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+        ]),
+      },
+    });
+  });
+
+  it("sends created and removed events for the prefix and each supported suffix to the ingest queue", () => {
+    const notifications = template.findResources("Custom::S3BucketNotifications");
+    const config = (Object.values(notifications)[0] as any).Properties.NotificationConfiguration
+      .QueueConfigurations as any[];
+    const ingestQueueArn = { "Fn::GetAtt": [stack.getLogicalId(stack.ingestQueue.node.defaultChild as never), "Arn"] };
+    expect(config).toHaveLength(16);
+    for (const c of config) {
+      expect(c.QueueArn).toEqual(ingestQueueArn);
+      expect(["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]).toContain(c.Events[0]);
+      expect(c.Filter.Key.FilterRules).toEqual(expect.arrayContaining([{ Name: "prefix", Value: "knowledge/" }]));
+    }
+    const suffixes = new Set(config.map((c) => c.Filter.Key.FilterRules.find((r: any) => r.Name === "suffix").Value));
+    expect(suffixes).toEqual(new Set([".md", ".markdown", ".txt", ".html", ".htm", ".json", ".pdf", ".docx"]));
+  });
+
+  it("gives the ingest function read-only access to the prefix, and its own queue with a DLQ and alarm", () => {
+    const s3 = statementsOf(stack.ingestFunction).filter((s) => [s.Action].flat().some((a) => a.startsWith("s3:")));
+    expect(s3.flatMap((s) => [s.Action].flat()).every((a) => /^s3:(Get|List)/.test(a))).toBe(true);
+    expect(JSON.stringify(s3.map((s) => s.Resource))).toContain("/knowledge/*");
+    for (const fn of [stack.chatFunction, stack.extractionFunction, stack.sessionsFunction, stack.memoriesFunction]) {
+      expect(actions(fn).filter((a) => a.startsWith("s3:"))).toEqual([]);
+    }
+    const queue = propsOf(stack.ingestQueue);
+    expect(queue.VisibilityTimeout).toBe(720);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 2);
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      FunctionName: { Ref: stack.getLogicalId(stack.ingestFunction.node.defaultChild as never) },
+    });
   });
 });
 
