@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   retrieval: () => import("./retrieval"),
   "memory-scale": () => import("./memory-scale"),
   extraction: () => import("./extraction"),
+  ingest: () => import("./ingest"),
 };
 
 const wanted = process.argv.slice(2);
