@@ -48,6 +48,13 @@ const Settings = z.object({
   INGEST_EMBED_BATCH: z.coerce.number().int().min(1).max(256).default(32),
   INGEST_EMBED_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
 
+  /** How long a message sent with if_busy "queue" waits for the session's previous run. */
+  SESSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(25_000).default(20_000),
+  /** The offline stand-in's pause between streamed words, so streaming is visible locally. */
+  OFFLINE_STREAM_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(15),
+  /** A lighter Bedrock model for naming sessions; unset uses BEDROCK_MODEL_ID. */
+  BEDROCK_NAMING_MODEL_ID: z.string().min(1).optional(),
+
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce
     .number()

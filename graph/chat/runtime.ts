@@ -1,6 +1,7 @@
 import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
 import { createChatModel, createEmbeddings } from "../../shared/models";
+import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 import { buildChatGraph } from "./graph";
@@ -16,7 +17,11 @@ export interface ChatRuntime extends Backends {
 /** Wires the chat agent onto the backends: model, tools (when a store exists), checkpointer, owners. */
 export async function buildChatRuntime(backends: Backends, logger?: Logger): Promise<ChatRuntime> {
   const { config, dynamo, conversations, store, extractionQueue } = backends;
-  const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+  const [model, embeddings, namer] = await Promise.all([
+    createChatModel(config),
+    createEmbeddings(config),
+    config.BEDROCK_NAMING_MODEL_ID ? createChatModel(config, undefined, config.BEDROCK_NAMING_MODEL_ID) : undefined,
+  ]);
   const tools = store
     ? agentTools({
         store,
@@ -37,6 +42,9 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     chat: new ChatService({
       graph,
       owners,
+      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+      queueWaitMs: config.SESSION_QUEUE_WAIT_MS,
+      namingModel: (namer ?? model).value,
       conversations,
       recursionLimit: config.AGENT_RECURSION_LIMIT,
       extractionQueue,

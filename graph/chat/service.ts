@@ -1,12 +1,23 @@
-import { type AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import {
+  type AIMessage,
+  type AIMessageChunk,
+  type BaseMessage,
+  HumanMessage,
+  isAIMessage,
+  type ToolMessage,
+} from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
-import { sessionNotFound, storeUnavailable } from "../../shared/errors";
+import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
-import type { ConversationStore } from "../../shared/stores/conversations";
+import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
+import type { SessionLeases } from "../../shared/stores/session-lease";
 import type { SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
 import type { ChatGraph } from "./graph";
+import { firstWords, nameSession } from "./naming";
+import { TraceCollector } from "./trace";
 
 export interface ChatTurn {
   userId: string;
@@ -14,17 +25,35 @@ export interface ChatTurn {
   /** absent: start a new session */
   sessionId?: string;
   message: string;
+  /** when another run holds the session: answer 409 at once (default), or wait for it */
+  ifBusy?: "reject" | "queue";
 }
 
 export interface ChatReply {
   reply: string;
   sessionId: string;
   messageId: string;
+  sessionName?: string;
+}
+
+/** What a streaming client is told as the turn runs. Every callback is optional. */
+export interface TurnObserver {
+  onSession?(sessionId: string): void;
+  onToken?(text: string): void;
+  onToolStart?(name: string, args: unknown): void;
+  onToolEnd?(name: string, summary: string): void;
+  onTrace?(step: TraceStep): void;
+  onSessionName?(name: string): void;
 }
 
 export interface ChatServiceDeps {
   graph: ChatGraph;
   owners: SessionOwners;
+  leases: SessionLeases;
+  /** how long an `if_busy: "queue"` request waits for the session */
+  queueWaitMs?: number;
+  /** names new sessions; absent: their first five words */
+  namingModel?: BaseChatModel;
   /** the answers-only history for UIs; absent in a deployment without Supabase */
   conversations?: ConversationStore;
   recursionLimit: number;
@@ -34,19 +63,88 @@ export interface ChatServiceDeps {
   onExtractionPublishFailure?: (err: unknown) => void;
 }
 
-/** One chat turn: check the session, run the graph, save the answers-only history. */
+const sessionBusy = () =>
+  new AppError(
+    409,
+    "session_busy",
+    'another message in this session is still being answered; retry, or send if_busy: "queue"',
+  );
+
+/**
+ * One chat turn, for /api/chat and /api/chat/stream alike: check the session, take its
+ * lease, run the graph, save the answers-only history with the session's name and the
+ * turn's trace, and hand the turn to memory extraction.
+ */
 export class ChatService {
   constructor(private readonly deps: ChatServiceDeps) {}
 
-  async reply(turn: ChatTurn): Promise<ChatReply> {
+  async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
+    const isNew = turn.sessionId === undefined;
     const sessionId = turn.sessionId ?? randomUUID();
     await this.enterSession(sessionId, turn);
-
-    const human = new HumanMessage({ id: randomUUID(), content: turn.message });
-    const askedAt = new Date().toISOString();
-    let messages: BaseMessage[];
+    const lease =
+      turn.ifBusy === "queue"
+        ? await this.deps.leases.acquire(sessionId, this.deps.queueWaitMs ?? 20_000)
+        : await this.deps.leases.tryAcquire(sessionId);
+    if (!lease) throw sessionBusy();
     try {
-      const state = await this.deps.graph.invoke(
+      observer.onSession?.(sessionId);
+      // Named alongside the run, so the name costs the reply no time.
+      const naming = isNew ? this.name(turn.message) : undefined;
+      const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
+      const human = new HumanMessage({ id: randomUUID(), content: turn.message });
+      const askedAt = new Date().toISOString();
+      const answer = await this.run(sessionId, turn, human, tracer, observer);
+      const reply = textOf(answer);
+      const messageId = answer.id!;
+      const sessionName = naming ? await naming : undefined;
+      if (sessionName) observer.onSessionName?.(sessionName);
+
+      const saved = await this.deps.conversations
+        ?.recordTurn({
+          sessionId,
+          userId: turn.userId,
+          projectId: turn.projectId ?? null,
+          sessionName: sessionName ?? firstWords(turn.message),
+          turnId: messageId,
+          messages: [
+            { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
+            { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
+          ],
+          trace: tracer.steps,
+        })
+        .catch((err) => {
+          throw storeUnavailable(err);
+        });
+      if (saved === "forbidden") throw sessionNotFound();
+      await this.handOffForExtraction({
+        user_id: turn.userId,
+        project_id: turn.projectId ?? null,
+        session_id: sessionId,
+        turn_id: messageId,
+        user_message: turn.message,
+        assistant_reply: reply,
+      });
+      return { reply, sessionId, messageId, ...(sessionName ? { sessionName } : {}) };
+    } finally {
+      await lease.release();
+    }
+  }
+
+  /**
+   * Runs the graph on the new message only (history comes from the checkpoint), reporting
+   * tokens and tool calls as they happen. Tokens are asked for only when someone listens.
+   */
+  private async run(
+    sessionId: string,
+    turn: ChatTurn,
+    human: HumanMessage,
+    tracer: TraceCollector,
+    observer: TurnObserver,
+  ) {
+    let answer: AIMessage | undefined;
+    try {
+      const stream = await this.deps.graph.stream(
         { messages: [human] },
         {
           configurable: {
@@ -56,34 +154,35 @@ export class ChatService {
             project_id: turn.projectId,
           },
           recursionLimit: this.deps.recursionLimit,
+          callbacks: [tracer],
+          streamMode: observer.onToken ? ["updates", "messages"] : ["updates"],
         },
       );
-      messages = state.messages;
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (mode === "messages") {
+          const [message, metadata] = chunk as [AIMessageChunk, { langgraph_node?: string }];
+          const text = typeof message.content === "string" ? message.content : "";
+          if (metadata.langgraph_node === "agent" && text) observer.onToken?.(text);
+          continue;
+        }
+        const update = chunk as { agent?: { messages: BaseMessage[] }; tools?: { messages: ToolMessage[] } };
+        for (const message of update.agent?.messages ?? []) {
+          if (!isAIMessage(message)) continue;
+          answer = message;
+          for (const call of message.tool_calls ?? []) observer.onToolStart?.(call.name, call.args);
+        }
+        for (const result of update.tools?.messages ?? [])
+          observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
+      }
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    const answer = messages[messages.length - 1] as AIMessage;
-    const reply = textOf(answer);
-    const messageId = answer.id!;
+    if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
+    return answer;
+  }
 
-    const saved = await this.deps.conversations
-      ?.appendTurn(sessionId, turn.userId, messageId, [
-        { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
-        { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
-      ])
-      .catch((err) => {
-        throw storeUnavailable(err);
-      });
-    if (saved === "forbidden") throw sessionNotFound();
-    await this.handOffForExtraction({
-      user_id: turn.userId,
-      project_id: turn.projectId ?? null,
-      session_id: sessionId,
-      turn_id: messageId,
-      user_message: turn.message,
-      assistant_reply: reply,
-    });
-    return { reply, sessionId, messageId };
+  private name(message: string): Promise<string> {
+    return this.deps.namingModel ? nameSession(this.deps.namingModel, message) : Promise.resolve(firstWords(message));
   }
 
   /** The reply never waits for extraction: only for the queue to accept the turn, and never fails on it. */
@@ -110,6 +209,11 @@ export class ChatService {
     }
     throw sessionNotFound();
   }
+}
+
+/** A short summary of a tool result for stream events: its first 200 characters. */
+function summarize(content: string): string {
+  return content.length > 200 ? `${content.slice(0, 200)}…` : content;
 }
 
 /** The text of a message: string content, or the text blocks of structured content. */

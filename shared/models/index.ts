@@ -26,23 +26,24 @@ export function bedrockClient(config: Config): BedrockRuntimeClient {
 export async function createChatModel(
   config: Config,
   client?: BedrockRuntimeClient,
+  modelId = config.BEDROCK_MODEL_ID,
 ): Promise<Described<BaseChatModel>> {
-  if (config.BEDROCK_MODEL_ID) {
+  if (modelId) {
     // Loaded lazily: the offline path (and its cold start) never pays for @langchain/aws.
     const { ChatBedrockConverse } = await import("@langchain/aws");
     return {
       value: new ChatBedrockConverse({
-        model: config.BEDROCK_MODEL_ID,
+        model: modelId,
         client: client ?? bedrockClient(config),
         region: config.BEDROCK_REGION ?? process.env.AWS_REGION,
         temperature: 0.2,
         maxTokens: 2048,
       }),
-      description: `model: Bedrock ${config.BEDROCK_MODEL_ID}`,
+      description: `model: Bedrock ${modelId}`,
     };
   }
   return {
-    value: new OfflineChatModel({}),
+    value: new OfflineChatModel({ streamDelayMs: config.OFFLINE_STREAM_DELAY_MS }),
     description: "model: offline rule-based stand-in, not a language model (set BEDROCK_MODEL_ID for Bedrock)",
   };
 }

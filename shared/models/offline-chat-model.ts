@@ -44,9 +44,17 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  *
  * Structured output (withStructuredOutput binds one tool and expects a call to it) is
  * answered by rules for the schemas this project asks for: `memory_facts` reads facts
- * out of the <user_message> of the prompt with shared/facts.ts.
+ * out of the <user_message> of the prompt with shared/facts.ts; `session_name` takes the
+ * message's first five words.
  */
 export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
+  private readonly streamDelayMs: number;
+
+  constructor(fields: { streamDelayMs?: number } = {}) {
+    super({});
+    this.streamDelayMs = fields.streamDelayMs ?? 0;
+  }
+
   static override lc_name() {
     return "OfflineChatModel";
   }
@@ -111,7 +119,9 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
       return;
     }
     const words = String(message.content).split(/(?<= )/);
-    for (const word of words) {
+    for (const [i, word] of words.entries()) {
+      // A generation pace, so a local client sees tokens arrive over time as it would from Bedrock.
+      if (i > 0 && this.streamDelayMs > 0) await new Promise((r) => setTimeout(r, this.streamDelayMs));
       const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word }) });
       yield chunk;
       await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
@@ -151,6 +161,14 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
 /** Rule-based answers to the structured outputs this project asks for, by tool name. */
 const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = {
   memory_facts: (prompt) => ({ facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? "") }),
+  session_name: (prompt) => ({
+    name: prompt
+      .trim()
+      .split(/\s+/)
+      .slice(0, 5)
+      .join(" ")
+      .replace(/[.,;:!?]+$/, ""),
+  }),
 };
 
 function isQuestion(text: string): boolean {

@@ -1,25 +1,40 @@
 import type { PostgrestClient } from "@supabase/postgrest-js";
-import type { AppendResult, Conversation, ConversationMessage, ConversationStore } from "./conversations";
+import type {
+  AppendResult,
+  Conversation,
+  ConversationMessage,
+  ConversationStore,
+  RecordedTurn,
+  TraceStep,
+} from "./conversations";
+import { page, pageArgs, toSessionSummary } from "./sql-conversations";
 
-/** The Supabase adapter: the same table and SQL function, reached over PostgREST. */
+/** Throws PostgREST's error with the operation named, instead of treating it as "no rows". */
+function unwrap<T>(operation: string, result: { data: T | null; error: { message: string } | null }): T {
+  if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
+  return result.data as T;
+}
+
+/** The Supabase adapter: the same tables and SQL functions, reached over PostgREST. */
 export class PostgrestConversationStore implements ConversationStore {
   constructor(private readonly rest: PostgrestClient) {}
 
   async get(sessionId: string): Promise<Conversation | undefined> {
-    const { data, error } = await this.rest
-      .from("agent_conversations")
-      .select("session_id,user_id,messages,created_at,updated_at")
-      .eq("session_id", sessionId)
-      .maybeSingle();
-    if (error) throw new Error(`agent_conversations read failed: ${error.message}`, { cause: error });
-    if (!data) return undefined;
-    const row = data as {
+    const row = unwrap<{
       session_id: string;
       user_id: string;
       messages: ConversationMessage[];
       created_at: string;
       updated_at: string;
-    };
+    } | null>(
+      "agent_conversations read",
+      await this.rest
+        .from("agent_conversations")
+        .select("session_id,user_id,messages,created_at,updated_at")
+        .eq("session_id", sessionId)
+        .maybeSingle(),
+    );
+    if (!row) return undefined;
     return {
       sessionId: row.session_id,
       userId: row.user_id,
@@ -29,19 +44,41 @@ export class PostgrestConversationStore implements ConversationStore {
     };
   }
 
-  async appendTurn(
-    sessionId: string,
-    userId: string,
-    turnId: string,
-    messages: ConversationMessage[],
-  ): Promise<AppendResult> {
-    const { data, error } = await this.rest.rpc("append_conversation_turn", {
-      p_session_id: sessionId,
-      p_user_id: userId,
-      p_messages: messages,
-      p_turn_id: turnId,
-    });
-    if (error) throw new Error(`append_conversation_turn failed: ${error.message}`, { cause: error });
-    return data as AppendResult;
+  async recordTurn(t: RecordedTurn): Promise<AppendResult> {
+    return unwrap<AppendResult>(
+      "record_turn",
+      await this.rest.rpc("record_turn", {
+        p_session_id: t.sessionId,
+        p_user_id: t.userId,
+        p_project_id: t.projectId,
+        p_session_name: t.sessionName,
+        p_messages: t.messages,
+        p_turn_id: t.turnId,
+        p_trace: t.trace,
+      }),
+    );
+  }
+
+  async listSessions(userId: string, { limit, cursor }: { limit: number; cursor?: string }) {
+    const rows = unwrap<Record<string, unknown>[]>(
+      "list_sessions",
+      await this.rest.rpc("list_sessions", pageArgs(userId, limit, cursor)),
+    );
+    return page(rows.map(toSessionSummary), limit);
+  }
+
+  async traces(sessionId: string): Promise<Record<string, TraceStep[]>> {
+    const rows = unwrap<{ message_id: string; steps: TraceStep[] }[]>(
+      "execution_traces read",
+      await this.rest.from("execution_traces").select("message_id,steps").eq("session_id", sessionId),
+    );
+    return Object.fromEntries(rows.map((r) => [r.message_id, r.steps]));
+  }
+
+  async deleteSession(sessionId: string, userId: string): Promise<boolean> {
+    return unwrap<boolean>(
+      "delete_session",
+      await this.rest.rpc("delete_session", { p_session_id: sessionId, p_user_id: userId }),
+    );
   }
 }

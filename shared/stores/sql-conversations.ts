@@ -1,13 +1,43 @@
-import type { AppendResult, Conversation, ConversationMessage, ConversationStore } from "./conversations";
-import type { SqlClient } from "./sql";
 import { iso } from "./agent-store";
+import {
+  decodeCursor,
+  encodeCursor,
+  type AppendResult,
+  type Conversation,
+  type ConversationMessage,
+  type ConversationStore,
+  type RecordedTurn,
+  type SessionSummary,
+  type TraceStep,
+} from "./conversations";
+import type { SqlClient } from "./sql";
 
-interface Row {
-  session_id: string;
-  user_id: string;
-  messages: ConversationMessage[];
-  created_at: Date | string;
-  updated_at: Date | string;
+type Row = Record<string, any>;
+
+export const toSessionSummary = (r: Row): SessionSummary => ({
+  session_id: r.session_id,
+  project_id: r.project_id,
+  name: r.name,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  message_count: Number(r.message_count),
+});
+
+/** A page of rows asked for with one extra: its presence says there is a next page. */
+export function page(rows: SessionSummary[], limit: number) {
+  const sessions = rows.slice(0, limit);
+  return rows.length > limit ? { sessions, nextCursor: encodeCursor(sessions[sessions.length - 1]!) } : { sessions };
+}
+
+/** The list_sessions arguments for a page request; an unreadable cursor starts from the top. */
+export function pageArgs(userId: string, limit: number, cursor?: string) {
+  const after = cursor ? decodeCursor(cursor) : undefined;
+  return {
+    p_user_id: userId,
+    p_limit: limit + 1,
+    p_after_updated_at: after?.[0] ?? null,
+    p_after_session_id: after?.[1] ?? null,
+  };
 }
 
 export class SqlConversationStore implements ConversationStore {
@@ -23,22 +53,51 @@ export class SqlConversationStore implements ConversationStore {
     return {
       sessionId: row.session_id,
       userId: row.user_id,
-      messages: row.messages,
+      messages: row.messages as ConversationMessage[],
       createdAt: iso(row.created_at),
       updatedAt: iso(row.updated_at),
     };
   }
 
-  async appendTurn(
-    sessionId: string,
-    userId: string,
-    turnId: string,
-    messages: ConversationMessage[],
-  ): Promise<AppendResult> {
+  async recordTurn(t: RecordedTurn): Promise<AppendResult> {
     const { rows } = await this.db.query<{ result: AppendResult }>(
-      "select append_conversation_turn($1, $2, $3::jsonb, $4) as result",
-      [sessionId, userId, JSON.stringify(messages), turnId],
+      "select record_turn($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb) as result",
+      [
+        t.sessionId,
+        t.userId,
+        t.projectId,
+        t.sessionName,
+        JSON.stringify(t.messages),
+        t.turnId,
+        t.trace ? JSON.stringify(t.trace) : null,
+      ],
     );
     return rows[0]!.result;
+  }
+
+  async listSessions(userId: string, { limit, cursor }: { limit: number; cursor?: string }) {
+    const a = pageArgs(userId, limit, cursor);
+    const { rows } = await this.db.query<Row>("select * from list_sessions($1, $2, $3, $4)", [
+      a.p_user_id,
+      a.p_limit,
+      a.p_after_updated_at,
+      a.p_after_session_id,
+    ]);
+    return page(rows.map(toSessionSummary), limit);
+  }
+
+  async traces(sessionId: string): Promise<Record<string, TraceStep[]>> {
+    const { rows } = await this.db.query<Row>("select message_id, steps from execution_traces where session_id = $1", [
+      sessionId,
+    ]);
+    return Object.fromEntries(rows.map((r) => [r.message_id, r.steps as TraceStep[]]));
+  }
+
+  async deleteSession(sessionId: string, userId: string): Promise<boolean> {
+    const { rows } = await this.db.query<{ deleted: boolean }>("select delete_session($1, $2) as deleted", [
+      sessionId,
+      userId,
+    ]);
+    return rows[0]!.deleted;
   }
 }

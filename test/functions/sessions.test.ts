@@ -28,10 +28,18 @@ const history = (id: string, user = "alice") =>
 
 describe("GET /api/sessions/{id}/messages", () => {
   it("returns the answers-only history in order", async () => {
-    await harness.conversations.appendTurn(SESSION, "alice", "a1", [
-      { role: "user", content: "hi", created_at: "2026-01-01T00:00:00.000Z", message_id: "h1" },
-      { role: "assistant", content: "hello", created_at: "2026-01-01T00:00:01.000Z", message_id: "a1" },
-    ]);
+    await harness.conversations.recordTurn({
+      sessionId: SESSION,
+      userId: "alice",
+      projectId: null,
+      sessionName: "hi",
+      turnId: "a1",
+      messages: [
+        { role: "user", content: "hi", created_at: "2026-01-01T00:00:00.000Z", message_id: "h1" },
+        { role: "assistant", content: "hello", created_at: "2026-01-01T00:00:01.000Z", message_id: "a1" },
+      ],
+      trace: null,
+    });
     const res = (await history(SESSION))!;
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body)).toEqual([

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { startLocalPostgres } from "../../infra/local/postgres";
+import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
@@ -27,6 +28,8 @@ export async function backendsHarness() {
       return {
         checkpointer: new DynamoDBSaver({ client: dynamo.client, tableName }),
         owners: new SessionOwners(dynamo.client, tableName),
+        leases: new SessionLeases(dynamo.client, tableName),
+        tableName,
       };
     },
     close: async () => {

@@ -4,6 +4,16 @@ import type { ConversationMessage } from "../../../shared/stores/conversations";
 import { postgrestServer, type RecordedRequest, type Reply } from "../../support/postgrest-server";
 import { backendsHarness } from "../../support/stack";
 
+const recorded = (sessionId: string, userId: string, id: string, text: string) => ({
+  sessionId,
+  userId,
+  projectId: null,
+  sessionName: `about ${text}`,
+  turnId: id,
+  messages: turn(id, text),
+  trace: [{ type: "tool" as const, name: "recall_memory", started_at: 1, duration_ms: 2, success: true }],
+});
+
 const turn = (id: string, text: string): ConversationMessage[] => [
   { role: "user", content: text, created_at: "2026-01-01T00:00:00.000Z", message_id: `h-${id}` },
   { role: "assistant", content: `re: ${text}`, created_at: "2026-01-01T00:00:01.000Z", message_id: id },
@@ -18,10 +28,10 @@ describe("SQL conversation store on PGlite (the migration's own SQL)", () => {
 
   it("appends turns in order, once each, for the session's owner only", async () => {
     const store = harness.conversations;
-    expect(await store.appendTurn("s1", "alice", "a1", turn("a1", "one"))).toBe("appended");
-    expect(await store.appendTurn("s1", "alice", "a2", turn("a2", "two"))).toBe("appended");
-    expect(await store.appendTurn("s1", "alice", "a2", turn("a2", "two"))).toBe("duplicate");
-    expect(await store.appendTurn("s1", "mallory", "m1", turn("m1", "mine now"))).toBe("forbidden");
+    expect(await store.recordTurn(recorded("s1", "alice", "a1", "one"))).toBe("appended");
+    expect(await store.recordTurn(recorded("s1", "alice", "a2", "two"))).toBe("appended");
+    expect(await store.recordTurn(recorded("s1", "alice", "a2", "two"))).toBe("duplicate");
+    expect(await store.recordTurn(recorded("s1", "mallory", "m1", "mine now"))).toBe("forbidden");
     const saved = await store.get("s1");
     expect(saved?.userId).toBe("alice");
     expect(saved?.messages.map((m) => m.content)).toEqual(["one", "re: one", "two", "re: two"]);
@@ -30,9 +40,7 @@ describe("SQL conversation store on PGlite (the migration's own SQL)", () => {
 
   it("keeps concurrent turns of one session, losing none", async () => {
     const store = harness.conversations;
-    await Promise.all(
-      Array.from({ length: 10 }, (_, i) => store.appendTurn("s2", "bob", `t${i}`, turn(`t${i}`, `m${i}`))),
-    );
+    await Promise.all(Array.from({ length: 10 }, (_, i) => store.recordTurn(recorded("s2", "bob", `t${i}`, `m${i}`))));
     expect((await store.get("s2"))?.messages).toHaveLength(20);
   });
 
@@ -56,14 +64,22 @@ describe("PostgREST conversation store (Supabase's documented wire format)", () 
   afterAll(() => server.close());
   const last = () => server.requests[server.requests.length - 1]!;
 
-  it("calls the append_conversation_turn RPC with the service role", async () => {
+  it("calls the record_turn RPC with the service role", async () => {
     reply = () => ({ status: 200, body: "appended" });
-    expect(await store.appendTurn("s1", "alice", "a1", turn("a1", "hi"))).toBe("appended");
+    expect(await store.recordTurn(recorded("s1", "alice", "a1", "hi"))).toBe("appended");
     const req = last();
-    expect([req.method, req.path]).toEqual(["POST", "/rest/v1/rpc/append_conversation_turn"]);
+    expect([req.method, req.path]).toEqual(["POST", "/rest/v1/rpc/record_turn"]);
     expect(req.headers.apikey).toBe("service-key");
     expect(req.headers.authorization).toBe("Bearer service-key");
-    expect(req.body).toEqual({ p_session_id: "s1", p_user_id: "alice", p_messages: turn("a1", "hi"), p_turn_id: "a1" });
+    expect(req.body).toEqual({
+      p_session_id: "s1",
+      p_user_id: "alice",
+      p_project_id: null,
+      p_session_name: "about hi",
+      p_messages: turn("a1", "hi"),
+      p_turn_id: "a1",
+      p_trace: recorded("s1", "alice", "a1", "hi").trace,
+    });
   });
 
   it("reads one row by session_id, and treats an empty result as no session", async () => {
@@ -90,6 +106,6 @@ describe("PostgREST conversation store (Supabase's documented wire format)", () 
   it("surfaces a PostgREST error instead of pretending the session is empty", async () => {
     reply = () => ({ status: 401, body: { code: "PGRST301", message: "JWT expired", details: null, hint: null } });
     await expect(store.get("s1")).rejects.toThrow(/JWT expired/);
-    await expect(store.appendTurn("s1", "a", "t", [])).rejects.toThrow(/JWT expired/);
+    await expect(store.recordTurn(recorded("s1", "a", "t", "x"))).rejects.toThrow(/JWT expired/);
   });
 });
