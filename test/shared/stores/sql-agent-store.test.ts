@@ -50,7 +50,10 @@ describe("row level security", () => {
     expect(rows.map((r) => r.relname)).toEqual([
       "agent_conversations",
       "agent_memories",
+      "agent_sessions",
+      "execution_traces",
       "knowledge_chunks",
+      "knowledge_documents",
       "user_context",
     ]);
     for (const row of rows) expect(row).toMatchObject({ relrowsecurity: true, policies: 0 });
