@@ -9,7 +9,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file boots its own dynalite on a free port, so files can run side by side.
     pool: "forks",
+    // The Lambda runtime's awslambda global, which streaming handlers call as they load.
+    setupFiles: ["infra/local/awslambda.ts"],
     // Node 20 here, 22 in Lambda: the SDK's upgrade notice is known and only noise in test output.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", LOG_LEVEL: "SILENT" },
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", LOG_LEVEL: process.env.LOG_LEVEL ?? "SILENT" },
   },
 });

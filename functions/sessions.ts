@@ -1,32 +1,81 @@
 import { z } from "zod";
+import { DynamoDBSaver } from "../graph/checkpoint";
 import { apiHandler } from "../shared/api-handler";
-import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
-import { callerId } from "../shared/identity";
-import { json } from "../shared/http";
-import { createLogger } from "../shared/logger";
 import { awsBackends, type Backends } from "../shared/backends";
+import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
+import { json } from "../shared/http";
+import { callerId } from "../shared/identity";
+import { createLogger } from "../shared/logger";
+import { SessionOwners } from "../shared/stores/session-owners";
 
 const logger = createLogger("sessions");
-const sessionId = z.uuid();
+
+const SessionId = z.uuid();
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(512).optional(),
+});
 
 const historyUnavailable = () =>
   new AppError(503, "history_unavailable", "conversation history needs Supabase, which is not configured");
 
-/** GET /api/sessions/{id}/messages: a session's answers-only history, oldest first. */
+/**
+ * GET    /api/sessions                  the caller's sessions, most recently active first, paginated
+ * GET    /api/sessions/{id}/messages    a session's answers-only history (?trace=1 adds each reply's trace)
+ * DELETE /api/sessions/{id}             the checkpoints, conversation, traces and session row
+ * Another user's session is 404 on every route, like one that does not exist.
+ */
 export function createSessionsHandler(backends: () => Promise<Backends> | Backends) {
   return apiHandler(logger, async (event) => {
-    const { config, conversations } = await backends();
-    const id = sessionId.safeParse(event.pathParameters?.id);
-    if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
+    const { config, dynamo, conversations } = await backends();
     const userId = callerId(event, config.AUTH_MODE);
+
+    if (event.resource === "/api/sessions") {
+      const query = ListQuery.safeParse(event.queryStringParameters ?? {});
+      if (!query.success) {
+        const issue = query.error.issues[0]!;
+        throw badRequest(`invalid_${issue.path.join("_")}`, `${issue.path.join(".")}: ${issue.message}`);
+      }
+      if (!conversations) throw historyUnavailable();
+      const page = await conversations.listSessions(userId, query.data).catch((err) => {
+        throw storeUnavailable(err);
+      });
+      return json(200, { sessions: page.sessions, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) });
+    }
+
+    const id = SessionId.safeParse(event.pathParameters?.id);
+    if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
+    const sessionId = id.data;
+    const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+    if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
+
+    if (event.httpMethod === "DELETE") {
+      // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
+      await conversations?.deleteSession(sessionId, userId).catch((err) => {
+        throw storeUnavailable(err);
+      });
+      await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
+      logger.info("session deleted", { sessionId });
+      return { statusCode: 204, body: "" };
+    }
+
     if (!conversations) throw historyUnavailable();
-    const conversation = await conversations.get(id.data).catch((err) => {
+    const withTrace = event.queryStringParameters?.trace === "1";
+    const [conversation, traces] = await Promise.all([
+      conversations.get(sessionId),
+      withTrace ? conversations.traces(sessionId) : Promise.resolve(undefined),
+    ]).catch((err) => {
       throw storeUnavailable(err);
     });
-    if (conversation === undefined || conversation.userId !== userId) throw sessionNotFound();
+    if (conversation === undefined) throw sessionNotFound();
     return json(
       200,
-      conversation.messages.map(({ role, content, created_at }) => ({ role, content, created_at })),
+      conversation.messages.map(({ role, content, created_at, message_id }) => ({
+        role,
+        content,
+        created_at,
+        ...(traces && role === "assistant" ? { trace: traces[message_id] ?? [] } : {}),
+      })),
     );
   });
 }

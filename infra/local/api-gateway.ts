@@ -1,11 +1,13 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Writable } from "node:stream";
 
 /** API Gateway's own payload cap: a larger body never reaches the function. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult | void>;
+export type StreamingHandler = (event: APIGatewayProxyEvent, stream: Writable, context: Context) => Promise<void>;
 
 export interface Route {
   /** the function's name, as Lambda would report it */
@@ -13,7 +15,7 @@ export interface Route {
   method: string;
   /** API Gateway resource path, e.g. /api/sessions/{id}/messages */
   resource: string;
-  handler: ProxyHandler;
+  handler: ProxyHandler | StreamingHandler;
 }
 
 /** Matches a request path against a resource template; returns the path parameters. */
@@ -126,4 +128,32 @@ export async function readBody(req: IncomingMessage): Promise<Buffer | undefined
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * The response stream a streaming handler writes to, as API Gateway's streaming integration
+ * relays it: the prelude becomes the status and headers, then every write goes out at once.
+ */
+export function responseStream(
+  res: ServerResponse,
+): Writable & { setPrelude(p: { statusCode: number; headers?: Record<string, string> }): void } {
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      if (!res.headersSent) res.writeHead(200, { "content-type": "application/octet-stream" });
+      res.write(chunk, done);
+    },
+    final(done) {
+      if (!res.headersSent) res.writeHead(200);
+      res.end(done);
+    },
+  });
+  res.on("close", () => stream.destroy()); // the client left: later writes are dropped
+  return Object.assign(stream, {
+    setPrelude(prelude: { statusCode: number; headers?: Record<string, string> }) {
+      if (!res.headersSent) {
+        res.writeHead(prelude.statusCode, prelude.headers);
+        res.flushHeaders();
+      }
+    },
+  });
 }

@@ -1,9 +1,12 @@
+// First: streaming handlers call the runtime's `awslambda` global as they load.
+import { isStreaming } from "./awslambda";
 import type { PGlite } from "@electric-sql/pglite";
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { createChatHandler } from "../../functions/chat";
+import { createChatStreamHandler } from "../../functions/chat-stream";
 import { buildChatRuntime } from "../../graph/chat/runtime";
 import type { Backends } from "../../shared/backends";
 import { createExtractionHandler } from "../../functions/memory-extraction";
@@ -15,7 +18,17 @@ import { buildExtractionRuntime } from "../../graph/memory/runtime";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
-import { lambdaContext, matchResource, proxyEvent, readBody, sendProxyResult, type Route } from "./api-gateway";
+import {
+  lambdaContext,
+  matchResource,
+  proxyEvent,
+  readBody,
+  responseStream,
+  sendProxyResult,
+  type ProxyHandler,
+  type Route,
+  type StreamingHandler,
+} from "./api-gateway";
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { LocalQueue } from "./queue";
@@ -107,14 +120,20 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     ingest.start(createIngestHandler(async () => ingestRuntime));
     watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
     const memories = createMemoriesHandler(() => backends);
+    const sessions = createSessionsHandler(() => backends);
     const routes: Route[] = [
       { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },
       {
-        name: "sessions",
-        method: "GET",
-        resource: "/api/sessions/{id}/messages",
-        handler: createSessionsHandler(() => backends),
+        name: "chat-stream",
+        method: "POST",
+        resource: "/api/chat/stream",
+        handler: awslambda.streamifyResponse(
+          createChatStreamHandler(async () => runtime),
+        ) as unknown as StreamingHandler,
       },
+      { name: "sessions", method: "GET", resource: "/api/sessions", handler: sessions },
+      { name: "sessions", method: "GET", resource: "/api/sessions/{id}/messages", handler: sessions },
+      { name: "sessions", method: "DELETE", resource: "/api/sessions/{id}", handler: sessions },
       { name: "memories", method: "GET", resource: "/api/memories", handler: memories },
       { name: "memories", method: "DELETE", resource: "/api/memories/{id}", handler: memories },
     ];
@@ -176,7 +195,13 @@ async function serve(
     const body = await readBody(req);
     if (body === undefined) return error(413, "payload_too_large", "request body is over API Gateway's 10 MB limit");
     const event = proxyEvent(req, url, body, match.route.resource, match.params!);
-    const result = await match.route.handler(event, lambdaContext(match.route.name));
+    if (isStreaming(match.route.handler)) {
+      const stream = responseStream(res);
+      await (match.route.handler as StreamingHandler)(event, stream, lambdaContext(match.route.name));
+      if (!stream.writableEnded) stream.end();
+      return;
+    }
+    const result = await (match.route.handler as ProxyHandler)(event, lambdaContext(match.route.name));
     if (!result) return error(502, "bad_gateway", "the handler returned no response");
     sendProxyResult(res, result);
   } catch (err) {

@@ -1,18 +1,24 @@
 import { createSessionsHandler } from "../../functions/sessions";
 import { loadConfig } from "../../shared/config";
+import type { SessionOwners } from "../../shared/stores/session-owners";
 import { apiEvent, context } from "../support/events";
 import { backendsHarness } from "../support/stack";
 
 let harness: Awaited<ReturnType<typeof backendsHarness>>;
+let owners: SessionOwners;
+let config: ReturnType<typeof loadConfig>;
 beforeAll(async () => {
   harness = await backendsHarness();
+  const state = await harness.stateTables();
+  owners = state.owners;
+  config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: state.tableName });
 }, 60_000);
 afterAll(() => harness.close());
 
 const SESSION = "0b3c2a8e-5f0e-4c8e-9a51-3f2d7c1b9e10";
 const history = (id: string, user = "alice") =>
   createSessionsHandler(() => ({
-    config: loadConfig({ AUTH_MODE: "local" }),
+    config,
     dynamo: harness.dynamo.client,
     conversations: harness.conversations,
   }))(
@@ -28,6 +34,7 @@ const history = (id: string, user = "alice") =>
 
 describe("GET /api/sessions/{id}/messages", () => {
   it("returns the answers-only history in order", async () => {
+    await owners.claim(SESSION, "alice");
     await harness.conversations.recordTurn({
       sessionId: SESSION,
       userId: "alice",

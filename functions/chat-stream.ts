@@ -1,0 +1,81 @@
+import type { APIGatewayProxyEvent, Context } from "aws-lambda";
+import type { Writable } from "node:stream";
+import { buildChatRuntime, type ChatRuntime } from "../graph/chat/runtime";
+import type { ChatReply } from "../graph/chat/service";
+import { awsBackends, once } from "../shared/backends";
+import { parseChatRequest } from "../shared/chat-request";
+import { AppError } from "../shared/errors";
+import { errorBody } from "../shared/http";
+import { createLogger } from "../shared/logger";
+
+const logger = createLogger("chat-stream");
+
+/** Writes after the client left are dropped: the turn still finishes and is saved. */
+function send(stream: Writable, event: Record<string, unknown>) {
+  if (!stream.writableEnded && !stream.destroyed) stream.write(`data: ${JSON.stringify(event)}\n\n`);
+}
+
+function sendError(stream: Writable, err: unknown) {
+  const app = err instanceof AppError ? err : undefined;
+  if (!app || app.status >= 500) logger.error("stream failed", { error: err });
+  const status = app?.status ?? 500;
+  const out = awslambda.HttpResponseStream.from(stream, {
+    statusCode: status,
+    headers: { "content-type": "application/json" },
+  });
+  out.end(JSON.stringify(errorBody(app?.code ?? "internal_error", app?.message ?? "internal error")));
+}
+
+/**
+ * POST /api/chat/stream: the same turn as /api/chat, as server-sent events, each a JSON
+ * `data:` line: session, token…, tool_start/tool_end, trace (with ?trace=1), session_name,
+ * then done (or error). Events are written as they happen. Errors found before the turn
+ * starts (bad input, unknown session, busy) are plain JSON errors with their status.
+ *
+ * Hand-wrapped with awslambda.streamifyResponse rather than middy's streaming mode: middy
+ * ends the invocation when the client disconnects, which could freeze a turn half-saved;
+ * here the invocation always lasts until the turn is saved and the lease released.
+ */
+export function createChatStreamHandler(runtime: () => Promise<ChatRuntime>) {
+  return async (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => {
+    logger.addContext(context);
+    logger.appendKeys({ requestId: event.requestContext?.requestId });
+    let started = false;
+    let sse: Writable | undefined;
+    try {
+      const { config, chat } = await runtime();
+      const turn = parseChatRequest(event, config);
+      const withTrace = event.queryStringParameters?.trace === "1";
+      const emit = (e: Record<string, unknown>) => sse && send(sse, e);
+      const result: ChatReply = await chat.reply(turn, {
+        onSession: (sessionId) => {
+          started = true;
+          sse = awslambda.HttpResponseStream.from(responseStream, {
+            statusCode: 200,
+            headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+          });
+          emit({ type: "session", session_id: sessionId });
+        },
+        onToken: (text) => emit({ type: "token", text }),
+        onToolStart: (name, args) => emit({ type: "tool_start", name, args }),
+        onToolEnd: (name, summary) => emit({ type: "tool_end", name, summary }),
+        onTrace: withTrace ? (step) => emit({ type: "trace", step }) : undefined,
+        onSessionName: (name) => emit({ type: "session_name", name }),
+      });
+      emit({ type: "done", reply: result.reply, message_id: result.messageId });
+      logger.info("stream finished", { sessionId: result.sessionId, messageId: result.messageId });
+    } catch (err) {
+      if (!started) return sendError(responseStream, err);
+      const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error");
+      if (app.status >= 500) logger.error("stream failed", { error: err });
+      if (sse) send(sse, { type: "error", code: app.code, message: app.message });
+    } finally {
+      logger.resetKeys();
+    }
+    sse?.end();
+  };
+}
+
+export const handler = awslambda.streamifyResponse(
+  createChatStreamHandler(once(async () => buildChatRuntime(await awsBackends(), logger))),
+);
