@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
-import { LambdaIntegration, RestApi } from "aws-cdk-lib/aws-apigateway";
+import { LambdaIntegration, ResponseTransferMode, RestApi } from "aws-cdk-lib/aws-apigateway";
 import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
@@ -25,6 +25,7 @@ export class AgentStack extends Stack {
   readonly checkpointTable: TableV2;
   readonly api: RestApi;
   readonly chatFunction: NodejsFunction;
+  readonly chatStreamFunction: NodejsFunction;
   readonly sessionsFunction: NodejsFunction;
   readonly memoriesFunction: NodejsFunction;
   readonly extractionFunction: NodejsFunction;
@@ -94,6 +95,13 @@ export class AgentStack extends Stack {
       memorySize: 1024,
     });
     this.extractionQueue.grantSendMessages(this.chatFunction);
+    // The same turn as server-sent events; a longer timeout since a client may read slowly.
+    this.chatStreamFunction = this.fn("ChatStreamFunction", "chat-stream.ts", {
+      environment: { ...environment, EXTRACTION_QUEUE_URL: this.extractionQueue.queueUrl },
+      timeout: Duration.seconds(120),
+      memorySize: 1024,
+    });
+    this.extractionQueue.grantSendMessages(this.chatStreamFunction);
 
     this.extractionFunction = this.fn("MemoryExtractionFunction", "memory-extraction.ts", {
       environment: { ...environment, IDEMPOTENCY_TABLE: this.idempotencyTable.tableName },
@@ -112,8 +120,10 @@ export class AgentStack extends Stack {
         maxConcurrency: 5,
       }),
     );
-    this.checkpointTable.grantReadWriteData(this.chatFunction);
-    supabaseKey.grantRead(this.chatFunction);
+    for (const fn of [this.chatFunction, this.chatStreamFunction]) {
+      this.checkpointTable.grantReadWriteData(fn);
+      supabaseKey.grantRead(fn);
+    }
     const models = [settings.bedrockModelId, settings.bedrockEmbeddingModelId].filter((m): m is string => Boolean(m));
     if (models.length > 0) {
       const invoke = new PolicyStatement({
@@ -121,6 +131,7 @@ export class AgentStack extends Stack {
         resources: models.flatMap((m) => bedrockModelArns(this, m)),
       });
       this.chatFunction.addToRolePolicy(invoke);
+      this.chatStreamFunction.addToRolePolicy(invoke);
       this.extractionFunction.addToRolePolicy(invoke);
     }
 
@@ -130,6 +141,8 @@ export class AgentStack extends Stack {
       memorySize: 512,
     });
     supabaseKey.grantRead(this.sessionsFunction);
+    // Ownership checks, and deleteThread when a session is deleted.
+    this.checkpointTable.grantReadWriteData(this.sessionsFunction);
 
     this.memoriesFunction = this.fn("MemoriesFunction", "memories.ts", {
       environment,
@@ -182,12 +195,20 @@ export class AgentStack extends Stack {
       deployOptions: { stageName: "v1", throttlingRateLimit: 50, throttlingBurstLimit: 100 },
     });
     const api = this.api.root.addResource("api");
-    api.addResource("chat").addMethod("POST", new LambdaIntegration(this.chatFunction));
-    api
-      .addResource("sessions")
-      .addResource("{id}")
-      .addResource("messages")
-      .addMethod("GET", new LambdaIntegration(this.sessionsFunction));
+    const chat = api.addResource("chat");
+    chat.addMethod("POST", new LambdaIntegration(this.chatFunction));
+    chat
+      .addResource("stream")
+      .addMethod(
+        "POST",
+        new LambdaIntegration(this.chatStreamFunction, { responseTransferMode: ResponseTransferMode.STREAM }),
+      );
+    const sessionsIntegration = new LambdaIntegration(this.sessionsFunction);
+    const sessions = api.addResource("sessions");
+    sessions.addMethod("GET", sessionsIntegration);
+    const session = sessions.addResource("{id}");
+    session.addMethod("DELETE", sessionsIntegration);
+    session.addResource("messages").addMethod("GET", sessionsIntegration);
     const memories = api.addResource("memories");
     const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
     memories.addMethod("GET", memoriesIntegration);

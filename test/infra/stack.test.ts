@@ -92,11 +92,21 @@ describe("functions", () => {
     expect(JSON.stringify(bedrock.Resource)).not.toContain('"*"');
   });
 
-  it("gives the sessions function no DynamoDB or Bedrock access", () => {
-    expect(
-      actions(stack.sessionsFunction).filter((a) => a.startsWith("dynamodb:") || a.startsWith("bedrock:")),
-    ).toEqual([]);
-    expect(actions(stack.sessionsFunction)).toContain("secretsmanager:GetSecretValue");
+  it("gives the store-only functions no Bedrock, and DynamoDB only to sessions (ownership and deleteThread)", () => {
+    for (const fn of [stack.sessionsFunction, stack.memoriesFunction]) {
+      expect(actions(fn).filter((a) => a.startsWith("bedrock:"))).toEqual([]);
+      expect(actions(fn)).toContain("secretsmanager:GetSecretValue");
+    }
+    expect(actions(stack.memoriesFunction).filter((a) => a.startsWith("dynamodb:"))).toEqual([]);
+    const dynamo = statementsOf(stack.sessionsFunction).filter((s) =>
+      [s.Action].flat().some((a) => a.startsWith("dynamodb:")),
+    );
+    expect(JSON.stringify(dynamo.map((s) => s.Resource))).toContain(
+      stack.getLogicalId(stack.checkpointTable.node.defaultChild as never),
+    );
+    expect(JSON.stringify(dynamo.map((s) => s.Resource))).not.toContain(
+      stack.getLogicalId(stack.idempotencyTable.node.defaultChild as never),
+    );
   });
 });
 
@@ -130,14 +140,15 @@ describe("memory extraction", () => {
     });
   });
 
-  it("lets only the chat function send to the queue, and gives it the queue URL", () => {
+  it("lets only the chat functions send to the queue, and gives them the queue URL", () => {
     const senders = [
       stack.chatFunction,
+      stack.chatStreamFunction,
       stack.sessionsFunction,
       stack.memoriesFunction,
       stack.extractionFunction,
     ].filter((fn) => actions(fn).includes("sqs:SendMessage"));
-    expect(senders).toEqual([stack.chatFunction]);
+    expect(senders).toEqual([stack.chatFunction, stack.chatStreamFunction]);
     const chat = template.findResources("AWS::Lambda::Function", { Properties: { Timeout: 29 } });
     const env = (Object.values(chat)[0] as any).Properties.Environment.Variables;
     expect(env.EXTRACTION_QUEUE_URL).toEqual({
@@ -151,7 +162,7 @@ describe("memory extraction", () => {
       TimeToLiveSpecification: { AttributeName: "expiration", Enabled: true },
     });
     const idempotencyArn = stack.getLogicalId(stack.idempotencyTable.node.defaultChild as never);
-    for (const fn of [stack.chatFunction, stack.sessionsFunction, stack.memoriesFunction]) {
+    for (const fn of [stack.chatFunction, stack.chatStreamFunction, stack.sessionsFunction, stack.memoriesFunction]) {
       expect(JSON.stringify(statementsOf(fn))).not.toContain(idempotencyArn);
     }
     expect(JSON.stringify(statementsOf(stack.extractionFunction))).toContain(idempotencyArn);
@@ -208,7 +219,13 @@ describe("document ingestion", () => {
     const s3 = statementsOf(stack.ingestFunction).filter((s) => [s.Action].flat().some((a) => a.startsWith("s3:")));
     expect(s3.flatMap((s) => [s.Action].flat()).every((a) => /^s3:(Get|List)/.test(a))).toBe(true);
     expect(JSON.stringify(s3.map((s) => s.Resource))).toContain("/knowledge/*");
-    for (const fn of [stack.chatFunction, stack.extractionFunction, stack.sessionsFunction, stack.memoriesFunction]) {
+    for (const fn of [
+      stack.chatFunction,
+      stack.chatStreamFunction,
+      stack.extractionFunction,
+      stack.sessionsFunction,
+      stack.memoriesFunction,
+    ]) {
       expect(actions(fn).filter((a) => a.startsWith("s3:"))).toEqual([]);
     }
     const queue = propsOf(stack.ingestQueue);
@@ -224,10 +241,12 @@ describe("document ingestion", () => {
 
 describe("REST API", () => {
   it("routes each API method to its function by Lambda proxy", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", 4);
+    template.resourceCountIs("AWS::ApiGateway::Method", 7);
     for (const [method, fn] of [
       ["POST", stack.chatFunction],
+      ["POST", stack.chatStreamFunction],
       ["GET", stack.sessionsFunction],
+      ["DELETE", stack.sessionsFunction],
       ["GET", stack.memoriesFunction],
       ["DELETE", stack.memoriesFunction],
     ] as const) {
@@ -247,6 +266,25 @@ describe("REST API", () => {
       });
     }
     template.hasResourceProperties("AWS::ApiGateway::Resource", { PathPart: "{id}" });
+  });
+
+  it("streams /api/chat/stream through Lambda response streaming", () => {
+    const streamFn = stack.getLogicalId(stack.chatStreamFunction.node.defaultChild as never);
+    template.hasResourceProperties("AWS::ApiGateway::Method", {
+      HttpMethod: "POST",
+      Integration: {
+        Type: "AWS_PROXY",
+        ResponseTransferMode: "STREAM",
+        Uri: {
+          "Fn::Join": ["", Match.arrayWith([{ "Fn::GetAtt": [streamFn, "Arn"] }, "/response-streaming-invocations"])],
+        },
+      },
+    });
+    const buffered = template.findResources("AWS::ApiGateway::Method", {
+      Properties: { Integration: { ResponseTransferMode: "STREAM" } },
+    });
+    expect(Object.keys(buffered)).toHaveLength(1);
+    expect(actions(stack.chatStreamFunction)).toContain("sqs:SendMessage");
   });
 
   it("throttles the stage", () => {
