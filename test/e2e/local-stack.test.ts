@@ -164,6 +164,95 @@ describe("local stack over HTTP", () => {
     expect(stack.queues.ingestDeadLetters.depth).toBe(0);
   }, 30_000);
 
+  it("streams a reply as server-sent events and saves the same history /api/chat would", async () => {
+    const res = await fetch(`${stack.url}/api/chat/stream`, {
+      method: "POST",
+      body: JSON.stringify({ message: "I had a long and lovely walk by the river today" }),
+      headers: { "x-user-id": "streamer" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const events: { type: string; at: number; [k: string]: unknown }[] = [];
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of res.body!) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let i; (i = buffer.indexOf("\n\n")) >= 0; buffer = buffer.slice(i + 2)) {
+        events.push({ ...JSON.parse(buffer.slice(0, i).replace(/^data: /, "")), at: Date.now() });
+      }
+    }
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe("session");
+    expect(types.at(-1)).toBe("done");
+    const tokens = events.filter((e) => e.type === "token");
+    expect(tokens.length).toBeGreaterThan(5);
+    expect(tokens.at(-1)!.at - tokens[0]!.at).toBeGreaterThan(50); // arrived over time, not in one burst
+    expect(types).toContain("session_name");
+    const done = events.at(-1)!;
+    expect(tokens.map((t) => t.text).join("")).toBe(done.reply);
+    const sessionId = events[0]!.session_id as string;
+    const history = await get(`/api/sessions/${sessionId}/messages`, { "x-user-id": "streamer" });
+    expect(history.body.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "I had a long and lovely walk by the river today"],
+      ["assistant", done.reply],
+    ]);
+    const sessions = await get("/api/sessions", { "x-user-id": "streamer" });
+    expect(sessions.body.sessions).toEqual([
+      expect.objectContaining({ session_id: sessionId, name: "I had a long and", message_count: 2 }),
+    ]);
+  });
+
+  it("shows the tool calls of a memory question in the history's trace", async () => {
+    const asked = await post("/api/chat", JSON.stringify({ message: "what do you remember about me?" }), {
+      "x-user-id": "tracer",
+    });
+    const history = await get(`/api/sessions/${asked.body.session_id}/messages?trace=1`, { "x-user-id": "tracer" });
+    const trace = history.body[1].trace as {
+      type: string;
+      name: string;
+      args?: unknown;
+      success?: boolean;
+      duration_ms: number;
+    }[];
+    expect(trace.filter((s) => s.type === "tool")).toEqual([
+      expect.objectContaining({
+        name: "recall_memory",
+        args: { query: "what do you remember about me?" },
+        success: true,
+      }),
+      expect.objectContaining({ name: "search_knowledge_base", success: true }),
+    ]);
+    expect(trace.filter((s) => s.type === "model")).toHaveLength(2);
+    expect(trace.every((s) => typeof s.duration_ms === "number")).toBe(true);
+    expect(history.body[0].trace).toBeUndefined();
+  });
+
+  it("finishes and saves a turn whose client disconnected mid-stream, and frees the session", async () => {
+    const first = await post("/api/chat", JSON.stringify({ message: "hi" }), { "x-user-id": "leaver" });
+    const sessionId = first.body.session_id;
+    const controller = new AbortController();
+    const res = await fetch(`${stack.url}/api/chat/stream`, {
+      method: "POST",
+      body: JSON.stringify({
+        message: "tell me something long about rivers and lakes and mountains",
+        session_id: sessionId,
+      }),
+      headers: { "x-user-id": "leaver" },
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read(); // the session event, then leave
+    controller.abort();
+    await waitFor(
+      async () => (await get(`/api/sessions/${sessionId}/messages`, { "x-user-id": "leaver" })).body.length === 4,
+    );
+    const next = await post("/api/chat", JSON.stringify({ message: "still there?", session_id: sessionId }), {
+      "x-user-id": "leaver",
+    });
+    expect(next.status).toBe(200);
+    expect((await get(`/api/sessions/${sessionId}/messages`, { "x-user-id": "leaver" })).body).toHaveLength(6);
+  });
+
   it("keeps sessions across a restart", async () => {
     await stack.close();
     stack = await startLocalStack(env);

@@ -1,0 +1,170 @@
+import { ScanCommand } from "@aws-sdk/client-dynamodb";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { createSessionsHandler } from "../../../functions/sessions";
+import { buildChatGraph } from "../../../graph/chat/graph";
+import { firstWords, nameSession } from "../../../graph/chat/naming";
+import { ChatService } from "../../../graph/chat/service";
+import { buildChatRuntime } from "../../../graph/chat/runtime";
+import { loadConfig } from "../../../shared/config";
+import { AppError } from "../../../shared/errors";
+import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { apiEvent, context } from "../../support/events";
+import { failingModel, ScriptedModel } from "../../support/models";
+import { backendsHarness } from "../../support/stack";
+
+let harness: Awaited<ReturnType<typeof backendsHarness>>;
+beforeAll(async () => {
+  harness = await backendsHarness();
+}, 60_000);
+afterAll(() => harness.close());
+
+/** A model that takes its time, so two requests overlap. */
+const slowModel = () =>
+  new ScriptedModel(() => new AIMessage("done")) as ScriptedModel & { _generate: ScriptedModel["_generate"] };
+
+async function service() {
+  const { checkpointer, owners, leases, tableName } = await harness.stateTables();
+  const model = slowModel();
+  const original = model._generate.bind(model);
+  model._generate = async (...args) => {
+    await new Promise((r) => setTimeout(r, 150));
+    return original(...args);
+  };
+  const chat = new ChatService({
+    graph: buildChatGraph({ model, tools: [], checkpointer }),
+    owners,
+    leases,
+    conversations: harness.conversations,
+    recursionLimit: 6,
+    queueWaitMs: 5000,
+  });
+  return { chat, checkpointer, tableName };
+}
+
+const humans = (messages: BaseMessage[]) => messages.filter((m) => m.getType() === "human").map((m) => m.content);
+
+describe("double-texting", () => {
+  it("rejects the second of two simultaneous messages with 409 and keeps the first once", async () => {
+    const { chat, checkpointer } = await service();
+    const { sessionId } = await chat.reply({ userId: "u", message: "start" });
+    const results = await Promise.allSettled([
+      chat.reply({ userId: "u", sessionId, message: "first" }),
+      chat.reply({ userId: "u", sessionId, message: "second" }),
+    ]);
+    const rejected = results.filter((r) => r.status === "rejected");
+    expect(rejected).toHaveLength(1);
+    expect((rejected[0] as PromiseRejectedResult).reason).toMatchObject({ status: 409, code: "session_busy" });
+    const state = await checkpointer.getTuple({ configurable: { thread_id: sessionId } });
+    const accepted = results.findIndex((r) => r.status === "fulfilled") === 0 ? "first" : "second";
+    expect(humans(state!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["start", accepted]);
+  });
+
+  it("with if_busy queue, runs both in order and keeps every message once", async () => {
+    const { chat, checkpointer } = await service();
+    const { sessionId } = await chat.reply({ userId: "u", message: "start" });
+    const first = chat.reply({ userId: "u", sessionId, message: "first", ifBusy: "queue" });
+    await new Promise((r) => setTimeout(r, 20));
+    const second = chat.reply({ userId: "u", sessionId, message: "second", ifBusy: "queue" });
+    await Promise.all([first, second]);
+    const state = await checkpointer.getTuple({ configurable: { thread_id: sessionId } });
+    expect(humans(state!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["start", "first", "second"]);
+    expect((await harness.conversations.get(sessionId))!.messages.map((m) => m.content)).toEqual([
+      "start",
+      "done",
+      "first",
+      "done",
+      "second",
+      "done",
+    ]);
+  });
+
+  it("frees the session after a failed run", async () => {
+    const { checkpointer, owners, leases } = await harness.stateTables();
+    const broken = new ChatService({
+      graph: buildChatGraph({ model: failingModel("ValidationException"), tools: [], checkpointer }),
+      owners,
+      leases,
+      recursionLimit: 6,
+    });
+    await expect(broken.reply({ userId: "u", message: "x" })).rejects.toBeInstanceOf(AppError);
+    const { sessionId } = await new ChatService({
+      graph: buildChatGraph({ model: new ScriptedModel(() => new AIMessage("ok")), tools: [], checkpointer }),
+      owners,
+      leases,
+      recursionLimit: 6,
+    }).reply({ userId: "u", message: "again" });
+    expect(await leases.tryAcquire(sessionId)).toBeDefined();
+  });
+});
+
+describe("session names", () => {
+  it("asks the model for a short name and falls back to the first five words", async () => {
+    expect(await nameSession(new OfflineChatModel({}), "Planning our team offsite in Lisbon next spring")).toBe(
+      "Planning our team offsite in",
+    );
+    expect(await nameSession(failingModel("ThrottlingException"), "Why is my invoice higher this month?")).toBe(
+      "Why is my invoice higher",
+    );
+    expect(firstWords("   ")).toBe("New chat");
+  });
+});
+
+describe("deleting a session", () => {
+  it("leaves no checkpoint items, conversation, traces or session row", async () => {
+    const { tableName } = await harness.stateTables();
+    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
+    const runtime = await buildChatRuntime({
+      config,
+      dynamo: harness.dynamo.client,
+      conversations: harness.conversations,
+      store: harness.store,
+    });
+    const { sessionId } = await runtime.chat.reply({ userId: "del", message: "what is my favourite colour?" });
+    await runtime.chat.reply({ userId: "del", sessionId, message: "remember that I like tea" });
+    const counts = async () => {
+      const items = await harness.dynamo.client.send(
+        new ScanCommand({
+          TableName: tableName,
+          FilterExpression: "pk = :s",
+          ExpressionAttributeValues: { ":s": { S: sessionId } },
+        }),
+      );
+      const sql = async (table: string) =>
+        (
+          await harness.postgres.query<{ n: number }>(`select count(*)::int as n from ${table} where session_id = $1`, [
+            sessionId,
+          ])
+        ).rows[0]!.n;
+      return {
+        dynamo: items.Count,
+        conversations: await sql("agent_conversations"),
+        traces: await sql("execution_traces"),
+        sessions: await sql("agent_sessions"),
+      };
+    };
+    const before = await counts();
+    expect(before.dynamo).toBeGreaterThan(5);
+    expect(before).toMatchObject({ conversations: 1, traces: 2, sessions: 1 });
+
+    const handler = createSessionsHandler(() => ({
+      config,
+      dynamo: harness.dynamo.client,
+      conversations: harness.conversations,
+    }));
+    const del = (user: string) =>
+      handler(
+        apiEvent({
+          method: "DELETE",
+          resource: "/api/sessions/{id}",
+          path: `/api/sessions/${sessionId}`,
+          pathParameters: { id: sessionId },
+          headers: { "x-user-id": user },
+        }),
+        context(),
+      );
+    expect((await del("someone-else"))!.statusCode).toBe(404);
+    expect((await del("del"))!.statusCode).toBe(204);
+    expect(await counts()).toEqual({ dynamo: 0, conversations: 0, traces: 0, sessions: 0 });
+    expect((await del("del"))!.statusCode).toBe(404);
+  });
+});
