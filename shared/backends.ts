@@ -2,7 +2,8 @@
 // once per Lambda container. It imports no graph code, so a handler that only reads
 // stores does not bundle LangGraph.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { loadConfig, required, type Config } from "./config";
+import { loadConfig, type Config } from "./config";
+import { secretValue } from "./secrets";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsPublisher, type QueuePublisher } from "./queue";
@@ -34,24 +35,17 @@ export interface Backends {
   extractionQueue?: QueuePublisher;
 }
 
-/**
- * The Supabase service-role key: from Secrets Manager in AWS (read once per container;
- * never a plain environment variable there), or from the environment elsewhere.
- */
-async function serviceRoleKey(config: Config): Promise<string> {
-  if (config.SUPABASE_SERVICE_ROLE_KEY) return config.SUPABASE_SERVICE_ROLE_KEY;
-  const { getSecret } = await import("@aws-lambda-powertools/parameters/secrets");
-  const key = await getSecret(required(config, "SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN"), { maxAge: 3600 });
-  if (typeof key !== "string" || key.length === 0) throw new Error("the Supabase service-role secret is empty");
-  return key;
-}
-
 /** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
   if (!config.SUPABASE_URL) return { config, dynamo };
-  const rest = supabaseRest(config.SUPABASE_URL, await serviceRoleKey(config));
+  const key = await secretValue(
+    "SUPABASE_SERVICE_ROLE_KEY",
+    config.SUPABASE_SERVICE_ROLE_KEY,
+    config.SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN,
+  );
+  const rest = supabaseRest(config.SUPABASE_URL, key);
   return {
     config,
     dynamo,

@@ -55,6 +55,18 @@ const Settings = z.object({
   /** A lighter Bedrock model for naming sessions; unset uses BEDROCK_MODEL_ID. */
   BEDROCK_NAMING_MODEL_ID: z.string().min(1).optional(),
 
+  /** Intercom: API base URL, the bot admin that replies, and the app's secrets (env locally, Secrets Manager in AWS). */
+  INTERCOM_API_URL: z.url().default("https://api.intercom.io"),
+  INTERCOM_ADMIN_ID: z.string().min(1).optional(),
+  INTERCOM_ACCESS_TOKEN: z.string().min(1).optional(),
+  INTERCOM_ACCESS_TOKEN_SECRET_ARN: z.string().min(1).optional(),
+  INTERCOM_CLIENT_SECRET: z.string().min(1).optional(),
+  INTERCOM_CLIENT_SECRET_ARN: z.string().min(1).optional(),
+  /** SQS queue between the Intercom webhook and the support worker. */
+  SUPPORT_QUEUE_URL: z.url().optional(),
+  SUPPORT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(2),
+  SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
+
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce
     .number()

@@ -11,6 +11,10 @@ import { buildChatRuntime } from "../../graph/chat/runtime";
 import type { Backends } from "../../shared/backends";
 import { createExtractionHandler } from "../../functions/memory-extraction";
 import { createMemoriesHandler } from "../../functions/memories";
+import { createIntercomWebhookHandler, webhookDeps } from "../../functions/intercom-webhook";
+import { createSupportWorker } from "../../functions/support-worker";
+import { buildSupportRuntime } from "../../graph/support/runtime";
+import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
 import { createSessionsHandler } from "../../functions/sessions";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
@@ -47,7 +51,10 @@ export interface LocalStack {
     extractionDeadLetters: LocalQueue;
     ingest: LocalQueue;
     ingestDeadLetters: LocalQueue;
+    support: LocalQueue;
+    supportDeadLetters: LocalQueue;
   };
+  intercom: IntercomStandIn;
   /** the local documents bucket */
   dropDir: string;
   /** one line per backend, saying which is in use */
@@ -62,7 +69,14 @@ export interface LocalStack {
  */
 export async function startLocalStack(env: Record<string, string | undefined> = process.env): Promise<LocalStack> {
   // There is no authorizer locally: the caller names the user (see shared/identity.ts).
-  const config = loadConfig({ ...env, AUTH_MODE: "local" });
+  // Intercom is the stand-in below, with a known development secret unless one is given.
+  const config = loadConfig({
+    INTERCOM_CLIENT_SECRET: "local-dev-secret",
+    INTERCOM_ACCESS_TOKEN: "local-token",
+    INTERCOM_ADMIN_ID: LOCAL_ADMIN_ID,
+    ...env,
+    AUTH_MODE: "local",
+  });
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
 
@@ -86,10 +100,19 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     batchSize: 5,
     deadLetterQueue: ingestDeadLetters,
   });
+  const supportDeadLetters = new LocalQueue({ name: "support-dlq" });
+  const support = new LocalQueue({
+    name: "support",
+    visibilityTimeoutMs: 30_000,
+    maxReceiveCount: 3,
+    batchSize: 5,
+    deadLetterQueue: supportDeadLetters,
+  });
+  const intercom = new IntercomStandIn();
   let watcher: FSWatcher | undefined;
   const close = async () => {
     await watcher?.close();
-    await Promise.all([extraction.stop(), ingest.stop()]);
+    await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -119,6 +142,14 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const ingestRuntime = await buildIngestRuntime(backends, new FolderObjectSource(dropDir));
     ingest.start(createIngestHandler(async () => ingestRuntime));
     watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
+    let url = "";
+    // The worker reaches the stand-in over HTTP, as it reaches Intercom.
+    const supportRuntime = await buildSupportRuntime(
+      { ...backends, config: { ...config, INTERCOM_API_URL: "http://placeholder" } },
+      (input, init) => fetch(String(input).replace("http://placeholder", `${url}/_local/intercom/api`), init),
+    );
+    support.start(createSupportWorker(async () => supportRuntime));
+    const webhook = createIntercomWebhookHandler(webhookDeps(backends, support));
     const memories = createMemoriesHandler(() => backends);
     const sessions = createSessionsHandler(() => backends);
     const routes: Route[] = [
@@ -134,21 +165,28 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       { name: "sessions", method: "GET", resource: "/api/sessions", handler: sessions },
       { name: "sessions", method: "GET", resource: "/api/sessions/{id}/messages", handler: sessions },
       { name: "sessions", method: "DELETE", resource: "/api/sessions/{id}", handler: sessions },
+      { name: "intercom-webhook", method: "POST", resource: "/webhooks/intercom", handler: webhook },
+      { name: "intercom-webhook", method: "HEAD", resource: "/webhooks/intercom", handler: webhook },
       { name: "memories", method: "GET", resource: "/api/memories", handler: memories },
       { name: "memories", method: "DELETE", resource: "/api/memories/{id}", handler: memories },
     ];
 
     server = createServer((req, res) => {
-      void serve(routes, req, res);
+      void (async () => {
+        if (await intercom.handle(req, res, new URL(req.url ?? "/", "http://localhost"))) return;
+        await serve(routes, req, res);
+      })();
     });
     await new Promise<void>((r, reject) => {
       server!.once("error", reject);
       server!.listen(config.PORT, "127.0.0.1", () => r());
     });
     const { port } = server.address() as AddressInfo;
+    url = `http://localhost:${port}`;
     return {
       url: `http://localhost:${port}`,
-      queues: { extraction, extractionDeadLetters, ingest, ingestDeadLetters },
+      queues: { extraction, extractionDeadLetters, ingest, ingestDeadLetters, support, supportDeadLetters },
+      intercom,
       dropDir,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
@@ -156,6 +194,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
         `sqs: in-process queues memory-extraction and ingest (3 receives, then their -dlq)`,
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
+        `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions)`,
+        `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,
         ...runtime.descriptions,
         `data: ${dataDir}`,
       ],

@@ -11,6 +11,7 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { randomUUID } from "node:crypto";
 import { factsIn } from "../facts";
+import { SUPPORT_RULES } from "./offline-support-rules";
 
 /** Tool names the offline model knows when to call. The agent's tools use the same names. */
 export const OFFLINE_TOOL_RULES = {
@@ -161,6 +162,7 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
 /** Rule-based answers to the structured outputs this project asks for, by tool name. */
 const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = {
   memory_facts: (prompt) => ({ facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? "") }),
+  ...SUPPORT_RULES,
   session_name: (prompt) => ({
     name: prompt
       .trim()

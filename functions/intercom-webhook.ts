@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { apiHandler } from "../shared/api-handler";
+import { awsBackends, once, type Backends } from "../shared/backends";
+import { AppError, badRequest, unauthorized } from "../shared/errors";
+import { json } from "../shared/http";
+import { verifyIntercomSignature } from "../shared/intercom/signature";
+import { createLogger } from "../shared/logger";
+import type { QueuePublisher } from "../shared/queue";
+import { secretValue } from "../shared/secrets";
+import { OnceMarkers } from "../shared/stores/once-markers";
+import { SqsPublisher } from "../shared/queue";
+import { SQSClient } from "@aws-sdk/client-sqs";
+
+const logger = createLogger("intercom-webhook");
+
+const Author = z.object({ type: z.string(), id: z.string().optional() });
+const Part = z.object({ id: z.string(), author: Author });
+const Notification = z.object({
+  type: z.literal("notification_event"),
+  id: z.string().min(1),
+  topic: z.string().min(1),
+  data: z.object({
+    item: z
+      .object({
+        id: z.string().optional(),
+        source: Part.partial({ id: true }).optional(),
+        conversation_parts: z.object({ conversation_parts: z.array(Part) }).optional(),
+      })
+      .passthrough(),
+  }),
+});
+
+const CONVERSATION_TOPICS = new Set(["conversation.user.created", "conversation.user.replied"]);
+/** Parts written by the team or a bot never start a run: the agent cannot answer itself. */
+const NOT_CUSTOMERS = new Set(["admin", "bot", "team"]);
+
+export interface WebhookDeps {
+  clientSecret: string;
+  queue: QueuePublisher;
+  notifications: OnceMarkers;
+}
+
+/**
+ * POST /webhooks/intercom: verify the signature on the raw bytes, answer Intercom's checks,
+ * and queue customer messages for the support worker. Answers fast (Intercom wants < 500 ms):
+ * the agent runs behind the queue.
+ */
+export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>) {
+  return apiHandler(logger, async (event) => {
+    if (event.httpMethod === "HEAD") return { statusCode: 200, body: "" };
+    const { clientSecret, queue, notifications } = await deps();
+    const raw =
+      event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
+    if (!verifyIntercomSignature(raw, event.headers?.["x-hub-signature"], clientSecret))
+      throw unauthorized("missing or invalid X-Hub-Signature");
+
+    let parsed: z.infer<typeof Notification>;
+    try {
+      parsed = Notification.parse(JSON.parse(raw.toString("utf8")));
+    } catch {
+      throw badRequest("invalid_notification", "body is not an Intercom notification");
+    }
+    if (parsed.topic === "ping") return json(200, { status: "pong" });
+    if (!CONVERSATION_TOPICS.has(parsed.topic))
+      return json(200, { status: "ignored", reason: `topic ${parsed.topic}` });
+
+    const item = parsed.data.item;
+    const parts = item.conversation_parts?.conversation_parts ?? [];
+    const part = parsed.topic === "conversation.user.replied" && parts.length ? parts[parts.length - 1] : item.source;
+    if (!item.id || !part?.id) throw badRequest("invalid_notification", "the notification names no conversation part");
+    if (NOT_CUSTOMERS.has(part.author.type))
+      return json(200, { status: "ignored", reason: `part written by ${part.author.type}` });
+
+    // Intercom retries deliveries: the notification id is claimed once.
+    const key = `intercom-notification#${parsed.id}`;
+    if (!(await notifications.claim(key))) return json(200, { status: "duplicate" });
+    try {
+      await queue.publish({
+        notification_id: parsed.id,
+        conversation_id: item.id,
+        part_id: part.id,
+        topic: parsed.topic,
+      });
+    } catch (err) {
+      await notifications.release(key); // so Intercom's retry is not dropped as a duplicate
+      throw new AppError(503, "queue_unavailable", "could not queue the notification", { cause: err });
+    }
+    logger.info("notification queued", { notificationId: parsed.id, conversationId: item.id, partId: part.id });
+    return json(200, { status: "queued" });
+  });
+}
+
+export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async (): Promise<WebhookDeps> => ({
+  clientSecret: await secretValue(
+    "INTERCOM_CLIENT_SECRET",
+    backends.config.INTERCOM_CLIENT_SECRET,
+    backends.config.INTERCOM_CLIENT_SECRET_ARN,
+  ),
+  queue,
+  notifications: new OnceMarkers(backends.dynamo, backends.config.IDEMPOTENCY_TABLE),
+});
+
+export const handler = createIntercomWebhookHandler(
+  once(async () => {
+    const backends = await awsBackends();
+    if (!backends.config.SUPPORT_QUEUE_URL) throw new Error("SUPPORT_QUEUE_URL must be set");
+    return webhookDeps(backends, new SqsPublisher(new SQSClient({}), backends.config.SUPPORT_QUEUE_URL))();
+  }),
+);

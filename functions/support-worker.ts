@@ -1,0 +1,63 @@
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
+import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
+import { z } from "zod";
+import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
+import { awsBackends, once } from "../shared/backends";
+import { createLogger } from "../shared/logger";
+
+const logger = createLogger("support-worker");
+
+export const SupportMessage = z.object({
+  notification_id: z.string().min(1),
+  conversation_id: z.string().min(1),
+  part_id: z.string().min(1),
+  topic: z.string().min(1),
+});
+type SupportMessage = z.infer<typeof SupportMessage>;
+
+/**
+ * SQS consumer: runs the support graph for one customer part per message, on the
+ * conversation's thread (`intercom:<conversation_id>`). One run per conversation at a time
+ * (the session lease; a busy conversation's message is retried later), idempotent per part
+ * (Powertools idempotency), and a part is answered at most once (claimed before replying).
+ */
+export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
+  const processor = new BatchProcessor(EventType.SQS);
+  let answer: ((m: SupportMessage) => Promise<unknown>) | undefined;
+  return async (event: SQSEvent, context: Context) => {
+    const rt = await runtime();
+    rt.idempotency.config.registerLambdaContext(context);
+    answer ??= makeIdempotent(async (m: SupportMessage) => {
+      const thread = `intercom:${m.conversation_id}`;
+      const lease = await rt.leases.tryAcquire(thread);
+      if (!lease) throw new Error(`conversation ${m.conversation_id} is already being answered`);
+      try {
+        const state = await rt.graph.invoke(
+          { conversation_id: m.conversation_id, part_id: m.part_id, max_hops: rt.maxHops },
+          { configurable: { thread_id: thread }, recursionLimit: 40 },
+        );
+        return {
+          delivery: state.response_delivery,
+          hops: state.hops.filter((h) => h.part_id === m.part_id).length,
+          error: state.error,
+        };
+      } finally {
+        await lease.release();
+      }
+    }, rt.idempotency);
+    const handleRecord = async (record: SQSRecord) => {
+      const message = SupportMessage.parse(JSON.parse(record.body));
+      const outcome = await answer!(message);
+      logger.info("conversation handled", {
+        messageId: record.messageId,
+        conversationId: message.conversation_id,
+        partId: message.part_id,
+        outcome,
+      });
+    };
+    return processPartialResponse(event, handleRecord, processor, { context });
+  };
+}
+
+export const handler = createSupportWorker(once(async () => buildSupportRuntime(await awsBackends())));

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import type { ChatLine, Hop } from "./state";
+
+/**
+ * The support agent's model calls: one structured output per decision. Prompts put their
+ * inputs in tags (<question>, <gathered>, <draft>), which is good practice for Claude and what
+ * the offline stand-in's rules read.
+ */
+export const Plan = z.object({
+  reasoning: z.string(),
+  tool_calls: z
+    .array(z.object({ tool_name: z.string(), parameters: z.record(z.string(), z.unknown()), reasoning: z.string() }))
+    .max(5),
+});
+export const CoverageJudgement = z.object({
+  data_sufficient: z.boolean(),
+  coverage_score: z.number().min(0).max(1),
+  missing_data: z.array(z.string()),
+  reasoning: z.string(),
+});
+export const Draft = z.object({ reply: z.string(), route_to_team: z.boolean(), reasoning: z.string() });
+export const Validation = z.object({ valid: z.boolean(), issues: z.array(z.string()), reasoning: z.string() });
+
+export const TOOL_NAMES = {
+  plan: "support_plan",
+  coverage: "support_coverage",
+  draft: "support_draft",
+  validate: "support_validate",
+};
+
+export interface Gathered {
+  source: string;
+  content: string;
+}
+
+const transcript = (messages: ChatLine[]) => messages.map((m) => `${m.role}: ${m.content}`).join("\n");
+
+export function planPrompt(messages: ChatLine[], question: string, tools: string[], previous: Hop[]): string {
+  const missing = previous.flatMap((h) => h.coverage.missing_data);
+  return [
+    "You are a customer support agent. Choose the tool calls that gather what is needed to answer the customer's latest question.",
+    `<conversation>\n${transcript(messages)}\n</conversation>`,
+    `<question>${question}</question>`,
+    `<tools>${tools.join(", ")}</tools>`,
+    missing.length ? `<still_missing>${missing.join("; ")}</still_missing>` : "",
+  ].join("\n");
+}
+
+export function coveragePrompt(question: string, gathered: Gathered[]): string {
+  return [
+    "Judge whether the gathered data is enough to answer the question correctly and completely. Do not guess.",
+    `<question>${question}</question>`,
+    `<gathered>${JSON.stringify(gathered)}</gathered>`,
+  ].join("\n");
+}
+
+export function draftPrompt(question: string, gathered: Gathered[]): string {
+  return [
+    "Write the reply to the customer, using only the gathered data, and cite the source document.",
+    "Set route_to_team when a person should handle it (billing disputes, account access, anything not covered).",
+    `<question>${question}</question>`,
+    `<gathered>${JSON.stringify(gathered)}</gathered>`,
+  ].join("\n");
+}
+
+export function validatePrompt(question: string, gathered: Gathered[], draft: string): string {
+  return [
+    "Check the draft against the gathered data and policy: every claim must be supported, no promises the data does not make.",
+    `<question>${question}</question>`,
+    `<gathered>${JSON.stringify(gathered)}</gathered>`,
+    `<draft>${draft}</draft>`,
+  ].join("\n");
+}

@@ -1,0 +1,44 @@
+import type { Backends } from "../../shared/backends";
+import { ConfigError } from "../../shared/config";
+import { idempotency } from "../../shared/idempotency";
+import { IntercomClient } from "../../shared/intercom/client";
+import { createChatModel, createEmbeddings } from "../../shared/models";
+import { secretValue } from "../../shared/secrets";
+import { OnceMarkers } from "../../shared/stores/once-markers";
+import { SessionLeases } from "../../shared/stores/session-lease";
+import { DynamoDBSaver } from "../checkpoint";
+import { buildSupportGraph } from "./graph";
+
+/** Wires the support worker: Intercom client, model, knowledge base, checkpointer, once-markers. */
+export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof fetch) {
+  const { config, dynamo, store } = backends;
+  if (!config.INTERCOM_ADMIN_ID) throw new ConfigError("Missing configuration: INTERCOM_ADMIN_ID must be set");
+  const token = await secretValue(
+    "INTERCOM_ACCESS_TOKEN",
+    config.INTERCOM_ACCESS_TOKEN,
+    config.INTERCOM_ACCESS_TOKEN_SECRET_ARN,
+  );
+  const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+  const graph = buildSupportGraph({
+    model: model.value,
+    intercom: new IntercomClient({ baseUrl: config.INTERCOM_API_URL, token, fetch: fetchImpl }),
+    store,
+    embeddings: embeddings.value,
+    answered: new OnceMarkers(dynamo, config.IDEMPOTENCY_TABLE),
+    adminId: config.INTERCOM_ADMIN_ID,
+    snoozeMinutes: config.SUPPORT_SNOOZE_MINUTES,
+    checkpointer: new DynamoDBSaver({
+      client: dynamo,
+      tableName: config.CHECKPOINT_TABLE,
+      ttlDays: config.CHECKPOINT_TTL_DAYS,
+    }),
+  });
+  return {
+    graph,
+    maxHops: config.SUPPORT_MAX_HOPS,
+    leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+    idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "[conversation_id, part_id]"),
+  };
+}
+
+export type SupportRuntime = Awaited<ReturnType<typeof buildSupportRuntime>>;
