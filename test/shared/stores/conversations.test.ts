@@ -1,7 +1,7 @@
 import { PostgrestConversationStore } from "../../../shared/stores/postgrest-conversations";
 import { supabaseRest } from "../../../shared/stores/postgrest";
 import type { ConversationMessage } from "../../../shared/stores/conversations";
-import { postgrestServer, type RecordedRequest, type Reply } from "../../support/postgrest-server";
+import { recordingServer, type RecordedRequest, type Reply } from "../../support/recording-server";
 import { backendsHarness } from "../../support/stack";
 
 const recorded = (sessionId: string, userId: string, id: string, text: string) => ({
@@ -55,10 +55,10 @@ describe("SQL conversation store on PGlite (the migration's own SQL)", () => {
 
 describe("PostgREST conversation store (Supabase's documented wire format)", () => {
   let reply: (req: RecordedRequest) => Reply = () => ({ status: 200, body: [] });
-  let server: Awaited<ReturnType<typeof postgrestServer>>;
+  let server: Awaited<ReturnType<typeof recordingServer>>;
   let store: PostgrestConversationStore;
   beforeAll(async () => {
-    server = await postgrestServer((req) => reply(req));
+    server = await recordingServer((req) => reply(req));
     store = new PostgrestConversationStore(supabaseRest(`${server.url}/`, "service-key"));
   });
   afterAll(() => server.close());

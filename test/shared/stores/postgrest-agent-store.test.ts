@@ -1,17 +1,17 @@
 import { PostgrestAgentStore } from "../../../shared/stores/postgrest-agent-store";
 import { supabaseRest } from "../../../shared/stores/postgrest";
-import { postgrestServer, type RecordedRequest, type Reply } from "../../support/postgrest-server";
+import { recordingServer, type RecordedRequest, type Reply } from "../../support/recording-server";
 
 // The Supabase adapter cannot reach a real PostgREST here: these tests hold it to the
 // requests PostgREST documents (URL, method, apikey/Authorization/Prefer headers, body)
 // and parse the responses PostgREST documents.
 const KEY = "service-role-key";
 let reply: (req: RecordedRequest) => Reply = () => ({ status: 200, body: [] });
-let server: Awaited<ReturnType<typeof postgrestServer>>;
+let server: Awaited<ReturnType<typeof recordingServer>>;
 let store: PostgrestAgentStore;
 
 beforeAll(async () => {
-  server = await postgrestServer((req) => reply(req));
+  server = await recordingServer((req) => reply(req));
   store = new PostgrestAgentStore(supabaseRest(server.url, KEY));
 });
 afterAll(() => server.close());

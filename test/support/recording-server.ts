@@ -12,10 +12,10 @@ export interface RecordedRequest {
 export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
 
 /**
- * A local HTTP server standing in for Supabase's PostgREST: it records each request and
- * answers with what the test scripts, in PostgREST's documented response format.
+ * A local HTTP server standing in for a service (PostgREST, Intercom): it records each request and
+ * answers with what the test scripts, in that service's documented response format.
  */
-export async function postgrestServer(respond: (req: RecordedRequest) => Reply) {
+export async function recordingServer(respond: (req: RecordedRequest) => Reply) {
   const requests: RecordedRequest[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];

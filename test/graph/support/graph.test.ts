@@ -1,0 +1,179 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildSupportGraph } from "../../../graph/support/graph";
+import { IntercomStandIn } from "../../../infra/local/intercom";
+import { createIdempotencyTable } from "../../../shared/idempotency";
+import { IntercomClient } from "../../../shared/intercom/client";
+import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
+import { vectorLiteral } from "../../../shared/stores/agent-store";
+import { OnceMarkers } from "../../../shared/stores/once-markers";
+import { ScriptedDecisions } from "../../support/models";
+import { backendsHarness } from "../../support/stack";
+
+let harness: Awaited<ReturnType<typeof backendsHarness>>;
+let intercom: IntercomStandIn;
+let server: Server;
+let baseUrl: string;
+const embedder = new HashingEmbeddings(1024);
+
+beforeAll(async () => {
+  harness = await backendsHarness();
+  await createIdempotencyTable(harness.dynamo.client, "support-markers");
+  const text = "Refunds are available within 14 days of your first payment.";
+  await harness.postgres.query(
+    "insert into knowledge_chunks (document_id, source, chunk_index, content, embedding) values ('b/refunds.md', 'refunds.md', 0, $1, $2::vector)",
+    [text, vectorLiteral(embedder.embed(text))],
+  );
+  intercom = new IntercomStandIn();
+  server = createServer((req, res) => void intercom.handle(req, res, new URL(req.url ?? "/", "http://x")));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/_local/intercom/api`;
+}, 60_000);
+afterAll(async () => {
+  server.close();
+  await harness.close();
+});
+
+const plan = () => ({
+  reasoning: "look it up",
+  tool_calls: [{ tool_name: "search_knowledge_base", parameters: { query: "refund" }, reasoning: "docs" }],
+});
+const covered = (yes: boolean) => () => ({
+  data_sufficient: yes,
+  coverage_score: yes ? 0.9 : 0.2,
+  missing_data: yes ? [] : ["refund rules"],
+  reasoning: "judged",
+});
+const draft = () => ({
+  reply: "Refunds are available within 14 days. (Source: refunds.md)",
+  route_to_team: false,
+  reasoning: "quoted",
+});
+const valid = (yes: boolean) => () => ({
+  valid: yes,
+  issues: yes ? [] : ["claims a 30 day window"],
+  reasoning: yes ? "supported" : "unsupported",
+});
+
+async function run(decisions: ConstructorParameters<typeof ScriptedDecisions>[0], question = "Can I get a refund?") {
+  const model = new ScriptedDecisions(decisions);
+  const graph = buildSupportGraph({
+    model,
+    intercom: new IntercomClient({ baseUrl, token: "t", maxDelayMs: 10 }),
+    store: harness.store,
+    embeddings: embedder,
+    answered: new OnceMarkers(harness.dynamo.client, "support-markers"),
+    adminId: "991",
+    snoozeMinutes: 60,
+    checkpointer: await harness.checkpointer(),
+  });
+  const { conversation_id, part_id } = intercom.create("ann@example.com", question);
+  const invoke = () =>
+    graph.invoke(
+      { conversation_id, part_id, max_hops: 2 },
+      { configurable: { thread_id: `intercom:${conversation_id}` } },
+    );
+  const state = await invoke();
+  const actions = () => intercom.actions.filter((a) => a.conversation_id === conversation_id).map((a) => a.kind);
+  return { state, model, actions, invoke, conversation_id };
+}
+
+describe("support graph routing", () => {
+  it("answers when the first hop covers the question: validation note, reply, snooze", async () => {
+    const { state, actions, model } = await run({
+      support_plan: plan,
+      support_coverage: covered(true),
+      support_draft: draft,
+      support_validate: valid(true),
+    });
+    expect(state.response_delivery).toBe("sent");
+    expect(state.hops).toHaveLength(1);
+    expect(state.hops[0]!.gather.tool_results[0]).toMatchObject({ tool_name: "search_knowledge_base", success: true });
+    expect(actions()).toEqual(["note", "reply", "snooze"]);
+    expect(state.finalize).toMatchObject({ status: "sent" });
+    expect(model.prompts.support_coverage![0]).toContain("Refunds are available within 14 days");
+    expect(state.messages).toEqual([{ role: "user", content: "Can I get a refund?" }]);
+  });
+
+  it("takes a second hop when the first falls short", async () => {
+    const { state, actions, model } = await run({
+      support_plan: plan,
+      support_coverage: (_p, n) => covered(n > 1)(),
+      support_draft: draft,
+      support_validate: valid(true),
+    });
+    expect(state.hops.map((h) => h.number)).toEqual([1, 2]);
+    expect(model.prompts.support_plan![1]).toContain("<still_missing>refund rules</still_missing>");
+    expect(actions()).toEqual(["note", "reply", "snooze"]);
+  });
+
+  it("escalates with a note and no reply once max_hops are spent", async () => {
+    const { state, actions } = await run({ support_plan: plan, support_coverage: covered(false) });
+    expect(state.hops).toHaveLength(2);
+    expect(state.response_delivery).toBe("escalated");
+    expect(state.escalate?.reason).toMatch(/after 2 hops/);
+    expect(actions()).toEqual(["note", "snooze"]);
+  });
+
+  it("escalates when the draft routes to the team", async () => {
+    const { state, actions } = await run({
+      support_plan: plan,
+      support_coverage: covered(true),
+      support_draft: () => ({ reply: "", route_to_team: true, reasoning: "billing dispute" }),
+    });
+    expect(state.escalate?.reason).toMatch(/routed to the team: billing dispute/);
+    expect(actions()).toEqual(["note", "snooze"]);
+  });
+
+  it("escalates when validation fails, after noting the result, and never sends the draft", async () => {
+    const { state, actions } = await run({
+      support_plan: plan,
+      support_coverage: covered(true),
+      support_draft: draft,
+      support_validate: valid(false),
+    });
+    expect(state.validate?.valid).toBe(false);
+    expect(state.response).toBeNull();
+    expect(actions()).toEqual(["note", "note", "snooze"]);
+    expect(intercom.actions.filter((a) => a.kind === "note").at(-1)!.body).toMatch(
+      /^Escalated to the team. Reason: the draft failed validation/,
+    );
+  });
+
+  it("records a failing node's error and escalates instead of throwing", async () => {
+    const { state, actions } = await run({
+      support_plan: () => {
+        throw new Error("model unavailable");
+      },
+    });
+    expect(state.error).toBe("plan: model unavailable");
+    expect(state.escalate).toMatchObject({ source: "plan" });
+    expect(actions()).toEqual(["note", "snooze"]);
+  });
+
+  it("never replies twice to the same customer part", async () => {
+    const { invoke, actions } = await run({
+      support_plan: plan,
+      support_coverage: covered(true),
+      support_draft: draft,
+      support_validate: valid(true),
+    });
+    const again = await invoke();
+    expect(again.response_delivery).toBe("duplicate");
+    expect(actions().filter((k) => k === "reply")).toHaveLength(1);
+    expect(again.hops).toHaveLength(2); // both runs' hops are kept, never rewritten
+  });
+
+  it("maps admin and bot parts to the assistant role", async () => {
+    const { invoke, conversation_id, state } = await run({
+      support_plan: plan,
+      support_coverage: covered(true),
+      support_draft: draft,
+      support_validate: valid(true),
+    });
+    expect(state.messages.length).toBe(1);
+    intercom.addUserPart(conversation_id, "thanks! and for annual plans?");
+    const next = await invoke();
+    expect(next.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+  });
+});

@@ -1,0 +1,84 @@
+import { IntercomClient, IntercomError } from "../../../shared/intercom/client";
+import { signIntercom, verifyIntercomSignature } from "../../../shared/intercom/signature";
+import { recordingServer, type RecordedRequest, type Reply } from "../../support/recording-server";
+
+describe("Intercom webhook signature", () => {
+  it("matches the published HMAC-SHA1 test vector", () => {
+    // HMAC_SHA1("key", "The quick brown fox jumps over the lazy dog"), the widely published vector.
+    expect(signIntercom("The quick brown fox jumps over the lazy dog", "key")).toBe(
+      "sha1=de7c9b85b8b78aa6bc8a7a36f70a90701c9db4d9",
+    );
+  });
+
+  it("accepts only the right signature over the exact bytes", () => {
+    const body = Buffer.from('{"type":"notification_event","id":"n1"}');
+    const good = signIntercom(body, "s3cret");
+    expect(verifyIntercomSignature(body, good, "s3cret")).toBe(true);
+    expect(verifyIntercomSignature(body, good.toUpperCase().replace("SHA1", "sha1"), "s3cret")).toBe(true);
+    expect(verifyIntercomSignature(body, good, "other")).toBe(false);
+    expect(verifyIntercomSignature(Buffer.from('{"type":"notification_event", "id":"n1"}'), good, "s3cret")).toBe(
+      false,
+    );
+    expect(verifyIntercomSignature(body, undefined, "s3cret")).toBe(false);
+    expect(verifyIntercomSignature(body, "sha256=abc", "s3cret")).toBe(false);
+  });
+});
+
+describe("Intercom client requests (Intercom REST API 2.11 shapes)", () => {
+  let reply: (req: RecordedRequest) => Reply = () => ({ status: 200, body: {} });
+  let server: Awaited<ReturnType<typeof recordingServer>>;
+  let client: IntercomClient;
+  beforeAll(async () => {
+    server = await recordingServer((req) => reply(req));
+    client = new IntercomClient({ baseUrl: server.url, token: "tok", maxDelayMs: 50 });
+  });
+  afterAll(() => server.close());
+  beforeEach(() => {
+    server.requests.length = 0;
+  });
+  const last = () => server.requests[server.requests.length - 1]!;
+
+  it("reads a conversation and a contact with bearer auth and a pinned version", async () => {
+    reply = () => ({ status: 200, body: { type: "conversation", id: "123" } });
+    await client.getConversation("123");
+    expect([last().method, last().path, last().query.get("display_as")]).toEqual([
+      "GET",
+      "/conversations/123",
+      "plaintext",
+    ]);
+    expect(last().headers.authorization).toBe("Bearer tok");
+    expect(last().headers["intercom-version"]).toBe("2.11");
+    await client.getContact("c-9");
+    expect(last().path).toBe("/contacts/c-9");
+  });
+
+  it("replies and notes as the admin, and snoozes through conversation parts", async () => {
+    reply = () => ({ status: 200, body: { type: "conversation", id: "123" } });
+    await client.reply("123", "991", "comment", "Hello");
+    expect([last().method, last().path]).toEqual(["POST", "/conversations/123/reply"]);
+    expect(last().body).toEqual({ message_type: "comment", type: "admin", admin_id: "991", body: "Hello" });
+    await client.reply("123", "991", "note", "Internal");
+    expect(last().body).toMatchObject({ message_type: "note" });
+    await client.snooze("123", "991", new Date("2026-01-01T00:00:00Z"));
+    expect([last().method, last().path]).toEqual(["POST", "/conversations/123/parts"]);
+    expect(last().body).toEqual({ message_type: "snoozed", admin_id: "991", snoozed_until: 1767225600 });
+  });
+
+  it("retries 429 after Retry-After and 5xx with backoff, then gives up with the status", async () => {
+    let calls = 0;
+    reply = () =>
+      ++calls === 1
+        ? { status: 429, body: { type: "error.list" }, headers: { "retry-after": "0.01" } }
+        : { status: 200, body: { id: "1" } };
+    await client.getConversation("1");
+    expect(calls).toBe(2);
+    reply = () => ({ status: 503, body: { type: "error.list" } });
+    server.requests.length = 0;
+    await expect(client.getConversation("1")).rejects.toMatchObject({ status: 503 });
+    expect(server.requests).toHaveLength(4);
+    reply = () => ({ status: 404, body: { type: "error.list", errors: [{ code: "not_found" }] } });
+    server.requests.length = 0;
+    await expect(client.getConversation("x")).rejects.toBeInstanceOf(IntercomError);
+    expect(server.requests).toHaveLength(1);
+  });
+});
