@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { signIntercom } from "../../shared/intercom/signature";
 
 // The README's curl session, over HTTP, against the stack `npm start` runs.
 const dataDir = mkdtempSync(join(tmpdir(), "agent-e2e-"));
@@ -252,6 +253,55 @@ describe("local stack over HTTP", () => {
     expect(next.status).toBe(200);
     expect((await get(`/api/sessions/${sessionId}/messages`, { "x-user-id": "leaver" })).body).toHaveLength(6);
   });
+
+  it("answers a signed Intercom conversation from the knowledge base, escalates what nothing covers, and answers once", async () => {
+    const createConversation = async (body: string) =>
+      (await (await fetch(`${stack.url}/_local/intercom/conversations`, { method: "POST", body: JSON.stringify({ email: "ann@example.com", body }) })).json()) as {
+        conversation_id: string;
+        part_id: string;
+      };
+    const notify = async (id: string, c: { conversation_id: string; part_id: string }) => {
+      const body = JSON.stringify({
+        type: "notification_event",
+        id,
+        topic: "conversation.user.created",
+        data: { item: { type: "conversation", id: c.conversation_id, source: { id: c.part_id, author: { type: "user", id: "u1" } } } },
+      });
+      const started = Date.now();
+      const res = await fetch(`${stack.url}/webhooks/intercom`, { method: "POST", body, headers: { "X-Hub-Signature": signIntercom(body, "local-dev-secret") } });
+      return { status: res.status, ms: Date.now() - started };
+    };
+    const actions = async (conversationId: string) =>
+      ((await (await fetch(`${stack.url}/_local/intercom/actions`)).json()) as { conversation_id: string; kind: string; body: string }[]).filter(
+        (a) => a.conversation_id === conversationId,
+      );
+
+    const covered = await createConversation("How much does the Pro plan cost?");
+    const first = await notify("e2e-n1", covered);
+    expect(first.status).toBe(200);
+    expect(first.ms).toBeLessThan(500);
+    await waitFor(async () => (await actions(covered.conversation_id)).some((a) => a.kind === "snooze"));
+    const done = await actions(covered.conversation_id);
+    expect(done.map((a) => a.kind)).toEqual(["note", "reply", "snooze"]);
+    expect(done[1]!.body).toContain("(Source: pricing.md)");
+    expect(done[0]!.body).toMatch(/^Validation passed/);
+
+    expect((await notify("e2e-n1", covered)).status).toBe(200); // Intercom's retry of the same notification
+    expect((await notify("e2e-n1b", covered)).status).toBe(200); // a new notification for the same part
+    await stack.queues.support.drained();
+    expect((await actions(covered.conversation_id)).filter((a) => a.kind === "reply")).toHaveLength(1);
+
+    const uncovered = await createConversation("Can I pay with bitcoin or another cryptocurrency?");
+    await notify("e2e-n2", uncovered);
+    await waitFor(async () => (await actions(uncovered.conversation_id)).some((a) => a.kind === "snooze"));
+    const escalated = await actions(uncovered.conversation_id);
+    expect(escalated.map((a) => a.kind)).toEqual(["note", "snooze"]);
+    expect(escalated[0]!.body).toMatch(/^Escalated to the team.*after 2 hops/);
+
+    const bad = await fetch(`${stack.url}/webhooks/intercom`, { method: "POST", body: "{}", headers: { "X-Hub-Signature": "sha1=" + "0".repeat(40) } });
+    expect(bad.status).toBe(401);
+    expect(stack.queues.supportDeadLetters.depth).toBe(0);
+  }, 30_000);
 
   it("keeps sessions across a restart", async () => {
     await stack.close();
