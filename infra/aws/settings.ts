@@ -13,6 +13,8 @@ export interface StackSettings {
   /** An existing Secrets Manager secret holding the service-role key; unset creates one to fill in. */
   supabaseSecretArn?: string;
   checkpointTtlDays?: number;
+  /** The Intercom admin (bot) the support agent replies as. */
+  intercomAdminId?: string;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
 }
@@ -30,5 +32,6 @@ export function readSettings(scope: Construct): StackSettings {
     supabaseSecretArn: get("supabaseSecretArn"),
     checkpointTtlDays: ttl === undefined ? undefined : Number(ttl),
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
+    intercomAdminId: get("intercomAdminId"),
   };
 }

@@ -36,6 +36,10 @@ export class AgentStack extends Stack {
   readonly ingestQueue: Queue;
   readonly ingestDeadLetters: Queue;
   readonly ingestFunction: NodejsFunction;
+  readonly intercomWebhookFunction: NodejsFunction;
+  readonly supportWorkerFunction: NodejsFunction;
+  readonly supportQueue: Queue;
+  readonly supportDeadLetters: Queue;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
@@ -190,6 +194,59 @@ export class AgentStack extends Stack {
       );
     }
 
+    // Intercom: the webhook verifies and queues; the worker runs the support graph.
+    const intercomToken = new Secret(this, "IntercomAccessToken", {
+      description: "Intercom access token for the support agent: replace the generated value",
+    });
+    const intercomClientSecret = new Secret(this, "IntercomClientSecret", {
+      description: "Intercom app client secret, which signs webhooks: replace the generated value",
+    });
+    const supportTimeout = Duration.seconds(120);
+    ({ queue: this.supportQueue, deadLetters: this.supportDeadLetters } = this.queueWithDeadLetters(
+      "Support",
+      supportTimeout,
+      "Intercom conversations the support agent failed to handle 3 times are waiting in the dead-letter queue",
+    ));
+    this.intercomWebhookFunction = this.fn("IntercomWebhookFunction", "intercom-webhook.ts", {
+      environment: {
+        ...environment,
+        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
+        SUPPORT_QUEUE_URL: this.supportQueue.queueUrl,
+        INTERCOM_CLIENT_SECRET_ARN: intercomClientSecret.secretArn,
+      },
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+    });
+    intercomClientSecret.grantRead(this.intercomWebhookFunction);
+    this.supportQueue.grantSendMessages(this.intercomWebhookFunction);
+    this.idempotencyTable.grantReadWriteData(this.intercomWebhookFunction);
+
+    this.supportWorkerFunction = this.fn("SupportWorkerFunction", "support-worker.ts", {
+      environment: {
+        ...environment,
+        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
+        INTERCOM_ACCESS_TOKEN_SECRET_ARN: intercomToken.secretArn,
+        ...(settings.intercomAdminId ? { INTERCOM_ADMIN_ID: settings.intercomAdminId } : {}),
+      },
+      timeout: supportTimeout,
+      memorySize: 1024,
+    });
+    intercomToken.grantRead(this.supportWorkerFunction);
+    if (models.length > 0) {
+      this.supportWorkerFunction.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["bedrock:InvokeModel"],
+          resources: models.flatMap((m) => bedrockModelArns(this, m)),
+        }),
+      );
+    }
+    supabaseKey.grantRead(this.supportWorkerFunction);
+    this.checkpointTable.grantReadWriteData(this.supportWorkerFunction);
+    this.idempotencyTable.grantReadWriteData(this.supportWorkerFunction);
+    this.supportWorkerFunction.addEventSource(
+      new SqsEventSource(this.supportQueue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }),
+    );
+
     this.api = new RestApi(this, "Api", {
       description: "Agent backend API",
       deployOptions: { stageName: "v1", throttlingRateLimit: 50, throttlingBurstLimit: 100 },
@@ -209,6 +266,10 @@ export class AgentStack extends Stack {
     const session = sessions.addResource("{id}");
     session.addMethod("DELETE", sessionsIntegration);
     session.addResource("messages").addMethod("GET", sessionsIntegration);
+    const webhook = this.api.root.addResource("webhooks").addResource("intercom");
+    const webhookIntegration = new LambdaIntegration(this.intercomWebhookFunction);
+    webhook.addMethod("POST", webhookIntegration);
+    webhook.addMethod("HEAD", webhookIntegration);
     const memories = api.addResource("memories");
     const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
     memories.addMethod("GET", memoriesIntegration);

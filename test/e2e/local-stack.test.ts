@@ -256,7 +256,12 @@ describe("local stack over HTTP", () => {
 
   it("answers a signed Intercom conversation from the knowledge base, escalates what nothing covers, and answers once", async () => {
     const createConversation = async (body: string) =>
-      (await (await fetch(`${stack.url}/_local/intercom/conversations`, { method: "POST", body: JSON.stringify({ email: "ann@example.com", body }) })).json()) as {
+      (await (
+        await fetch(`${stack.url}/_local/intercom/conversations`, {
+          method: "POST",
+          body: JSON.stringify({ email: "ann@example.com", body }),
+        })
+      ).json()) as {
         conversation_id: string;
         part_id: string;
       };
@@ -265,16 +270,30 @@ describe("local stack over HTTP", () => {
         type: "notification_event",
         id,
         topic: "conversation.user.created",
-        data: { item: { type: "conversation", id: c.conversation_id, source: { id: c.part_id, author: { type: "user", id: "u1" } } } },
+        data: {
+          item: {
+            type: "conversation",
+            id: c.conversation_id,
+            source: { id: c.part_id, author: { type: "user", id: "u1" } },
+          },
+        },
       });
       const started = Date.now();
-      const res = await fetch(`${stack.url}/webhooks/intercom`, { method: "POST", body, headers: { "X-Hub-Signature": signIntercom(body, "local-dev-secret") } });
+      const res = await fetch(`${stack.url}/webhooks/intercom`, {
+        method: "POST",
+        body,
+        headers: { "X-Hub-Signature": signIntercom(body, "local-dev-secret") },
+      });
       return { status: res.status, ms: Date.now() - started };
     };
     const actions = async (conversationId: string) =>
-      ((await (await fetch(`${stack.url}/_local/intercom/actions`)).json()) as { conversation_id: string; kind: string; body: string }[]).filter(
-        (a) => a.conversation_id === conversationId,
-      );
+      (
+        (await (await fetch(`${stack.url}/_local/intercom/actions`)).json()) as {
+          conversation_id: string;
+          kind: string;
+          body: string;
+        }[]
+      ).filter((a) => a.conversation_id === conversationId);
 
     const covered = await createConversation("How much does the Pro plan cost?");
     const first = await notify("e2e-n1", covered);
@@ -298,7 +317,11 @@ describe("local stack over HTTP", () => {
     expect(escalated.map((a) => a.kind)).toEqual(["note", "snooze"]);
     expect(escalated[0]!.body).toMatch(/^Escalated to the team.*after 2 hops/);
 
-    const bad = await fetch(`${stack.url}/webhooks/intercom`, { method: "POST", body: "{}", headers: { "X-Hub-Signature": "sha1=" + "0".repeat(40) } });
+    const bad = await fetch(`${stack.url}/webhooks/intercom`, {
+      method: "POST",
+      body: "{}",
+      headers: { "X-Hub-Signature": "sha1=" + "0".repeat(40) },
+    });
     expect(bad.status).toBe(401);
     expect(stack.queues.supportDeadLetters.depth).toBe(0);
   }, 30_000);

@@ -231,7 +231,7 @@ describe("document ingestion", () => {
     const queue = propsOf(stack.ingestQueue);
     expect(queue.VisibilityTimeout).toBe(720);
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 2);
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 3);
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FunctionName: { Ref: stack.getLogicalId(stack.ingestFunction.node.defaultChild as never) },
@@ -239,9 +239,48 @@ describe("document ingestion", () => {
   });
 });
 
+describe("Intercom support", () => {
+  const secretRef = (name: string) =>
+    Object.entries(template.findResources("AWS::SecretsManager::Secret")).find(([id]) => id.startsWith(name))![0];
+
+  it("reads each Intercom secret only where it is needed", () => {
+    const token = secretRef("IntercomAccessToken");
+    const clientSecret = secretRef("IntercomClientSecret");
+    const reads = (fn: typeof stack.chatFunction) => JSON.stringify(statementsOf(fn));
+    expect(reads(stack.supportWorkerFunction)).toContain(token);
+    expect(reads(stack.supportWorkerFunction)).not.toContain(clientSecret);
+    expect(reads(stack.intercomWebhookFunction)).toContain(clientSecret);
+    expect(reads(stack.intercomWebhookFunction)).not.toContain(token);
+    for (const fn of [
+      stack.chatFunction,
+      stack.chatStreamFunction,
+      stack.sessionsFunction,
+      stack.memoriesFunction,
+      stack.extractionFunction,
+      stack.ingestFunction,
+    ]) {
+      expect(reads(fn)).not.toContain(token);
+      expect(reads(fn)).not.toContain(clientSecret);
+    }
+    expect(propsOf(stack.intercomWebhookFunction).Environment.Variables.INTERCOM_CLIENT_SECRET).toBeUndefined();
+  });
+
+  it("queues from the webhook to the worker, with a DLQ, an alarm and partial batch failures", () => {
+    const queue = propsOf(stack.supportQueue);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
+    expect(queue.VisibilityTimeout).toBe(720);
+    expect(actions(stack.intercomWebhookFunction)).toContain("sqs:SendMessage");
+    expect(actions(stack.supportWorkerFunction)).not.toContain("sqs:SendMessage");
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      FunctionName: { Ref: stack.getLogicalId(stack.supportWorkerFunction.node.defaultChild as never) },
+    });
+  });
+});
+
 describe("REST API", () => {
   it("routes each API method to its function by Lambda proxy", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", 7);
+    template.resourceCountIs("AWS::ApiGateway::Method", 9);
     for (const [method, fn] of [
       ["POST", stack.chatFunction],
       ["POST", stack.chatStreamFunction],
@@ -249,6 +288,8 @@ describe("REST API", () => {
       ["DELETE", stack.sessionsFunction],
       ["GET", stack.memoriesFunction],
       ["DELETE", stack.memoriesFunction],
+      ["POST", stack.intercomWebhookFunction],
+      ["HEAD", stack.intercomWebhookFunction],
     ] as const) {
       template.hasResourceProperties("AWS::ApiGateway::Method", {
         HttpMethod: method,
