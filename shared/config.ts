@@ -64,6 +64,8 @@ const Settings = z.object({
   INTERCOM_CLIENT_SECRET_ARN: z.string().min(1).optional(),
   /** SQS queue between the Intercom webhook and the support worker. */
   SUPPORT_QUEUE_URL: z.url().optional(),
+  /** An MCP server (Streamable HTTP) whose tools the support agent may also use. */
+  SUPPORT_MCP_URL: z.url().optional(),
   SUPPORT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(2),
   SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
 

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { plainText, type IntercomClient } from "../../shared/intercom/client";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { OnceMarkers } from "../../shared/stores/once-markers";
+import type { ExternalTools } from "./mcp-tools";
 import {
   coveragePrompt,
   CoverageJudgement,
@@ -33,6 +34,8 @@ export interface SupportDeps {
   intercom: IntercomClient;
   /** knowledge base and user context; absent without Supabase */
   store?: AgentStore;
+  /** an MCP server's tools, when SUPPORT_MCP_URL is set */
+  mcp?: ExternalTools;
   embeddings: Embeddings;
   /** claims each customer part before it is answered, so it is answered at most once */
   answered: OnceMarkers;
@@ -96,7 +99,11 @@ export function buildSupportGraph(deps: SupportDeps) {
       messages: lines,
       user_email: email,
       admin_id: deps.adminId,
-      available_tools: deps.store ? ["search_knowledge_base", "get_user_context"] : [],
+      // An unreachable MCP server costs its tools, not the run.
+      available_tools: [
+        ...(deps.store ? ["search_knowledge_base", "get_user_context"] : []),
+        ...(deps.mcp ? await deps.mcp.names().catch(() => []) : []),
+      ],
       current_plan: null,
       current_gather: null,
       draft: null,
@@ -127,6 +134,8 @@ export function buildSupportGraph(deps: SupportDeps) {
     name: string,
     parameters: Record<string, unknown>,
   ): Promise<unknown> => {
+    if (deps.mcp && name !== "search_knowledge_base" && name !== "get_user_context")
+      return deps.mcp.call(name, parameters);
     if (!deps.store) throw new Error("no store configured");
     if (name === "search_knowledge_base") {
       const query = String(parameters.query ?? question(state));

@@ -8,6 +8,7 @@ import { OnceMarkers } from "../../shared/stores/once-markers";
 import { SessionLeases } from "../../shared/stores/session-lease";
 import { DynamoDBSaver } from "../checkpoint";
 import { buildSupportGraph } from "./graph";
+import { McpTools } from "./mcp-tools";
 
 /** Wires the support worker: Intercom client, model, knowledge base, checkpointer, once-markers. */
 export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof fetch) {
@@ -23,6 +24,7 @@ export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof
     model: model.value,
     intercom: new IntercomClient({ baseUrl: config.INTERCOM_API_URL, token, fetch: fetchImpl }),
     store,
+    ...(config.SUPPORT_MCP_URL ? { mcp: new McpTools(config.SUPPORT_MCP_URL) } : {}),
     embeddings: embeddings.value,
     answered: new OnceMarkers(dynamo, config.IDEMPOTENCY_TABLE),
     adminId: config.INTERCOM_ADMIN_ID,

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSupportGraph } from "../../../graph/support/graph";
+import type { ExternalTools } from "../../../graph/support/mcp-tools";
 import { IntercomStandIn } from "../../../infra/local/intercom";
 import { createIdempotencyTable } from "../../../shared/idempotency";
 import { IntercomClient } from "../../../shared/intercom/client";
@@ -55,12 +56,17 @@ const valid = (yes: boolean) => () => ({
   reasoning: yes ? "supported" : "unsupported",
 });
 
-async function run(decisions: ConstructorParameters<typeof ScriptedDecisions>[0], question = "Can I get a refund?") {
+async function run(
+  decisions: ConstructorParameters<typeof ScriptedDecisions>[0],
+  question = "Can I get a refund?",
+  mcp?: ExternalTools,
+) {
   const model = new ScriptedDecisions(decisions);
   const graph = buildSupportGraph({
     model,
     intercom: new IntercomClient({ baseUrl, token: "t", maxDelayMs: 10 }),
     store: harness.store,
+    mcp,
     embeddings: embedder,
     answered: new OnceMarkers(harness.dynamo.client, "support-markers"),
     adminId: "991",
@@ -162,6 +168,32 @@ describe("support graph routing", () => {
     expect(again.response_delivery).toBe("duplicate");
     expect(actions().filter((k) => k === "reply")).toHaveLength(1);
     expect(again.hops).toHaveLength(2); // both runs' hops are kept, never rewritten
+  });
+
+  it("offers an MCP server's tools to the plan and keeps their results in tool_data", async () => {
+    const calls: unknown[] = [];
+    const mcp: ExternalTools = {
+      names: async () => ["get_order_status"],
+      call: async (name, args) => (calls.push([name, args]), "shipped Monday"),
+    };
+    const { state, model } = await run(
+      {
+        support_plan: () => ({
+          reasoning: "order",
+          tool_calls: [{ tool_name: "get_order_status", parameters: { order_id: "A-1" }, reasoning: "status" }],
+        }),
+        support_coverage: covered(true),
+        support_draft: draft,
+        support_validate: valid(true),
+      },
+      "Where is my order A-1?",
+      mcp,
+    );
+    expect(state.error).toBeNull();
+    expect(state.available_tools).toEqual(["search_knowledge_base", "get_user_context", "get_order_status"]);
+    expect(model.prompts.support_plan![0]).toContain("get_order_status");
+    expect(calls).toEqual([["get_order_status", { order_id: "A-1" }]]);
+    expect(Object.values(state.tool_data)).toEqual(["shipped Monday"]);
   });
 
   it("maps admin and bot parts to the assistant role", async () => {

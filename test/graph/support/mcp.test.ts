@@ -1,0 +1,48 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import { McpTools } from "../../../graph/support/mcp-tools";
+
+// A real MCP server (the official SDK's) on loopback, stateless Streamable HTTP.
+let server: Server;
+let url: string;
+beforeAll(async () => {
+  server = createServer(async (req, res) => {
+    const mcp = new McpServer({ name: "orders", version: "1.0.0" });
+    mcp.registerTool(
+      "get_order_status",
+      { description: "Status of an order", inputSchema: { order_id: z.string() } },
+      async ({ order_id }) => ({ content: [{ type: "text", text: `order ${order_id} shipped on Monday` }] }),
+    );
+    mcp.registerTool("always_fails", { description: "fails" }, async () => ({
+      content: [{ type: "text", text: "boom" }],
+      isError: true,
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on("close", () => void transport.close());
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+});
+afterAll(() => server.close());
+
+describe("MCP tools for the support agent", () => {
+  it("lists and calls a server's tools", async () => {
+    const tools = new McpTools(url);
+    expect(await tools.names()).toEqual(["get_order_status", "always_fails"]);
+    expect(await tools.call("get_order_status", { order_id: "A-17" })).toBe("order A-17 shipped on Monday");
+  });
+
+  it("reports a tool's error result as a failure", async () => {
+    await expect(new McpTools(url).call("always_fails", {})).rejects.toThrow(/MCP tool always_fails failed/);
+  });
+
+  it("fails clearly when the server is not there", async () => {
+    const tools = new McpTools("http://127.0.0.1:9/mcp");
+    await expect(tools.names()).rejects.toThrow();
+  });
+});
