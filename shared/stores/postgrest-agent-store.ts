@@ -1,4 +1,5 @@
 import type { PostgrestClient } from "@supabase/postgrest-js";
+import { unwrap } from "./postgrest";
 import {
   chunkRows,
   vectorLiteral,
@@ -14,12 +15,6 @@ import {
 import { toKnowledgeMatch, toMemoryMatch, toStoredMemory, toUserContext } from "./sql-agent-store";
 
 const MEMORY_COLUMNS = "id,user_id,project_id,content,category,tags,metadata,created_at,updated_at";
-
-/** Throws PostgREST's error with the operation named, instead of treating it as "no rows". */
-function unwrap<T>(operation: string, result: { data: T | null; error: { message: string } | null }): T {
-  if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
-  return result.data as T;
-}
 
 /** The Supabase adapter: the same tables and SQL functions, over PostgREST. */
 export class PostgrestAgentStore implements AgentStore {

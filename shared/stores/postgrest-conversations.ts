@@ -1,4 +1,5 @@
 import type { PostgrestClient } from "@supabase/postgrest-js";
+import { unwrap } from "./postgrest";
 import type {
   AppendResult,
   Conversation,
@@ -8,12 +9,6 @@ import type {
   TraceStep,
 } from "./conversations";
 import { page, pageArgs, toSessionSummary } from "./sql-conversations";
-
-/** Throws PostgREST's error with the operation named, instead of treating it as "no rows". */
-function unwrap<T>(operation: string, result: { data: T | null; error: { message: string } | null }): T {
-  if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
-  return result.data as T;
-}
 
 /** The Supabase adapter: the same tables and SQL functions, reached over PostgREST. */
 export class PostgrestConversationStore implements ConversationStore {

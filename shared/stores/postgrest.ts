@@ -11,3 +11,9 @@ export function supabaseRest(url: string, serviceRoleKey: string, fetchImpl?: ty
     ...(fetchImpl ? { fetch: fetchImpl } : {}),
   });
 }
+
+/** Throws PostgREST's error with the operation named, instead of treating it as "no rows". */
+export function unwrap<T>(operation: string, result: { data: T | null; error: { message: string } | null }): T {
+  if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
+  return result.data as T;
+}
