@@ -84,6 +84,12 @@ const Settings = z.object({
    */
   AUTH_MODE: z.enum(["authorizer", "local"]).default("authorizer"),
 
+  /** The OIDC provider whose bearer JWTs the API's authorizer accepts (issuer, audience, and its JWKS). */
+  OIDC_ISSUER: z.url().optional(),
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** Defaults to <issuer>/.well-known/jwks.json. */
+  OIDC_JWKS_URL: z.url().optional(),
+
   /** Supabase project; required where the stores run over PostgREST (Lambda). */
   SUPABASE_URL: z.url().optional(),
   SUPABASE_SERVICE_ROLE_KEY: z.string().min(1).optional(),
