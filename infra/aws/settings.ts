@@ -13,6 +13,9 @@ export interface StackSettings {
   /** An existing Secrets Manager secret holding the service-role key; unset creates one to fill in. */
   supabaseSecretArn?: string;
   checkpointTtlDays?: number;
+  /** The OIDC provider whose JWTs the API accepts. */
+  oidcIssuer?: string;
+  oidcAudience?: string;
   /** The Intercom admin (bot) the support agent replies as. */
   intercomAdminId?: string;
   /** Key prefix of the documents to ingest from the bucket. */
@@ -33,5 +36,7 @@ export function readSettings(scope: Construct): StackSettings {
     checkpointTtlDays: ttl === undefined ? undefined : Number(ttl),
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
     intercomAdminId: get("intercomAdminId"),
+    oidcIssuer: get("oidcIssuer"),
+    oidcAudience: get("oidcAudience"),
   };
 }

@@ -1,5 +1,11 @@
 import { Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
-import { LambdaIntegration, ResponseTransferMode, RestApi } from "aws-cdk-lib/aws-apigateway";
+import {
+  LambdaIntegration,
+  ResponseTransferMode,
+  RestApi,
+  TokenAuthorizer,
+  type MethodOptions,
+} from "aws-cdk-lib/aws-apigateway";
 import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
@@ -40,6 +46,7 @@ export class AgentStack extends Stack {
   readonly supportWorkerFunction: NodejsFunction;
   readonly supportQueue: Queue;
   readonly supportDeadLetters: Queue;
+  readonly authorizerFunction: NodejsFunction;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
@@ -251,7 +258,22 @@ export class AgentStack extends Stack {
       description: "Agent backend API",
       deployOptions: { stageName: "v1", throttlingRateLimit: 50, throttlingBurstLimit: 100 },
     });
-    const api = this.api.root.addResource("api");
+    // Every /api route needs a bearer JWT from the configured OIDC issuer; its `sub` is the user.
+    this.authorizerFunction = this.fn("AuthorizerFunction", "authorizer.ts", {
+      environment: {
+        ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
+        ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
+      },
+      timeout: Duration.seconds(5),
+      memorySize: 256,
+    });
+    const secured: MethodOptions = {
+      authorizer: new TokenAuthorizer(this, "JwtAuthorizer", {
+        handler: this.authorizerFunction,
+        resultsCacheTtl: Duration.minutes(5),
+      }),
+    };
+    const api = this.api.root.addResource("api", { defaultMethodOptions: secured });
     const chat = api.addResource("chat");
     chat.addMethod("POST", new LambdaIntegration(this.chatFunction));
     chat

@@ -10,6 +10,8 @@ const stack = new AgentStack(new App(), "Test", {
     bedrockModelId: MODEL,
     bedrockEmbeddingModelId: "amazon.titan-embed-text-v2:0",
     documentsPrefix: "knowledge/",
+    oidcIssuer: "https://auth.example.com/",
+    oidcAudience: "agent-api",
   },
 });
 const template = Template.fromStack(stack);
@@ -326,6 +328,34 @@ describe("REST API", () => {
     });
     expect(Object.keys(buffered)).toHaveLength(1);
     expect(actions(stack.chatStreamFunction)).toContain("sqs:SendMessage");
+  });
+
+  it("requires the JWT authorizer on every /api route, and leaves the signed Intercom webhook to its signature", () => {
+    const authorizers = template.findResources("AWS::ApiGateway::Authorizer");
+    expect(Object.values(authorizers)).toEqual([
+      expect.objectContaining({
+        Properties: expect.objectContaining({
+          Type: "TOKEN",
+          IdentitySource: "method.request.header.Authorization",
+          AuthorizerResultTtlInSeconds: 300,
+        }),
+      }),
+    ]);
+    const authorizerId = Object.keys(authorizers)[0]!;
+    const methods = Object.values(template.findResources("AWS::ApiGateway::Method")) as {
+      Properties: Record<string, any>;
+    }[];
+    const webhookFn = stack.getLogicalId(stack.intercomWebhookFunction.node.defaultChild as never);
+    for (const m of methods) {
+      const isWebhook = JSON.stringify(m.Properties.Integration.Uri).includes(webhookFn);
+      if (isWebhook) expect(m.Properties.AuthorizationType).toBe("NONE");
+      else expect(m.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
+    }
+    expect(propsOf(stack.authorizerFunction)).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
+    expect(propsOf(stack.authorizerFunction).Environment.Variables).toEqual({
+      OIDC_ISSUER: "https://auth.example.com/",
+      OIDC_AUDIENCE: "agent-api",
+    });
   });
 
   it("throttles the stage", () => {
