@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "memory-scale": () => import("./memory-scale"),
   extraction: () => import("./extraction"),
   ingest: () => import("./ingest"),
+  "cold-start": () => import("./cold-start"),
 };
 
 const wanted = process.argv.slice(2);
