@@ -177,3 +177,16 @@ export class LocalQueue implements QueuePublisher {
     };
   }
 }
+
+/** A queue and its dead-letter queue, redriven after 3 receives as the CDK stack sets them up. */
+export function queueWithDeadLetters(name: string, visibilityTimeoutMs: number, batchSize: number) {
+  const deadLetters = new LocalQueue({ name: `${name}-dlq` });
+  const queue = new LocalQueue({
+    name,
+    visibilityTimeoutMs,
+    maxReceiveCount: 3,
+    batchSize,
+    deadLetterQueue: deadLetters,
+  });
+  return { queue, deadLetters };
+}

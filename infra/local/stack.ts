@@ -35,7 +35,7 @@ import {
 } from "./api-gateway";
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
-import { LocalQueue } from "./queue";
+import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { watchDropFolder } from "./drop-folder";
 import { createIngestHandler } from "../../functions/ingest";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
@@ -83,31 +83,14 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let dynamo: LocalDynamo | undefined;
   let postgres: PGlite | undefined;
   let server: Server | undefined;
-  // The extraction queue as the stack deploys it: 3 receives, then the dead-letter queue.
-  const extractionDeadLetters = new LocalQueue({ name: "memory-extraction-dlq" });
-  const extraction = new LocalQueue({
-    name: "memory-extraction",
-    visibilityTimeoutMs: 10_000,
-    maxReceiveCount: 3,
-    batchSize: 10,
-    deadLetterQueue: extractionDeadLetters,
-  });
-  const ingestDeadLetters = new LocalQueue({ name: "ingest-dlq" });
-  const ingest = new LocalQueue({
-    name: "ingest",
-    visibilityTimeoutMs: 30_000,
-    maxReceiveCount: 3,
-    batchSize: 5,
-    deadLetterQueue: ingestDeadLetters,
-  });
-  const supportDeadLetters = new LocalQueue({ name: "support-dlq" });
-  const support = new LocalQueue({
-    name: "support",
-    visibilityTimeoutMs: 30_000,
-    maxReceiveCount: 3,
-    batchSize: 5,
-    deadLetterQueue: supportDeadLetters,
-  });
+  // The queues as the stack deploys them: 3 receives, then their dead-letter queue.
+  const { queue: extraction, deadLetters: extractionDeadLetters } = queueWithDeadLetters(
+    "memory-extraction",
+    10_000,
+    10,
+  );
+  const { queue: ingest, deadLetters: ingestDeadLetters } = queueWithDeadLetters("ingest", 30_000, 5);
+  const { queue: support, deadLetters: supportDeadLetters } = queueWithDeadLetters("support", 30_000, 5);
   const intercom = new IntercomStandIn();
   let watcher: FSWatcher | undefined;
   const close = async () => {
