@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { DynamoDBSaver } from "../graph/checkpoint";
 import { apiHandler } from "../shared/api-handler";
 import { awsBackends, type Backends } from "../shared/backends";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
@@ -54,6 +53,8 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
       await conversations?.deleteSession(sessionId, userId).catch((err) => {
         throw storeUnavailable(err);
       });
+      // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
+      const { DynamoDBSaver } = await import("../graph/checkpoint");
       await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
       logger.info("session deleted", { sessionId });
       return { statusCode: 204, body: "" };

@@ -12,17 +12,19 @@ import { median, printTable } from "./table";
  * size, and the median time to require() it in a fresh Node process (10 processes).
  */
 const ROOT = resolve(import.meta.dirname, "../..");
-const FUNCTIONS = [
-  "chat",
-  "chat-stream",
-  "sessions",
-  "memories",
-  "memory-extraction",
-  "ingest",
-  "intercom-webhook",
-  "support-worker",
-  "authorizer",
-];
+const FUNCTIONS = process.env.BENCH_FUNCTIONS
+  ? process.env.BENCH_FUNCTIONS.split(",")
+  : [
+      "chat",
+      "chat-stream",
+      "sessions",
+      "memories",
+      "memory-extraction",
+      "ingest",
+      "intercom-webhook",
+      "support-worker",
+      "authorizer",
+    ];
 const RUNS = 10;
 
 /** The options aws-cdk-lib's NodejsFunction passes to esbuild for this stack's functions. */
