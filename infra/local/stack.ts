@@ -175,7 +175,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `http: API Gateway stand-in on http://localhost:${port}`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
-        `sqs: in-process queues memory-extraction and ingest (3 receives, then their -dlq)`,
+        `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
         `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,
