@@ -18,6 +18,8 @@ export interface StackSettings {
   oidcAudience?: string;
   /** The Intercom admin (bot) the support agent replies as. */
   intercomAdminId?: string;
+  /** X-Ray tracing of the API and functions. */
+  tracing?: boolean;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
 }
@@ -37,6 +39,7 @@ export function readSettings(scope: Construct): StackSettings {
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
     intercomAdminId: get("intercomAdminId"),
     oidcIssuer: get("oidcIssuer"),
+    tracing: get("tracing") === "true",
     oidcAudience: get("oidcAudience"),
   };
 }

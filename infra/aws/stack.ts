@@ -1,6 +1,8 @@
 import { Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
 import {
+  AccessLogFormat,
   LambdaIntegration,
+  LogGroupLogDestination,
   ResponseTransferMode,
   RestApi,
   TokenAuthorizer,
@@ -8,11 +10,11 @@ import {
 } from "aws-cdk-lib/aws-apigateway";
 import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { Architecture, Runtime } from "aws-cdk-lib/aws-lambda";
+import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
-import { Alarm, ComparisonOperator, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
@@ -47,10 +49,13 @@ export class AgentStack extends Stack {
   readonly supportQueue: Queue;
   readonly supportDeadLetters: Queue;
   readonly authorizerFunction: NodejsFunction;
+  /** X-Ray tracing for the API and every function, switched by the `tracing` context value */
+  private readonly tracing: boolean;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
     const settings = props?.settings ?? readSettings(this);
+    this.tracing = settings.tracing ?? false;
 
     // Graph state: one item per checkpoint, write and stored message (graph/checkpoint).
     // On-demand billing because chat traffic is spiky; PITR because a thread's state
@@ -254,9 +259,36 @@ export class AgentStack extends Stack {
       new SqsEventSource(this.supportQueue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }),
     );
 
+    const accessLogs = new LogGroup(this, "ApiAccessLogs", {
+      retention: RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.api = new RestApi(this, "Api", {
       description: "Agent backend API",
-      deployOptions: { stageName: "v1", throttlingRateLimit: 50, throttlingBurstLimit: 100 },
+      deployOptions: {
+        stageName: "v1",
+        throttlingRateLimit: 50,
+        throttlingBurstLimit: 100,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        tracingEnabled: this.tracing,
+      },
+    });
+    // More than 5% of requests answered 5xx over 5 minutes.
+    new Alarm(this, "Api5xxRate", {
+      alarmDescription: "The API answered more than 5% of requests with 5xx in the last 5 minutes",
+      metric: new MathExpression({
+        expression: "IF(requests > 0, errors / requests * 100, 0)",
+        usingMetrics: {
+          errors: this.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" }),
+          requests: this.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" }),
+        },
+        period: Duration.minutes(5),
+      }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     // Every /api route needs a bearer JWT from the configured OIDC issuer; its `sub` is the user.
     this.authorizerFunction = this.fn("AuthorizerFunction", "authorizer.ts", {
@@ -329,11 +361,12 @@ export class AgentStack extends Stack {
 
   /** Every handler: Node 22 on Graviton, minified, the SDK left to the runtime's copy. */
   private fn(id: string, entry: string, props: NodejsFunctionProps): NodejsFunction {
-    return new NodejsFunction(this, id, {
+    const fn = new NodejsFunction(this, id, {
       entry: join(FUNCTIONS, entry),
       handler: "handler",
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
+      tracing: this.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: new LogGroup(this, `${id}Logs`, {
         retention: RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
@@ -341,6 +374,21 @@ export class AgentStack extends Stack {
       bundling: { minify: true, sourceMap: true, externalModules: ["@aws-sdk/*"], target: "node22" },
       ...props,
     });
+    // On-call signals for every function: any error, any throttle.
+    for (const [name, metric] of [
+      ["Errors", fn.metricErrors({ period: Duration.minutes(5) })],
+      ["Throttles", fn.metricThrottles({ period: Duration.minutes(5) })],
+    ] as const) {
+      new Alarm(this, `${id}${name}`, {
+        alarmDescription: `${id}: ${name.toLowerCase()} in the last 5 minutes`,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    }
+    return fn;
   }
 }
 

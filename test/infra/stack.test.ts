@@ -233,7 +233,13 @@ describe("document ingestion", () => {
     const queue = propsOf(stack.ingestQueue);
     expect(queue.VisibilityTimeout).toBe(720);
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
-    template.resourceCountIs("AWS::CloudWatch::Alarm", 3);
+    expect(
+      Object.keys(
+        template.findResources("AWS::CloudWatch::Alarm", {
+          Properties: { MetricName: "ApproximateNumberOfMessagesVisible" },
+        }),
+      ),
+    ).toHaveLength(3);
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FunctionName: { Ref: stack.getLogicalId(stack.ingestFunction.node.defaultChild as never) },
@@ -277,6 +283,42 @@ describe("Intercom support", () => {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FunctionName: { Ref: stack.getLogicalId(stack.supportWorkerFunction.node.defaultChild as never) },
     });
+  });
+});
+
+describe("observability", () => {
+  it("alarms on errors and throttles of every function, and on the API's 5xx rate", () => {
+    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as {
+      Properties: Record<string, any>;
+    }[];
+    for (const fn of [...ourFunctions(), stack.authorizerFunction]) {
+      const ref = stack.getLogicalId(fn.node.defaultChild as never);
+      for (const metric of ["Errors", "Throttles"]) {
+        expect(
+          alarms.some(
+            (a) => a.Properties.MetricName === metric && JSON.stringify(a.Properties.Dimensions).includes(ref),
+          ),
+        ).toBe(true);
+      }
+    }
+    const rate = alarms.find((a) =>
+      a.Properties.Metrics?.some((m: { Expression?: string }) => m.Expression?.includes("errors / requests")),
+    );
+    expect(rate?.Properties).toMatchObject({ Threshold: 5, ComparisonOperator: "GreaterThanThreshold" });
+  });
+
+  it("writes API access logs as JSON, and leaves tracing off unless the context turns it on", () => {
+    template.hasResourceProperties("AWS::ApiGateway::Stage", {
+      AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp("requestId") },
+      TracingEnabled: false,
+    });
+    expect(propsOf(stack.chatFunction).TracingConfig?.Mode).not.toBe("Active");
+    const traced = new AgentStack(new App({ context: { "aws:cdk:bundling-stacks": [] } }), "Traced", {
+      settings: { supabaseUrl: "https://abc.supabase.co", documentsPrefix: "knowledge/", tracing: true },
+    });
+    const t = Template.fromStack(traced);
+    t.hasResourceProperties("AWS::ApiGateway::Stage", { TracingEnabled: true });
+    t.hasResourceProperties("AWS::Lambda::Function", { TracingConfig: { Mode: "Active" } });
   });
 });
 
