@@ -1,8 +1,9 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Stack, type CfnElement, type StackProps } from "aws-cdk-lib";
 import {
   AccessLogFormat,
   LambdaIntegration,
   LogGroupLogDestination,
+  MethodLoggingLevel,
   ResponseTransferMode,
   RestApi,
   TokenAuthorizer,
@@ -24,6 +25,7 @@ import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { join } from "node:path";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
+import { acknowledgeNagFindings } from "./nag";
 import { readSettings, type StackSettings } from "./settings";
 
 const FUNCTIONS = join(import.meta.dirname, "../../functions");
@@ -271,6 +273,7 @@ export class AgentStack extends Stack {
         throttlingBurstLimit: 100,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
         accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        loggingLevel: MethodLoggingLevel.ERROR,
         tracingEnabled: this.tracing,
       },
     });
@@ -328,6 +331,12 @@ export class AgentStack extends Stack {
     const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
     memories.addMethod("GET", memoriesIntegration);
     memories.addResource("{id}").addMethod("DELETE", memoriesIntegration);
+    acknowledgeNagFindings(this, {
+      documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
+      documentsPrefix: settings.documentsPrefix,
+      models: [settings.bedrockModelId, settings.bedrockEmbeddingModelId].filter((m): m is string => Boolean(m)),
+      tracing: this.tracing,
+    });
   }
 
   /**

@@ -1,0 +1,72 @@
+import { Validations, type Stack } from "aws-cdk-lib";
+
+/**
+ * The AwsSolutions (cdk-nag) findings this stack accepts, each with its reason. Anything not
+ * listed here fails the test that runs the pack (test/infra/nag.test.ts).
+ */
+export function acknowledgeNagFindings(
+  stack: Stack,
+  granted: { documentsBucketArn: string; documentsPrefix: string; models: string[]; tracing: boolean },
+): void {
+  const managed = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/";
+  const iam5 =
+    "Wildcards are CDK's grantRead actions (s3:GetObject*/List*) on the documents prefix only, and foundation-model ARNs across regions, which cross-region inference profiles need.";
+  Validations.of(stack).acknowledge(
+    ...["AWSLambdaBasicExecutionRole", "AmazonAPIGatewayPushToCloudWatchLogs"].map((policy) => ({
+      id: `AwsSolutions-IAM4[${managed}${policy}]`,
+      reason: "AWS's own scoped service-role policies: Lambda log writing, and API Gateway's CloudWatch logging role.",
+    })),
+    ...["s3:GetBucket*", "s3:GetObject*", "s3:List*"].map((action) => ({
+      id: `AwsSolutions-IAM5[Action::${action}]`,
+      reason: iam5,
+    })),
+    { id: `AwsSolutions-IAM5[Resource::<${granted.documentsBucketArn}>/${granted.documentsPrefix}*]`, reason: iam5 },
+    ...(granted.tracing
+      ? [
+          {
+            id: "AwsSolutions-IAM5[Resource::*]",
+            reason: "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level permissions.",
+          },
+        ]
+      : []),
+    ...granted.models.map((model) => ({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${model.replace(/^(us|eu|apac|global)\./, "")}]`,
+      reason: iam5,
+    })),
+    {
+      id: "AwsSolutions-APIG2",
+      reason:
+        "Every handler validates its body with zod and answers a precise 400; an API Gateway model would duplicate that schema.",
+    },
+    {
+      id: "AwsSolutions-APIG3",
+      reason:
+        "WAF is the deploying account's choice (shared web ACLs cost per ACL); throttling and the JWT authorizer cover the API.",
+    },
+    {
+      id: "AwsSolutions-APIG4",
+      reason:
+        "The only unauthenticated routes are POST/HEAD /webhooks/intercom: Intercom cannot send a JWT, and the function verifies its HMAC signature.",
+    },
+    {
+      id: "AwsSolutions-COG4",
+      reason:
+        "Users come from any OIDC issuer (Cognito, Auth0, Okta): a Lambda authorizer verifies its JWTs against the issuer's JWKS.",
+    },
+    {
+      id: "AwsSolutions-L1",
+      reason:
+        "Node.js 22 is pinned on purpose: the code and its dependencies are built and tested for it (esbuild target node22).",
+    },
+    {
+      id: "AwsSolutions-S1",
+      reason:
+        "The documents bucket holds knowledge-base files written by the deploying team; object-level audit belongs to CloudTrail data events, an account choice.",
+    },
+    {
+      id: "AwsSolutions-SMG4",
+      reason:
+        "The secrets are third-party credentials (Supabase service-role key, Intercom token and client secret) that AWS cannot rotate.",
+    },
+  );
+}
