@@ -12,6 +12,10 @@ export default defineConfig({
     // The Lambda runtime's awslambda global, which streaming handlers call as they load.
     setupFiles: ["infra/local/awslambda.ts"],
     // Node 20 here, 22 in Lambda: the SDK's upgrade notice is known and only noise in test output.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true", LOG_LEVEL: process.env.LOG_LEVEL ?? "SILENT" },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "SILENT",
+      POWERTOOLS_METRICS_DISABLED: "true",
+    },
   },
 });

@@ -7,8 +7,10 @@ import { parseChatRequest } from "../shared/chat-request";
 import { AppError } from "../shared/errors";
 import { errorBody } from "../shared/http";
 import { createLogger } from "../shared/logger";
+import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 
 const logger = createLogger("chat-stream");
+const metrics = createMetrics("chat-stream");
 
 /** Writes after the client left are dropped: the turn still finishes and is saved. */
 function send(stream: Writable, event: Record<string, unknown>) {
@@ -63,6 +65,8 @@ export function createChatStreamHandler(runtime: () => Promise<ChatRuntime>) {
         onSessionName: (name) => emit({ type: "session_name", name }),
       });
       emit({ type: "done", reply: result.reply, message_id: result.messageId });
+      recordTurnMetrics(metrics, result.trace);
+      metrics.publishStoredMetrics();
       logger.info("stream finished", { sessionId: result.sessionId, messageId: result.messageId });
     } catch (err) {
       if (!started) return sendError(responseStream, err);

@@ -4,8 +4,10 @@ import { awsBackends, once } from "../shared/backends";
 import { parseChatRequest } from "../shared/chat-request";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
+import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 
 const logger = createLogger("chat");
+const metrics = createMetrics("chat");
 
 /** POST /api/chat: parse, run one turn, respond. */
 export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
@@ -14,6 +16,8 @@ export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
     const turn = parseChatRequest(event, config);
     logger.appendKeys({ sessionId: turn.sessionId, userId: turn.userId });
     const result = await chat.reply(turn);
+    recordTurnMetrics(metrics, result.trace);
+    metrics.publishStoredMetrics();
     logger.info("reply sent", { sessionId: result.sessionId, messageId: result.messageId });
     return json(200, { reply: result.reply, session_id: result.sessionId, message_id: result.messageId });
   });

@@ -6,8 +6,17 @@ import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
 import { parseS3Notification } from "../shared/ingest/s3-events";
 import { createLogger } from "../shared/logger";
+import { createMetrics, MetricUnit } from "../shared/metrics";
 
 const logger = createLogger("ingest");
+const metrics = createMetrics("ingest");
+const OUTCOME_METRIC = {
+  replaced: "DocumentsIngested",
+  deleted: "DocumentsDeleted",
+  stale: "DocumentEventsStale",
+  skipped: "DocumentsSkipped",
+  missing: "DocumentsMissing",
+} as const;
 
 /**
  * SQS consumer of S3 notifications for the documents bucket. Each message's object events
@@ -22,6 +31,7 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
     const handleRecord = async (record: SQSRecord) => {
       for (const objectEvent of parseS3Notification(record.body)) {
         const outcome = await ingestor.handle(objectEvent);
+        metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
         const fields = {
           messageId: record.messageId,
           key: objectEvent.key,
@@ -33,7 +43,11 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
         else logger.info("document ingested", fields);
       }
     };
-    return processPartialResponse(event, handleRecord, processor, { context });
+    try {
+      return await processPartialResponse(event, handleRecord, processor, { context });
+    } finally {
+      metrics.publishStoredMetrics();
+    }
   };
 }
 

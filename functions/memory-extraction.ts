@@ -5,8 +5,10 @@ import { ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
 import { awsBackends, once } from "../shared/backends";
 import { createLogger } from "../shared/logger";
+import { createMetrics, MetricUnit } from "../shared/metrics";
 
 const logger = createLogger("memory-extraction");
+const metrics = createMetrics("memory-extraction");
 
 /**
  * SQS consumer: each record is one chat turn. Records are processed one by one and
@@ -25,7 +27,16 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
 
     const handleRecord = async (record: SQSRecord) => {
       const turn = ExtractionMessage.parse(JSON.parse(record.body));
-      const result = await processTurn!(turn);
+      const result = (await processTurn!(turn)) as {
+        facts: number;
+        added: number;
+        duplicates: number;
+        superseded: number;
+      };
+      metrics.addMetric("FactsExtracted", MetricUnit.Count, result.facts);
+      metrics.addMetric("MemoriesAdded", MetricUnit.Count, result.added);
+      metrics.addMetric("MemoryDuplicates", MetricUnit.Count, result.duplicates);
+      metrics.addMetric("MemoriesSuperseded", MetricUnit.Count, result.superseded);
       logger.info("turn processed", {
         messageId: record.messageId,
         sessionId: turn.session_id,
@@ -33,7 +44,11 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
         result,
       });
     };
-    return processPartialResponse(event, handleRecord, processor, { context });
+    try {
+      return await processPartialResponse(event, handleRecord, processor, { context });
+    } finally {
+      metrics.publishStoredMetrics();
+    }
   };
 }
 

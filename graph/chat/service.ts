@@ -34,6 +34,8 @@ export interface ChatReply {
   sessionId: string;
   messageId: string;
   sessionName?: string;
+  /** what the run did: nodes, model calls, tool calls */
+  trace: TraceStep[];
 }
 
 /** What a streaming client is told as the turn runs. Every callback is optional. */
@@ -125,7 +127,7 @@ export class ChatService {
         user_message: turn.message,
         assistant_reply: reply,
       });
-      return { reply, sessionId, messageId, ...(sessionName ? { sessionName } : {}) };
+      return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
     } finally {
       await lease.release();
     }

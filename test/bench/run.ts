@@ -1,5 +1,7 @@
 // Benchmarks print tables; tests assert behaviour. `npm run bench -- <name>` runs one.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+// No CloudWatch locally: metrics stay off unless asked for.
+process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
 process.env.LOG_LEVEL ??= "SILENT";
 
 const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {

@@ -91,7 +91,7 @@ describe("handlers behind the authorizer", () => {
           chat: {
             reply: async (turn: { userId: string }) => (
               seen.push(turn.userId),
-              { reply: "ok", sessionId: "s", messageId: "m" }
+              { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
             ),
           },
         }) as never,
