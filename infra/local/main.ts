@@ -1,7 +1,5 @@
 // `npm start`: the whole system on this machine, on embedded stand-ins.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-// No CloudWatch locally: metrics stay off unless asked for.
-process.env.POWERTOOLS_METRICS_DISABLED ??= "true";
+import "./env";
 
 import { startLocalStack } from "./stack";
 
