@@ -24,6 +24,23 @@ as $$
        > rpad(upper(p_current), greatest(length(p_candidate), length(p_current)), '0');
 $$;
 
+-- Whether an event is newer than the last one applied to its document, locking the
+-- document's row for the rest of the transaction (a first event creates the row).
+create or replace function document_event_is_newer(p_document_id text, p_source text, p_sequencer text) returns boolean
+language plpgsql
+set search_path = public
+as $$
+declare
+  v_current text;
+begin
+  insert into knowledge_documents (document_id, source, sequencer, deleted)
+  values (p_document_id, p_source, '', true)
+  on conflict (document_id) do nothing;
+  select sequencer into v_current from knowledge_documents where document_id = p_document_id for update;
+  return v_current = '' or s3_sequencer_newer(p_sequencer, v_current);
+end;
+$$;
+
 -- Replaces a document's chunks in one transaction: readers see the old chunks or the new
 -- ones, never half. p_chunks: [{chunk_index, content, metadata, embedding: "[...]"}].
 -- Returns 'replaced', or 'stale' when a newer (or the same) event was already applied.
@@ -37,14 +54,8 @@ create or replace function replace_document_chunks(
 language plpgsql
 set search_path = public, extensions
 as $$
-declare
-  v_current text;
 begin
-  insert into knowledge_documents (document_id, source, sequencer, etag, deleted)
-  values (p_document_id, p_source, '', p_etag, true)
-  on conflict (document_id) do nothing;
-  select sequencer into v_current from knowledge_documents where document_id = p_document_id for update;
-  if v_current <> '' and not s3_sequencer_newer(p_sequencer, v_current) then
+  if not document_event_is_newer(p_document_id, p_source, p_sequencer) then
     return 'stale';
   end if;
 
@@ -68,14 +79,8 @@ create or replace function delete_document(p_document_id text, p_source text, p_
 language plpgsql
 set search_path = public
 as $$
-declare
-  v_current text;
 begin
-  insert into knowledge_documents (document_id, source, sequencer, deleted)
-  values (p_document_id, p_source, '', true)
-  on conflict (document_id) do nothing;
-  select sequencer into v_current from knowledge_documents where document_id = p_document_id for update;
-  if v_current <> '' and not s3_sequencer_newer(p_sequencer, v_current) then
+  if not document_event_is_newer(p_document_id, p_source, p_sequencer) then
     return 'stale';
   end if;
   delete from knowledge_chunks where document_id = p_document_id;
@@ -88,11 +93,13 @@ $$;
 
 revoke all on function replace_document_chunks(text, text, text, text, jsonb) from public;
 revoke all on function delete_document(text, text, text) from public;
+revoke all on function document_event_is_newer(text, text, text) from public;
 do $$
 begin
   if exists (select 1 from pg_roles where rolname = 'anon') then
     revoke all on function replace_document_chunks(text, text, text, text, jsonb) from anon, authenticated;
     revoke all on function delete_document(text, text, text) from anon, authenticated;
+    revoke all on function document_event_is_newer(text, text, text) from anon, authenticated;
   end if;
 end;
 $$;
