@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
-import { buildChatRuntime, type ChatRuntime } from "../graph/chat/runtime";
+import { awsChatRuntime } from "../graph/chat/aws-runtime";
+import type { ChatRuntime } from "../graph/chat/runtime";
 import type { ChatReply } from "../graph/chat/service";
-import { awsBackends, once } from "../shared/backends";
 import { parseChatRequest } from "../shared/chat-request";
 import { AppError } from "../shared/errors";
 import { errorBody } from "../shared/http";
@@ -80,6 +80,5 @@ export function createChatStreamHandler(runtime: () => Promise<ChatRuntime>) {
   };
 }
 
-export const handler = awslambda.streamifyResponse(
-  createChatStreamHandler(once(async () => buildChatRuntime(await awsBackends(), logger))),
-);
+export const handler = awslambda.streamifyResponse(createChatStreamHandler(awsChatRuntime(logger)));
+export { loadDeferred } from "../shared/deferred";

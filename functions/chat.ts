@@ -1,10 +1,10 @@
-import { buildChatRuntime, type ChatRuntime } from "../graph/chat/runtime";
+import type { ChatRuntime } from "../graph/chat/runtime";
 import { apiHandler } from "../shared/api-handler";
-import { awsBackends, once } from "../shared/backends";
 import { parseChatRequest } from "../shared/chat-request";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
+import { awsChatRuntime } from "../graph/chat/aws-runtime";
 
 const logger = createLogger("chat");
 const metrics = createMetrics("chat");
@@ -23,4 +23,5 @@ export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
   });
 }
 
-export const handler = createChatHandler(once(async () => buildChatRuntime(await awsBackends(), logger)));
+export const handler = createChatHandler(awsChatRuntime(logger));
+export { loadDeferred } from "../shared/deferred";

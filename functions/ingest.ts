@@ -1,7 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { awsBackends, once } from "../shared/backends";
+import { awsBackends } from "../shared/backends";
+import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
 import { parseS3Notification } from "../shared/ingest/s3-events";

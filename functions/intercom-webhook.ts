@@ -1,6 +1,7 @@
-import { z } from "zod";
+import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
-import { awsBackends, once, type Backends } from "../shared/backends";
+import { awsBackends, type Backends } from "../shared/backends";
+import { once } from "../shared/once";
 import { AppError, badRequest, unauthorized } from "../shared/errors";
 import { json } from "../shared/http";
 import { verifyIntercomSignature } from "../shared/intercom/signature";

@@ -1,10 +1,11 @@
-import { z } from "zod";
+import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
 import { AppError, badRequest, notFound } from "../shared/errors";
 import { callerId } from "../shared/identity";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
-import { awsBackends, type Backends } from "../shared/backends";
+import type { Backends } from "../shared/backends";
+import { deferredRuntime } from "../shared/deferred";
 
 const logger = createLogger("memories");
 
@@ -59,4 +60,11 @@ export function createMemoriesHandler(backends: () => Promise<Backends> | Backen
   });
 }
 
-export const handler = createMemoriesHandler(awsBackends);
+// The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
+export const handler = createMemoriesHandler(
+  deferredRuntime(
+    () => import("../shared/backends"),
+    ({ awsBackends }) => awsBackends(),
+  ),
+);
+export { loadDeferred } from "../shared/deferred";

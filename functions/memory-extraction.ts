@@ -3,7 +3,8 @@ import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import { ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
-import { awsBackends, once } from "../shared/backends";
+import { awsBackends } from "../shared/backends";
+import { once } from "../shared/once";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 

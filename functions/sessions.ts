@@ -1,6 +1,7 @@
-import { z } from "zod";
+import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
-import { awsBackends, type Backends } from "../shared/backends";
+import type { Backends } from "../shared/backends";
+import { deferredRuntime } from "../shared/deferred";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
 import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
@@ -81,4 +82,11 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
   });
 }
 
-export const handler = createSessionsHandler(awsBackends);
+// The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
+export const handler = createSessionsHandler(
+  deferredRuntime(
+    () => import("../shared/backends"),
+    ({ awsBackends }) => awsBackends(),
+  ),
+);
+export { loadDeferred } from "../shared/deferred";

@@ -1,9 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { z } from "zod";
+import * as z from "zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
-import { awsBackends, once } from "../shared/backends";
+import { awsBackends } from "../shared/backends";
+import { once } from "../shared/once";
 import { createLogger } from "../shared/logger";
 
 const logger = createLogger("support-worker");

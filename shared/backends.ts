@@ -3,6 +3,7 @@
 // stores does not bundle LangGraph.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, type Config } from "./config";
+import { once } from "./once";
 import { secretValue } from "./secrets";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
@@ -11,18 +12,6 @@ import type { AgentStore } from "./stores/agent-store";
 import { PostgrestAgentStore } from "./stores/postgrest-agent-store";
 import { PostgrestConversationStore } from "./stores/postgrest-conversations";
 import { supabaseRest } from "./stores/postgrest";
-
-/** Memoises an async factory: a container builds its runtime once, and retries after a failure. */
-export function once<T>(factory: () => Promise<T>): () => Promise<T> {
-  let pending: Promise<T> | undefined;
-  return () => {
-    pending ??= factory().catch((err) => {
-      pending = undefined;
-      throw err;
-    });
-    return pending;
-  };
-}
 
 /** What the handlers run against; the local stack builds the same from its stand-ins. */
 export interface Backends {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
-import { z } from "zod";
+import * as z from "zod";
 import type { Config } from "./config";
 import { parseJsonBody } from "./http";
 import { callerId } from "./identity";

@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { z } from "zod";
+import * as z from "zod";
 
 export const MAX_NAME_WORDS = 5;
 /** The structured-output tool's name; the offline stand-in answers it by rule. */

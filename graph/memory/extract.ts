@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { z } from "zod";
+import * as z from "zod";
 import type { ExtractionMessage } from "./message";
 
 export const MAX_FACTS = 5;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** What the chat function queues after each reply, and the extraction function reads. */
 export const ExtractionMessage = z.object({

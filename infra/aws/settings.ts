@@ -20,6 +20,8 @@ export interface StackSettings {
   intercomAdminId?: string;
   /** X-Ray tracing of the API and functions. */
   tracing?: boolean;
+  /** Bundle LangSmith's client, for tracing to LangSmith (LANGSMITH_TRACING and its key are then yours to set). */
+  langsmith?: boolean;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
 }
@@ -40,6 +42,7 @@ export function readSettings(scope: Construct): StackSettings {
     intercomAdminId: get("intercomAdminId"),
     oidcIssuer: get("oidcIssuer"),
     tracing: get("tracing") === "true",
+    langsmith: get("langsmith") === "true",
     oidcAudience: get("oidcAudience"),
   };
 }

@@ -11,8 +11,8 @@ import {
 } from "aws-cdk-lib/aws-apigateway";
 import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { Architecture, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
-import { NodejsFunction, type NodejsFunctionProps } from "aws-cdk-lib/aws-lambda-nodejs";
+import { Architecture, Function as LambdaFunction, Runtime, Tracing, type FunctionOptions } from "aws-cdk-lib/aws-lambda";
+import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
@@ -34,30 +34,33 @@ const FUNCTIONS = join(import.meta.dirname, "../../functions");
 export class AgentStack extends Stack {
   readonly checkpointTable: TableV2;
   readonly api: RestApi;
-  readonly chatFunction: NodejsFunction;
-  readonly chatStreamFunction: NodejsFunction;
-  readonly sessionsFunction: NodejsFunction;
-  readonly memoriesFunction: NodejsFunction;
-  readonly extractionFunction: NodejsFunction;
+  readonly chatFunction: LambdaFunction;
+  readonly chatStreamFunction: LambdaFunction;
+  readonly sessionsFunction: LambdaFunction;
+  readonly memoriesFunction: LambdaFunction;
+  readonly extractionFunction: LambdaFunction;
   readonly extractionQueue: Queue;
   readonly extractionDeadLetters: Queue;
   readonly idempotencyTable: TableV2;
   readonly documentsBucket: Bucket;
   readonly ingestQueue: Queue;
   readonly ingestDeadLetters: Queue;
-  readonly ingestFunction: NodejsFunction;
-  readonly intercomWebhookFunction: NodejsFunction;
-  readonly supportWorkerFunction: NodejsFunction;
+  readonly ingestFunction: LambdaFunction;
+  readonly intercomWebhookFunction: LambdaFunction;
+  readonly supportWorkerFunction: LambdaFunction;
   readonly supportQueue: Queue;
   readonly supportDeadLetters: Queue;
-  readonly authorizerFunction: NodejsFunction;
+  readonly authorizerFunction: LambdaFunction;
   /** X-Ray tracing for the API and every function, switched by the `tracing` context value */
   private readonly tracing: boolean;
+  /** LangSmith's client in the bundles, switched by the `langsmith` context value */
+  private readonly langsmith: boolean;
 
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
     const settings = props?.settings ?? readSettings(this);
     this.tracing = settings.tracing ?? false;
+    this.langsmith = settings.langsmith ?? false;
 
     // Graph state: one item per checkpoint, write and stored message (graph/checkpoint).
     // On-demand billing because chat traffic is spiky; PITR because a thread's state
@@ -368,11 +371,11 @@ export class AgentStack extends Stack {
     return { queue, deadLetters };
   }
 
-  /** Every handler: Node 22 on Graviton, minified, the SDK left to the runtime's copy. */
-  private fn(id: string, entry: string, props: NodejsFunctionProps): NodejsFunction {
-    const fn = new NodejsFunction(this, id, {
-      entry: join(FUNCTIONS, entry),
-      handler: "handler",
+  /** Every handler: Node 22 on Graviton, bundled by infra/aws/bundle (the SDK is the runtime's). */
+  private fn(id: string, entry: string, props: FunctionOptions): LambdaFunction {
+    const fn = new LambdaFunction(this, id, {
+      code: functionCode(join(FUNCTIONS, entry), { langsmith: this.langsmith }),
+      handler: "index.handler",
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       tracing: this.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
@@ -380,8 +383,9 @@ export class AgentStack extends Stack {
         retention: RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       }),
-      bundling: { minify: true, sourceMap: true, externalModules: ["@aws-sdk/*"], target: "node22" },
       ...props,
+      // Stack traces point into the sources (the bundle ships its source map).
+      environment: { NODE_OPTIONS: "--enable-source-maps", ...props.environment },
     });
     // On-call signals for every function: any error, any throttle.
     for (const [name, metric] of [

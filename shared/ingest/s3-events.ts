@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * S3 event notifications as they arrive in an SQS message body: a `Records` array, or the

@@ -1,5 +1,5 @@
 import { tool } from "@langchain/core/tools";
-import { z } from "zod";
+import * as z from "zod";
 import { guarded, scopeOf, type ToolDeps } from "./context";
 
 const MEMORY_UNAVAILABLE = "Memory is unavailable right now, so nothing was saved or recalled. Please try again later.";

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { z } from "zod";
+import * as z from "zod";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService, type ChatServiceDeps } from "../../../graph/chat/service";
 import { AppError } from "../../../shared/errors";

@@ -4,7 +4,7 @@ import { AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { mockClient } from "aws-sdk-client-mock";
-import { z } from "zod";
+import * as z from "zod";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { loadConfig } from "../../../shared/config";
 import { bedrockClient, createChatModel } from "../../../shared/models";

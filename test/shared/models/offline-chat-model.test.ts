@@ -1,6 +1,6 @@
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { z } from "zod";
+import * as z from "zod";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 
 const noop = (name: string) =>

@@ -1,0 +1,11 @@
+// `node --import tsx infra/aws/bundle/cli.ts <entry> <outdir> [--langsmith]`: the stack's
+// bundling step (code.ts). A separate process because CDK's local bundling hook is synchronous
+// and esbuild runs plugins only in its asynchronous API.
+import { bundleFunction } from "./build";
+
+const [entry, outdir, ...flags] = process.argv.slice(2);
+if (!entry || !outdir) {
+  console.error("usage: cli.ts <entry> <outdir> [--langsmith]");
+  process.exit(2);
+}
+await bundleFunction({ entry, outdir, langsmith: flags.includes("--langsmith") });

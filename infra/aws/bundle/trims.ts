@@ -1,0 +1,178 @@
+import type { Plugin } from "esbuild";
+import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+
+/**
+ * esbuild plugins that leave out library code a function never runs. Each is a narrow source
+ * rewrite of one library file, written by hand because no bundler option expresses it: the
+ * libraries ship without `sideEffects` flags and reach the code through live namespace objects,
+ * so tree shaking alone keeps all of it. Every trim records whether it fired; `bundleFunction`
+ * fails the build when one did not (a library upgrade moved its target), so a bundle never
+ * silently grows back. Sizes are what each removes from the chat bundle (`npm run bench -- cold-start`).
+ */
+export interface Trim {
+  name: string;
+  /** a bundle holding a file that matches this must have been trimmed: it is the trim's target */
+  target: RegExp;
+  plugin: Plugin;
+  /** how many files it rewrote in the last build */
+  hits: () => number;
+}
+
+function trim(
+  name: string,
+  target: RegExp,
+  filter: RegExp,
+  rewrite: (source: string, path: string) => string | undefined,
+): Trim {
+  let hits = 0;
+  return {
+    name,
+    target,
+    hits: () => hits,
+    plugin: {
+      name,
+      setup(build) {
+        build.onStart(() => {
+          hits = 0;
+        });
+        build.onLoad({ filter }, async ({ path }) => {
+          const contents = rewrite(await readFile(path, "utf8"), path);
+          if (contents === undefined) return undefined;
+          hits++;
+          return { contents, loader: path.endsWith(".ts") ? "ts" : "js", resolveDir: dirname(path) };
+        });
+      },
+    },
+  };
+}
+
+const ZOD_NAMED_Z = /^import \{ z(?: as ([\w$]+))? \} from (["']zod(?:\/v3|\/v4|\/mini|\/v4-mini)?["']);?$/gm;
+
+/**
+ * `import { z } from "zod/v4"` becomes `import * as z from "zod/v4"`. Zod's `z` export is that
+ * module's own namespace, so the two are the same object to the code; but esbuild shakes a
+ * namespace import down to the members used, while a named `z` makes it keep every export,
+ * every locale included (~350 KB). LangGraph and @langchain/core import zod the named way.
+ */
+export const zodNamespaceImports = (): Trim =>
+  trim(
+    "zod-namespace-imports",
+    /@langchain\/core\/dist\/tools\/index\.js$/,
+    /node_modules\/@langchain\/.*\.js$/,
+    (source) => {
+      if (!ZOD_NAMED_Z.test(source)) return undefined;
+      ZOD_NAMED_Z.lastIndex = 0;
+      return source.replace(
+        ZOD_NAMED_Z,
+        (_all, alias: string | undefined, from: string) => `import * as ${alias ?? "z"} from ${from};`,
+      );
+    },
+  );
+
+/**
+ * Zod re-exports its 40-odd error-message locales as `z.locales` / `z.core.locales`. English, the
+ * default, is registered by the schemas module itself; the others are reachable only through
+ * those re-exports, which nothing here calls (~260 KB when a `z` namespace is materialised).
+ */
+export const zodLocales = (): Trim =>
+  trim(
+    "zod-locales",
+    /zod\/v4\/core\/index\.js$/,
+    /node_modules\/zod\/v4\/(classic\/external|core\/index|mini\/external)\.js$/,
+    (source) => {
+      const trimmed = source.replace(/^export \* as locales from "\.\.\/locales\/index\.js";\n/m, "");
+      return trimmed === source ? undefined : trimmed;
+    },
+  );
+
+/**
+ * The checkpoint serializer revives LangChain objects with @langchain/core's `load()`, whose
+ * import map pulls in every core module (prompts, parsers, retrievers, vector stores, testing
+ * fakes...) so that any class could be named in a payload. The agents' checkpoints hold messages
+ * and plain data only, so the map keeps the message, document and output classes (~90 KB less).
+ * A checkpoint naming another class fails to load with core's own "Invalid identifier" error.
+ */
+export const langchainLoadMap = (): Trim =>
+  trim(
+    "langchain-load-map",
+    /@langchain\/core\/dist\/load\/import_map\.js$/,
+    /node_modules\/@langchain\/core\/dist\/load\/import_map\.js$/,
+    (source) => {
+      const kept: Record<string, [binding: string, from: string]> = {
+        messages: ["messages_exports", "../messages/index.js"],
+        messages__tool: ["tool_exports", "../messages/tool.js"],
+        documents: ["documents_exports", "../documents/index.js"],
+        outputs: ["outputs_exports", "../outputs.js"],
+      };
+      for (const [key, [binding, from]] of Object.entries(kept)) {
+        // Refuse to rewrite a map whose layout is not the one this was written against.
+        if (!source.includes(`import { ${binding} } from "${from}";`) || !source.includes(`${key}: () => ${binding}`))
+          return undefined;
+      }
+      const entries = Object.entries(kept);
+      return [
+        `import { __exportAll } from "../_virtual/_rolldown/runtime.js";`,
+        ...entries.map(([, [binding, from]]) => `import { ${binding} } from "${from}";`),
+        `var import_map_exports = /* @__PURE__ */ __exportAll({ ${entries.map(([k, [b]]) => `${k}: () => ${b}`).join(", ")} });`,
+        `export { import_map_exports, ${entries.map(([k, [b]]) => `${b} as ${k}`).join(", ")} };`,
+      ].join("\n");
+    },
+  );
+
+const LANGSMITH_OFF = `LangSmith is not bundled into this function: it was built with the stack's \`langsmith\` context off. Deploy with -c langsmith=true to trace to LangSmith.`;
+
+/**
+ * With tracing off LangSmith's API client never sends anything, yet @langchain/core reaches it
+ * (and the package's REST SDK) through run trees: every RunTree constructs a shared client even
+ * when untraced (~150 KB). The client becomes an inert stand-in: constructing it is harmless,
+ * calling any of its methods throws an error naming the setting that bundles the real one.
+ */
+export const langsmithClientOff = (): Trim =>
+  trim(
+    "langsmith-client-off",
+    /langsmith\/lib\/run_trees\.mjs$/,
+    /node_modules\/langsmith\/(index|lib\/client)\.mjs$/,
+    (_source, path) =>
+      path.endsWith("/index.mjs")
+        ? `export { RunTree } from "./run_trees.mjs";\nexport { Client } from "./lib/client.mjs";`
+        : `const off = () => { throw new Error(${JSON.stringify(LANGSMITH_OFF)}); };
+export class Client {
+  constructor() {
+    return new Proxy(this, { get: (target, key) => (key in target || typeof key === "symbol" || key === "then" ? target[key] : off) });
+  }
+}`,
+  );
+
+const SIDE_EFFECT_FREE = /node_modules\/(@langchain\/core|langsmith|@cfworker\/json-schema)\//;
+
+/**
+ * These packages' modules only declare classes and functions, but their package.json files do
+ * not say so (no `sideEffects: false`), so esbuild keeps every module they import even when no
+ * export of it is used: core's XML parser, its JSON-schema validator and more (~60 KB).
+ * Flagging them lets those go. LangGraph is not flagged: it sets up AsyncLocalStorage as an
+ * import side effect.
+ */
+export const sideEffectFree = (): Trim => {
+  let hits = 0;
+  return {
+    name: "side-effect-free",
+    target: /@langchain\/core\/dist\//,
+    hits: () => hits,
+    plugin: {
+      name: "side-effect-free",
+      setup(build) {
+        build.onStart(() => {
+          hits = 0;
+        });
+        build.onResolve({ filter: /.*/ }, async ({ path, kind, importer, resolveDir, pluginData }) => {
+          if (kind === "entry-point" || pluginData === SIDE_EFFECT_FREE) return undefined;
+          const resolved = await build.resolve(path, { kind, importer, resolveDir, pluginData: SIDE_EFFECT_FREE });
+          if (resolved.errors.length > 0 || resolved.external || !SIDE_EFFECT_FREE.test(resolved.path)) return resolved;
+          hits++;
+          return { ...resolved, sideEffects: false };
+        });
+      },
+    },
+  };
+};
