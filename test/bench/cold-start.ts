@@ -1,15 +1,17 @@
-import { build, type BuildOptions, type Metafile } from "esbuild";
+import { build, type Metafile } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { bundleFunction, esbuildBase } from "../../infra/aws/bundle/build";
 import { median, printTable } from "./table";
 
 /**
- * Cold start: each function's bundle built as CDK's NodejsFunction builds it (esbuild, minified,
- * node22, CommonJS, `@aws-sdk/*` left to the runtime), against a naive bundle that imports whole
- * packages (LangGraph, @langchain/aws, the DynamoDB, SQS and Supabase clients). For each: the
- * size, and the median time to require() it in a fresh Node process (10 processes).
+ * Cold start: each function's bundle built by the stack's own build (infra/aws/bundle), against
+ * a naive bundle that imports whole packages (LangGraph, @langchain/aws, the DynamoDB, SQS and
+ * Supabase clients) built with the same esbuild options and no trims. For each: the size, the
+ * median time to require() it in a fresh Node process run as Lambda runs it (source maps on),
+ * and what the first request then loads (the modules a handler defers, shared/deferred.ts).
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const FUNCTIONS = process.env.BENCH_FUNCTIONS
@@ -25,22 +27,7 @@ const FUNCTIONS = process.env.BENCH_FUNCTIONS
       "support-worker",
       "authorizer",
     ];
-const RUNS = 10;
-
-/** The options aws-cdk-lib's NodejsFunction passes to esbuild for this stack's functions. */
-const cdkOptions = (entry: string, outfile: string): BuildOptions => ({
-  entryPoints: [entry],
-  outfile,
-  bundle: true,
-  minify: true,
-  sourcemap: false,
-  platform: "node",
-  target: "node22",
-  format: "cjs",
-  external: ["@aws-sdk/*"],
-  metafile: true,
-  logLevel: "silent",
-});
+const RUNS = 11;
 
 const NAIVE = `
 import * as langgraph from "@langchain/langgraph";
@@ -51,16 +38,20 @@ import * as supabase from "@supabase/supabase-js";
 export const handler = async () => [langgraph, aws, dynamodb, sqs, supabase].length;
 `;
 
-function requireMs(file: string): number {
-  const times: number[] = [];
+/** Medians over fresh processes: require() of the bundle, then its deferred imports (if any). */
+function coldStartMs(file: string): { init: number; deferred: number } {
+  const init: number[] = [];
+  const deferred: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const out = execFileSync(
       process.execPath,
       [
+        "--enable-source-maps",
         "-e",
         // The runtime's awslambda global, which the streaming handler calls as it loads.
         `globalThis.awslambda={streamifyResponse:(f)=>f,HttpResponseStream:{from:(s)=>s}};` +
-          `const t=process.hrtime.bigint();require(${JSON.stringify(file)});process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))`,
+          `const t0=process.hrtime.bigint();const m=require(${JSON.stringify(file)});const t1=process.hrtime.bigint();` +
+          `Promise.resolve(m.loadDeferred?.()).then(()=>process.stdout.write(JSON.stringify([Number(t1-t0)/1e6,m.loadDeferred?Number(process.hrtime.bigint()-t1)/1e6:0])))`,
       ],
       // The runtime provides @aws-sdk/*: here it resolves from the project's node_modules.
       {
@@ -72,14 +63,16 @@ function requireMs(file: string): number {
         },
       },
     );
-    times.push(Number(out.toString()));
+    const [a, b] = JSON.parse(out.toString()) as [number, number];
+    init.push(a);
+    deferred.push(b);
   }
-  return median(times);
+  return { init: median(init), deferred: median(deferred) };
 }
 
 /** The largest inputs of a bundle, by bytes they contribute: where to cut next. */
 function biggest(meta: Metafile, n = 4): string {
-  const output = Object.values(meta.outputs)[0]!;
+  const output = Object.values(meta.outputs).find((o) => o.entryPoint)!;
   const byPackage = new Map<string, number>();
   for (const [path, { bytesInOutput }] of Object.entries(output.inputs)) {
     const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
@@ -96,40 +89,42 @@ function biggest(meta: Metafile, n = 4): string {
 export async function run() {
   const dir = mkdtempSync(join(tmpdir(), "cold-start-"));
   try {
-    const rows = [];
     const naiveEntry = join(ROOT, "test/bench/.naive-entry.ts");
     writeFileSync(naiveEntry, NAIVE);
-    const measure = async (name: string, entry: string) => {
-      const outfile = join(dir, `${name}.js`);
-      const result = await build(cdkOptions(entry, outfile));
-      return { name, kb: statSync(outfile).size / 1024, ms: requireMs(outfile), top: biggest(result.metafile!) };
-    };
-    let naive;
+    let naiveMeta: Metafile;
     try {
-      naive = await measure("naive (whole-package imports)", naiveEntry);
+      const result = await build({
+        ...esbuildBase,
+        entryPoints: [naiveEntry],
+        outfile: join(dir, "naive", "index.js"),
+      });
+      naiveMeta = result.metafile;
     } finally {
       rmSync(naiveEntry, { force: true });
     }
+    const measure = (name: string, outdir: string, meta: Metafile) => {
+      const file = join(outdir, "index.js");
+      return { name, kb: statSync(file).size / 1024, ...coldStartMs(file), top: biggest(meta) };
+    };
+    const naive = measure("naive (whole-package imports)", join(dir, "naive"), naiveMeta);
+    const rows = [naive];
     for (const fn of FUNCTIONS) {
-      const m = await measure(fn, join(ROOT, "functions", `${fn}.ts`));
-      rows.push({
+      const outdir = join(dir, fn);
+      rows.push(measure(fn, outdir, await bundleFunction({ entry: join(ROOT, "functions", `${fn}.ts`), outdir })));
+    }
+    printTable(
+      "cold start: bundles as the stack builds them (infra/aws/bundle), required as Lambda runs them (--enable-source-maps)",
+      rows.map((m) => ({
         bundle: m.name,
         "size KB": m.kb.toFixed(0),
         "size / naive": (m.kb / naive.kb).toFixed(2),
-        "require ms (median of 10)": m.ms.toFixed(1),
-        "init / naive": (m.ms / naive.ms).toFixed(2),
+        [`init ms (require, median of ${RUNS})`]: m.init.toFixed(1),
+        "init / naive": (m.init / naive.init).toFixed(2),
+        "first request loads ms": m.deferred > 0 ? m.deferred.toFixed(1) : "-",
+        "init + loads / naive": ((m.init + m.deferred) / naive.init).toFixed(2),
         "largest parts": m.top,
-      });
-    }
-    rows.unshift({
-      bundle: naive.name,
-      "size KB": naive.kb.toFixed(0),
-      "size / naive": "1.00",
-      "require ms (median of 10)": naive.ms.toFixed(1),
-      "init / naive": "1.00",
-      "largest parts": naive.top,
-    });
-    printTable("cold start: bundles as CDK builds them (esbuild, minified, node22, @aws-sdk external)", rows);
+      })),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

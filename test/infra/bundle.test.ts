@@ -1,0 +1,101 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
+import { bundleFunction } from "../../infra/aws/bundle/build";
+import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
+import { chatEvent } from "../support/events";
+
+/**
+ * The chat function as the stack deploys it: the trimmed bundle, required in a fresh Node
+ * process with @aws-sdk/* from outside the bundle (as the Lambda runtime provides it), running
+ * real turns against dynalite with the offline stand-in model. The second turn revives the first
+ * turn's checkpoint through the trimmed LangChain load map.
+ */
+const ROOT = resolve(import.meta.dirname, "../..");
+const TABLE = "bundled-chat";
+let dynamo: LocalDynamo;
+let outdir: string;
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(ROOT, "node_modules/.cache-bundle-test-"));
+  [dynamo] = await Promise.all([
+    startLocalDynamo(),
+    bundleFunction({ entry: join(ROOT, "functions/chat.ts"), outdir }),
+  ]);
+  await createCheckpointTable(dynamo.client, TABLE);
+}, 120_000);
+afterAll(async () => {
+  await dynamo?.close();
+  rmSync(outdir, { recursive: true, force: true });
+});
+
+/**
+ * Runs the bundle's handler on each event in turn, in one process (one warm container).
+ * Asynchronously: dynalite answers from this process.
+ */
+async function invokeBundle(events: unknown[]): Promise<Array<{ statusCode: number; body: string }>> {
+  const script = `
+    const { handler } = require(${JSON.stringify(join(outdir, "index.js"))});
+    (async () => {
+      const out = [];
+      for (const event of JSON.parse(process.env.EVENTS)) {
+        if (out.length && event.body) event.body = event.body.replace("SESSION", JSON.parse(out[0].body).session_id);
+        out.push(await handler(event, { awsRequestId: "r", functionName: "chat", getRemainingTimeInMillis: () => 29000 }));
+      }
+      process.stdout.write(JSON.stringify(out));
+      process.exit(0);
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  const { stdout } = await promisify(execFile)(process.execPath, ["--enable-source-maps", "-e", script], {
+    timeout: 60_000,
+    env: {
+      PATH: process.env.PATH,
+      NODE_PATH: join(ROOT, "node_modules"),
+      EVENTS: JSON.stringify(events),
+      CHECKPOINT_TABLE: TABLE,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "local",
+      AWS_SECRET_ACCESS_KEY: "local",
+      LOG_LEVEL: "SILENT",
+      POWERTOOLS_METRICS_DISABLED: "true",
+    },
+  });
+  return JSON.parse(stdout);
+}
+
+describe("the deployed chat bundle", () => {
+  it("answers two turns of one session, the second resuming the first's checkpoint", async () => {
+    const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
+    const [first, second] = await invokeBundle([
+      chatEvent({ message: "hello there" }, { authorizer }),
+      chatEvent({ message: "and again", session_id: "SESSION" }, { authorizer }),
+    ]);
+    expect(first!.statusCode).toBe(200);
+    expect(second!.statusCode).toBe(200);
+    const sessionId = JSON.parse(first!.body).session_id as string;
+    expect(JSON.parse(second!.body).session_id).toBe(sessionId);
+    expect(JSON.parse(second!.body).reply).toEqual(expect.any(String));
+
+    // Read back with the unbundled saver: both turns' messages, as message classes.
+    const saver = new DynamoDBSaver({ client: dynamo.client, tableName: TABLE });
+    const tuple = await saver.getTuple({ configurable: { thread_id: sessionId } });
+    const messages = tuple!.checkpoint.channel_values.messages as Array<{ getType(): string; content: unknown }>;
+    expect(messages.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai"]);
+    expect(messages[2]!.content).toBe("and again");
+  });
+
+  it("rejects bad input with a 400", async () => {
+    const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
+    const [bad] = await invokeBundle([chatEvent("{not json", { authorizer })]);
+    expect(bad!.statusCode).toBe(400);
+  });
+
+  it("leaves LangSmith's API client out and says how to bundle it", () => {
+    const code = readFileSync(join(outdir, "index.js"), "utf8");
+    expect(code).toContain("Deploy with -c langsmith=true");
+    expect(code).not.toContain("/runs/batch");
+  });
+});
