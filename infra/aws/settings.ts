@@ -24,6 +24,8 @@ export interface StackSettings {
   langsmith?: boolean;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
+  /** Most concurrent invocations of each queue consumer (Lambda allows 2 to 1000). */
+  queueConcurrency?: number;
 }
 
 export function readSettings(scope: Construct): StackSettings {
@@ -32,6 +34,9 @@ export function readSettings(scope: Construct): StackSettings {
     return v === undefined || v === "" ? undefined : String(v);
   };
   const ttl = get("checkpointTtlDays");
+  const concurrency = Number(get("queueConcurrency") ?? 5);
+  if (!Number.isInteger(concurrency) || concurrency < 2 || concurrency > 1000)
+    throw new Error(`context queueConcurrency must be a whole number from 2 to 1000, got ${get("queueConcurrency")}`);
   return {
     bedrockModelId: get("bedrockModelId"),
     bedrockEmbeddingModelId: get("bedrockEmbeddingModelId"),
@@ -39,6 +44,7 @@ export function readSettings(scope: Construct): StackSettings {
     supabaseSecretArn: get("supabaseSecretArn"),
     checkpointTtlDays: ttl === undefined ? undefined : Number(ttl),
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
+    queueConcurrency: concurrency,
     intercomAdminId: get("intercomAdminId"),
     oidcIssuer: get("oidcIssuer"),
     tracing: get("tracing") === "true",

@@ -11,7 +11,13 @@ import {
 } from "aws-cdk-lib/aws-apigateway";
 import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import { Architecture, Function as LambdaFunction, Runtime, Tracing, type FunctionOptions } from "aws-cdk-lib/aws-lambda";
+import {
+  Architecture,
+  Function as LambdaFunction,
+  Runtime,
+  Tracing,
+  type FunctionOptions,
+} from "aws-cdk-lib/aws-lambda";
 import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
@@ -131,14 +137,14 @@ export class AgentStack extends Stack {
     });
     this.idempotencyTable.grantReadWriteData(this.extractionFunction);
     supabaseKey.grantRead(this.extractionFunction);
-    // Batches of 10 with per-record failures; at most 5 concurrent invocations, so a burst
-    // of chat traffic cannot exhaust Bedrock quotas or Supabase connections.
+    // Batches of 10 with per-record failures; at most `queueConcurrency` concurrent invocations,
+    // so a burst of chat traffic cannot exhaust Bedrock quotas or Supabase connections.
     this.extractionFunction.addEventSource(
       new SqsEventSource(this.extractionQueue, {
         batchSize: 10,
         maxBatchingWindow: Duration.seconds(2),
         reportBatchItemFailures: true,
-        maxConcurrency: 5,
+        maxConcurrency: settings.queueConcurrency ?? 5,
       }),
     );
     for (const fn of [this.chatFunction, this.chatStreamFunction]) {
@@ -200,7 +206,11 @@ export class AgentStack extends Stack {
     this.documentsBucket.grantRead(this.ingestFunction, `${settings.documentsPrefix}*`);
     supabaseKey.grantRead(this.ingestFunction);
     this.ingestFunction.addEventSource(
-      new SqsEventSource(this.ingestQueue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }),
+      new SqsEventSource(this.ingestQueue, {
+        batchSize: 5,
+        reportBatchItemFailures: true,
+        maxConcurrency: settings.queueConcurrency ?? 5,
+      }),
     );
     if (settings.bedrockEmbeddingModelId) {
       this.ingestFunction.addToRolePolicy(
@@ -261,7 +271,11 @@ export class AgentStack extends Stack {
     this.checkpointTable.grantReadWriteData(this.supportWorkerFunction);
     this.idempotencyTable.grantReadWriteData(this.supportWorkerFunction);
     this.supportWorkerFunction.addEventSource(
-      new SqsEventSource(this.supportQueue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 5 }),
+      new SqsEventSource(this.supportQueue, {
+        batchSize: 5,
+        reportBatchItemFailures: true,
+        maxConcurrency: settings.queueConcurrency ?? 5,
+      }),
     );
 
     const accessLogs = new LogGroup(this, "ApiAccessLogs", {

@@ -407,3 +407,13 @@ describe("REST API", () => {
     });
   });
 });
+
+describe("settings from context", () => {
+  it("caps each queue consumer at queueConcurrency, refusing values Lambda would reject", async () => {
+    const { readSettings } = await import("../../infra/aws/settings");
+    expect(readSettings(new App({ context: { queueConcurrency: "20" } })).queueConcurrency).toBe(20);
+    expect(readSettings(new App()).queueConcurrency).toBe(5);
+    expect(() => readSettings(new App({ context: { queueConcurrency: "1" } }))).toThrow(/queueConcurrency/);
+    expect(() => readSettings(new App({ context: { queueConcurrency: "lots" } }))).toThrow(/queueConcurrency/);
+  });
+});
