@@ -4,6 +4,7 @@ import { awsChatRuntime } from "../graph/chat/aws-runtime";
 import type { ChatRuntime } from "../graph/chat/runtime";
 import type { ChatReply } from "../graph/chat/service";
 import { parseChatRequest } from "../shared/chat-request";
+import { loadConfig, type Config } from "../shared/config";
 import { AppError } from "../shared/errors";
 import { errorBody } from "../shared/http";
 import { createLogger } from "../shared/logger";
@@ -38,15 +39,15 @@ function sendError(stream: Writable, err: unknown) {
  * ends the invocation when the client disconnects, which could freeze a turn half-saved;
  * here the invocation always lasts until the turn is saved and the lease released.
  */
-export function createChatStreamHandler(runtime: () => Promise<ChatRuntime>) {
+export function createChatStreamHandler(config: Config, runtime: () => Promise<Pick<ChatRuntime, "chat">>) {
   return async (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => {
     logger.addContext(context);
     logger.appendKeys({ requestId: event.requestContext?.requestId });
     let started = false;
     let sse: Writable | undefined;
     try {
-      const { config, chat } = await runtime();
       const turn = parseChatRequest(event, config);
+      const { chat } = await runtime();
       const withTrace = event.queryStringParameters?.trace === "1";
       const emit = (e: Record<string, unknown>) => sse && send(sse, e);
       const result: ChatReply = await chat.reply(turn, {
@@ -80,5 +81,6 @@ export function createChatStreamHandler(runtime: () => Promise<ChatRuntime>) {
   };
 }
 
-export const handler = awslambda.streamifyResponse(createChatStreamHandler(awsChatRuntime(logger)));
+// Settings are validated at init: a missing or bad one fails the cold start, naming it.
+export const handler = awslambda.streamifyResponse(createChatStreamHandler(loadConfig(), awsChatRuntime(logger)));
 export { loadDeferred } from "../shared/deferred";

@@ -1,6 +1,7 @@
 import type { ChatRuntime } from "../graph/chat/runtime";
 import { apiHandler } from "../shared/api-handler";
 import { parseChatRequest } from "../shared/chat-request";
+import { loadConfig, type Config } from "../shared/config";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
@@ -9,11 +10,14 @@ import { awsChatRuntime } from "../graph/chat/aws-runtime";
 const logger = createLogger("chat");
 const metrics = createMetrics("chat");
 
-/** POST /api/chat: parse, run one turn, respond. */
-export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
+/**
+ * POST /api/chat: parse, run one turn, respond. The request is checked before the runtime is
+ * asked for, so bad input is answered without loading the agent (shared/deferred.ts).
+ */
+export function createChatHandler(config: Config, runtime: () => Promise<Pick<ChatRuntime, "chat">>) {
   return apiHandler(logger, async (event) => {
-    const { config, chat } = await runtime();
     const turn = parseChatRequest(event, config);
+    const { chat } = await runtime();
     logger.appendKeys({ sessionId: turn.sessionId, userId: turn.userId });
     const result = await chat.reply(turn);
     recordTurnMetrics(metrics, result.trace);
@@ -23,5 +27,6 @@ export function createChatHandler(runtime: () => Promise<ChatRuntime>) {
   });
 }
 
-export const handler = createChatHandler(awsChatRuntime(logger));
+// Settings are validated at init: a missing or bad one fails the cold start, naming it.
+export const handler = createChatHandler(loadConfig(), awsChatRuntime(logger));
 export { loadDeferred } from "../shared/deferred";

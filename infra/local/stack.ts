@@ -136,13 +136,18 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const memories = createMemoriesHandler(() => backends);
     const sessions = createSessionsHandler(() => backends);
     const routes: Route[] = [
-      { name: "chat", method: "POST", resource: "/api/chat", handler: createChatHandler(async () => runtime) },
+      {
+        name: "chat",
+        method: "POST",
+        resource: "/api/chat",
+        handler: createChatHandler(runtime.config, async () => runtime),
+      },
       {
         name: "chat-stream",
         method: "POST",
         resource: "/api/chat/stream",
         handler: awslambda.streamifyResponse(
-          createChatStreamHandler(async () => runtime),
+          createChatStreamHandler(runtime.config, async () => runtime),
         ) as unknown as StreamingHandler,
       },
       { name: "sessions", method: "GET", resource: "/api/sessions", handler: sessions },

@@ -85,9 +85,9 @@ describe("handlers behind the authorizer", () => {
     const { chatEvent, context } = await import("../support/events");
     const seen: string[] = [];
     const handler = createChatHandler(
+      (await import("../../shared/config")).loadConfig({ AUTH_MODE: "authorizer" }),
       async () =>
         ({
-          config: (await import("../../shared/config")).loadConfig({ AUTH_MODE: "authorizer" }),
           chat: {
             reply: async (turn: { userId: string }) => (
               seen.push(turn.userId),

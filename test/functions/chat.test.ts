@@ -24,8 +24,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => harness.close());
 
-const local = () => createChatHandler(async () => runtimes.local!);
-const authorized = () => createChatHandler(async () => runtimes.authorizer!);
+const local = () => createChatHandler(runtimes.local!.config, async () => runtimes.local!);
+const authorized = () => createChatHandler(runtimes.authorizer!.config, async () => runtimes.authorizer!);
 const call = async (handler: ReturnType<typeof local>, event: ReturnType<typeof chatEvent>) => {
   const res = (await handler(event, context()))!;
   return { status: res.statusCode, body: JSON.parse(res.body) };
@@ -74,6 +74,18 @@ describe("POST /api/chat validation", () => {
     expect(body.error.code).toBe(code);
     expect(body.error.message).toMatch(message);
     expect(await storedCounts()).toEqual(before);
+  });
+
+  it("answers bad input before asking for the runtime, so a cold container does not load the agent for it", async () => {
+    let asked = 0;
+    const handler = createChatHandler(runtimes.local!.config, async () => {
+      asked++;
+      return runtimes.local!;
+    });
+    expect((await call(handler, chatEvent("{not json"))).status).toBe(400);
+    expect(asked).toBe(0);
+    expect((await call(handler, chatEvent({ message: "hi" }))).status).toBe(200);
+    expect(asked).toBe(1);
   });
 
   it("decodes a base64-encoded body as API Gateway may send it", async () => {
@@ -145,7 +157,7 @@ describe("POST /api/chat with the memory store down", () => {
       store: failing,
     });
     const res = await call(
-      createChatHandler(async () => runtime),
+      createChatHandler(runtime.config, async () => runtime),
       chatEvent({ message: "what is my favourite colour?", user_id: "u1" }),
     );
     expect(res.status).toBe(200);

@@ -23,9 +23,9 @@ describe("chat metrics", () => {
       { type: "model", name: "m", started_at: 3, duration_ms: 80 },
     ];
     const handler = createChatHandler(
+      loadConfig({ AUTH_MODE: "local" }),
       async () =>
         ({
-          config: loadConfig({ AUTH_MODE: "local" }),
           chat: { reply: async () => ({ reply: "ok", sessionId: "s", messageId: "m", trace }) },
         }) as never,
     );
