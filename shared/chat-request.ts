@@ -6,20 +6,29 @@ import { callerId } from "./identity";
 
 const id = z.string().trim().min(1).max(128);
 
-/** The body of POST /api/chat and /api/chat/stream. Unknown fields are ignored. */
+/**
+ * The body of POST /api/chat and /api/chat/stream. Unknown fields are ignored. API Gateway
+ * validates bodies against this same schema, as JSON Schema (infra/aws/api-models.ts).
+ */
 export function chatRequest(maxMessageBytes: number) {
+  const tooLarge = `must be at most ${maxMessageBytes} bytes`;
   return z.object({
-    message: z.string({ error: "is required and must be a string" }).superRefine((m, ctx) => {
-      if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
-      else if (Buffer.byteLength(m) > maxMessageBytes) {
-        ctx.addIssue({
-          code: "too_big",
-          origin: "string",
-          maximum: maxMessageBytes,
-          message: `must be at most ${maxMessageBytes} bytes`,
-        });
-      }
-    }),
+    // A character is at least a byte, so the length cap (which JSON Schema can express) never
+    // refuses a message the byte cap accepts.
+    message: z
+      .string({ error: "is required and must be a string" })
+      .max(maxMessageBytes, tooLarge)
+      .superRefine((m, ctx) => {
+        if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+        else if (Buffer.byteLength(m) > maxMessageBytes) {
+          ctx.addIssue({
+            code: "too_big",
+            origin: "string",
+            maximum: maxMessageBytes,
+            message: tooLarge,
+          });
+        }
+      }),
     session_id: z.uuid({ error: "must be a session id returned by this API (a UUID)" }).optional(),
     user_id: id.optional(),
     project_id: id.optional(),
@@ -29,7 +38,9 @@ export function chatRequest(maxMessageBytes: number) {
 
 /** The chat turn a request asks for, with the caller taken from the request context. */
 export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
-  const body = parseJsonBody(event, chatRequest(config.MAX_MESSAGE_BYTES));
+  const body = parseJsonBody(event, chatRequest(config.MAX_MESSAGE_BYTES), {
+    maxBytes: chatBodyLimit(config.MAX_MESSAGE_BYTES),
+  });
   return {
     userId: callerId(event, config.AUTH_MODE, body.user_id),
     projectId: body.project_id,
@@ -38,3 +49,9 @@ export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
     ifBusy: body.if_busy,
   };
 }
+
+/**
+ * The largest chat body worth parsing: JSON may spell each byte of the message as a six-byte
+ * \u00XX escape, plus room for the other fields.
+ */
+export const chatBodyLimit = (maxMessageBytes: number) => 6 * maxMessageBytes + 4096;

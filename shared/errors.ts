@@ -15,6 +15,8 @@ export class AppError extends Error {
 }
 
 export const badRequest = (code: string, message: string) => new AppError(400, code, message);
+export const payloadTooLarge = (limit: number) =>
+  new AppError(413, "body_too_large", `request body must be at most ${limit} bytes`);
 export const unauthorized = (message = "authentication required") => new AppError(401, "unauthorized", message);
 export const forbidden = (message: string) => new AppError(403, "forbidden", message);
 /** Also what another user's session looks like: it does not exist for them. */

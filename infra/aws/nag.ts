@@ -34,11 +34,6 @@ export function acknowledgeNagFindings(
       reason: iam5,
     })),
     {
-      id: "AwsSolutions-APIG2",
-      reason:
-        "Every handler validates its body with zod and answers a precise 400; an API Gateway model would duplicate that schema.",
-    },
-    {
       id: "AwsSolutions-APIG3",
       reason:
         "WAF is the deploying account's choice (shared web ACLs cost per ACL); throttling and the JWT authorizer cover the API.",

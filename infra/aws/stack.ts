@@ -2,6 +2,8 @@ import { Duration, RemovalPolicy, Stack, type CfnElement, type StackProps } from
 import {
   AccessLogFormat,
   LambdaIntegration,
+  RequestValidator,
+  ResponseType,
   LogGroupLogDestination,
   MethodLoggingLevel,
   ResponseTransferMode,
@@ -32,6 +34,9 @@ import type { Construct } from "constructs";
 import { join } from "node:path";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
 import { acknowledgeNagFindings } from "./nag";
+import { apiModelSchema } from "./api-models";
+import { chatRequest } from "../../shared/chat-request";
+import { loadConfig } from "../../shared/config";
 import { readSettings, type StackSettings } from "./settings";
 
 const FUNCTIONS = join(import.meta.dirname, "../../functions");
@@ -294,6 +299,15 @@ export class AgentStack extends Stack {
         tracingEnabled: this.tracing,
       },
     });
+    // The gateway's own refusals (bad body, no token, throttled) in the handlers' error shape.
+    for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
+      this.api.addGatewayResponse(`${type.responseType}Response`, {
+        type,
+        templates: {
+          "application/json": '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
+        },
+      });
+    }
     // More than 5% of requests answered 5xx over 5 minutes.
     new Alarm(this, "Api5xxRate", {
       alarmDescription: "The API answered more than 5% of requests with 5xx in the last 5 minutes",
@@ -326,13 +340,29 @@ export class AgentStack extends Stack {
       }),
     };
     const api = this.api.root.addResource("api", { defaultMethodOptions: secured });
+    // Chat bodies are checked at the gateway against the handlers' own schema, so a malformed
+    // request never reaches (or wakes) a function; the handlers still check everything.
+    const chatBody: MethodOptions = {
+      requestValidator: new RequestValidator(this, "RequestValidator", {
+        restApi: this.api,
+        validateRequestBody: true,
+        validateRequestParameters: true,
+      }),
+      requestModels: {
+        "application/json": this.api.addModel("ChatRequest", {
+          contentType: "application/json",
+          schema: apiModelSchema(chatRequest(loadConfig({}).MAX_MESSAGE_BYTES)),
+        }),
+      },
+    };
     const chat = api.addResource("chat");
-    chat.addMethod("POST", new LambdaIntegration(this.chatFunction));
+    chat.addMethod("POST", new LambdaIntegration(this.chatFunction), chatBody);
     chat
       .addResource("stream")
       .addMethod(
         "POST",
         new LambdaIntegration(this.chatStreamFunction, { responseTransferMode: ResponseTransferMode.STREAM }),
+        chatBody,
       );
     const sessionsIntegration = new LambdaIntegration(this.sessionsFunction);
     const sessions = api.addResource("sessions");

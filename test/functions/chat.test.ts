@@ -47,6 +47,12 @@ describe("POST /api/chat validation", () => {
     ["a message of the wrong type", chatEvent({ message: 42 }), "invalid_message", /must be a string/],
     ["a message over 16 KB", chatEvent({ message: "é".repeat(8193) }), "message_too_large", /at most 16384 bytes/],
     [
+      "a message over 16 K characters",
+      chatEvent({ message: "a".repeat(16385) }),
+      "message_too_large",
+      /at most 16384 bytes/,
+    ],
+    [
       "a session_id that is not a UUID",
       chatEvent({ message: "hi", session_id: "abc" }),
       "invalid_session_id",
@@ -74,6 +80,12 @@ describe("POST /api/chat validation", () => {
     expect(body.error.code).toBe(code);
     expect(body.error.message).toMatch(message);
     expect(await storedCounts()).toEqual(before);
+  });
+
+  it("refuses a body over the byte cap with 413 before parsing it", async () => {
+    const { status, body } = await call(local(), chatEvent(`{"message":"hi","pad":"${"x".repeat(6 * 16384 + 4096)}"}`));
+    expect(status).toBe(413);
+    expect(body.error).toEqual({ code: "body_too_large", message: "request body must be at most 102400 bytes" });
   });
 
   it("answers bad input before asking for the runtime, so a cold container does not load the agent for it", async () => {

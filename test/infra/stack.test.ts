@@ -417,3 +417,28 @@ describe("settings from context", () => {
     expect(() => readSettings(new App({ context: { queueConcurrency: "lots" } }))).toThrow(/queueConcurrency/);
   });
 });
+
+describe("API request validation", () => {
+  it("validates chat bodies at the gateway against the handlers' schema, answering in their error shape", () => {
+    template.hasResourceProperties("AWS::ApiGateway::RequestValidator", { ValidateRequestBody: true });
+    const models = Object.values(template.findResources("AWS::ApiGateway::Model"));
+    expect(models).toHaveLength(1);
+    const schema = models[0]!.Properties.Schema;
+    expect(schema).toMatchObject({
+      $schema: "http://json-schema.org/draft-04/schema#",
+      type: "object",
+      required: ["message"],
+      properties: { message: { type: "string", maxLength: 16384 }, if_busy: { enum: ["reject", "queue"] } },
+    });
+    const chatMethods = Object.values(template.findResources("AWS::ApiGateway::Method")).filter(
+      (m) => m.Properties.RequestModels,
+    );
+    expect(chatMethods).toHaveLength(2);
+    for (const m of chatMethods) expect(m.Properties.RequestValidatorId).toBeDefined();
+    for (const type of ["DEFAULT_4XX", "DEFAULT_5XX"])
+      template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
+        ResponseType: type,
+        ResponseTemplates: { "application/json": Match.stringLikeRegexp('"error":\\{"code"') },
+      });
+  });
+});
