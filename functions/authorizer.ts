@@ -1,23 +1,60 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from "aws-lambda";
+import { apiKeyDirectory, type ApiKeyClient } from "../shared/api-keys";
 import { loadConfig, required } from "../shared/config";
 import { InvalidToken, jwtVerifier } from "../shared/jwt";
 import { createLogger } from "../shared/logger";
+import { secretValue } from "../shared/secrets";
 
 const logger = createLogger("authorizer");
 
+/** What the authorizer needs once the stack's API keys are on (`apiKeys` context). */
+export interface ApiKeyAccess {
+  /** the client an `ApiKey <value>` token belongs to; undefined for an unknown or disabled key */
+  lookup: (value: string) => Promise<ApiKeyClient | undefined>;
+  /** the key JWT users are metered under: with keys on, API Gateway wants one on every request */
+  usersKey: () => Promise<string>;
+}
+
 /**
- * API Gateway TOKEN authorizer: `Authorization: Bearer <JWT>` from the configured OIDC issuer.
- * Allows the whole API for a valid token (so API Gateway can cache the decision across
- * routes) and hands the token's `sub` to the functions as `userId`. Anything else is
- * "Unauthorized", which API Gateway answers with 401.
+ * API Gateway TOKEN authorizer. `Authorization: Bearer <JWT>` from the configured OIDC issuer
+ * hands the token's `sub` to the functions as `userId`. With API keys on, a server-to-server
+ * client sends `Authorization: ApiKey <key>` instead; the functions get its name and whether the
+ * key is trusted, and the key goes back to API Gateway, which meters it against the usage plan.
+ * Allows the whole API for a valid credential (so API Gateway can cache the decision across
+ * routes). Anything else is "Unauthorized", which API Gateway answers with 401.
  */
-export function createAuthorizer(verify: (token: string) => Promise<{ sub: string }>) {
+export function createAuthorizer(verify: (token: string) => Promise<{ sub: string }>, apiKeys?: ApiKeyAccess) {
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-    const token = /^Bearer\s+(\S+)$/i.exec(event.authorizationToken ?? "")?.[1];
-    if (!token) throw new Error("Unauthorized");
+    const [, scheme, credential] = /^(Bearer|ApiKey)\s+(\S+)$/i.exec(event.authorizationToken ?? "") ?? [];
+    if (!scheme || !credential) throw new Error("Unauthorized");
+    // arn:aws:execute-api:region:account:api-id/stage/METHOD/path -> every method and path of the stage
+    const [arnPrefix, stage] = event.methodArn.split("/");
+    const allow = (
+      principalId: string,
+      context: Record<string, string>,
+      usageIdentifierKey?: string,
+    ): APIGatewayAuthorizerResult => ({
+      principalId,
+      policyDocument: {
+        Version: "2012-10-17",
+        Statement: [{ Action: "execute-api:Invoke", Effect: "Allow", Resource: `${arnPrefix}/${stage}/*/*` }],
+      },
+      context,
+      ...(usageIdentifierKey ? { usageIdentifierKey } : {}),
+    });
+
+    if (scheme.toLowerCase() === "apikey") {
+      const client = apiKeys && (await apiKeys.lookup(credential));
+      if (!client) {
+        logger.info("api key rejected", { reason: apiKeys ? "unknown or disabled key" : "API keys are off" });
+        throw new Error("Unauthorized");
+      }
+      return allow(`client:${client.client}`, { client: client.client, trusted: String(client.trusted) }, credential);
+    }
+
     let sub: string;
     try {
-      ({ sub } = await verify(token));
+      ({ sub } = await verify(credential));
     } catch (err) {
       if (err instanceof InvalidToken) {
         logger.info("token rejected", { reason: err.message });
@@ -25,29 +62,26 @@ export function createAuthorizer(verify: (token: string) => Promise<{ sub: strin
       }
       throw err;
     }
-    // arn:aws:execute-api:region:account:api-id/stage/METHOD/path -> every method and path of the stage
-    const [arnPrefix, stage] = event.methodArn.split("/");
-    return {
-      principalId: sub,
-      policyDocument: {
-        Version: "2012-10-17",
-        Statement: [{ Action: "execute-api:Invoke", Effect: "Allow", Resource: `${arnPrefix}/${stage}/*/*` }],
-      },
-      context: { userId: sub },
-    };
+    return allow(sub, { userId: sub }, await apiKeys?.usersKey());
   };
 }
 
 let verifier: ReturnType<typeof jwtVerifier> | undefined;
+const config = loadConfig();
 
-export const handler = createAuthorizer((token) => {
-  if (!verifier) {
-    const config = loadConfig();
-    verifier = jwtVerifier({
+export const handler = createAuthorizer(
+  (token) => {
+    verifier ??= jwtVerifier({
       issuer: required(config, "OIDC_ISSUER"),
       audience: required(config, "OIDC_AUDIENCE"),
       jwksUrl: config.OIDC_JWKS_URL,
     });
-  }
-  return verifier(token);
-});
+    return verifier(token);
+  },
+  config.USERS_API_KEY_SECRET_ARN
+    ? {
+        lookup: apiKeyDirectory(),
+        usersKey: () => secretValue("USERS_API_KEY", undefined, config.USERS_API_KEY_SECRET_ARN),
+      }
+    : undefined,
+);

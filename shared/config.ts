@@ -89,6 +89,11 @@ const Settings = z.object({
   OIDC_AUDIENCE: z.string().min(1).optional(),
   /** Defaults to <issuer>/.well-known/jwks.json. */
   OIDC_JWKS_URL: z.url().optional(),
+  /**
+   * Set by the stack when API keys are on (`apiKeys` context): the secret holding the API key
+   * JWT users are metered under. Its presence also lets the authorizer accept `ApiKey` tokens.
+   */
+  USERS_API_KEY_SECRET_ARN: z.string().min(1).optional(),
 
   /** Supabase project; required where the stores run over PostgREST (Lambda). */
   SUPABASE_URL: z.url().optional(),

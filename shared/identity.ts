@@ -1,19 +1,43 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { Config } from "./config";
-import { forbidden, unauthorized } from "./errors";
+import { badRequest, forbidden, unauthorized } from "./errors";
+
+interface AuthorizerContext {
+  claims?: { sub?: string };
+  principalId?: string;
+  userId?: string;
+  /** set for an API key client (functions/authorizer.ts): its name, and "true" when trusted */
+  client?: string;
+  trusted?: string;
+}
 
 /**
  * Who is calling. In AWS the user comes from the authorizer (a JWT's `sub`, or the
- * authorizer's principal), never from anything the client or a model can choose.
- * The local stack has no authorizer: there the body's user_id or an x-user-id header
- * names the user, and "anonymous" when neither does.
+ * authorizer's principal), never from anything the client or a model can choose. The one
+ * exception is a server-to-server client whose API key is marked trusted: it acts for its own
+ * users, so it names the user in the body's user_id (or, without a body, an x-user-id header).
+ * Any other API key client is itself the user. The local stack has no authorizer: there the
+ * body's user_id or an x-user-id header names the user, and "anonymous" when neither does.
  */
 export function callerId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"], bodyUserId?: string): string {
-  if (mode === "local") return bodyUserId ?? event.headers?.["x-user-id"] ?? "anonymous";
-  const authorizer = event.requestContext?.authorizer as
-    { claims?: { sub?: string }; principalId?: string; userId?: string } | null | undefined;
-  const id = authorizer?.claims?.sub ?? authorizer?.userId ?? authorizer?.principalId;
+  const named = bodyUserId ?? header(event, "x-user-id");
+  if (mode === "local") return named ?? "anonymous";
+  const authorizer = event.requestContext?.authorizer as AuthorizerContext | null | undefined;
+  if (authorizer?.client !== undefined && authorizer.trusted === "true") {
+    if (!named) throw badRequest("user_id_required", "a trusted API key must name the user in user_id or x-user-id");
+    return named;
+  }
+  const id =
+    authorizer?.client !== undefined
+      ? `client:${authorizer.client}`
+      : (authorizer?.claims?.sub ?? authorizer?.userId ?? authorizer?.principalId);
   if (!id) throw unauthorized();
   if (bodyUserId !== undefined && bodyUserId !== id) throw forbidden("user_id does not match the authenticated user");
   return id;
+}
+
+/** Header names are case-insensitive; API Gateway hands them over as the client spelled them. */
+function header(event: APIGatewayProxyEvent, name: string): string | undefined {
+  const entry = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1] || undefined;
 }

@@ -61,7 +61,7 @@ export function acknowledgeNagFindings(
     {
       id: "AwsSolutions-SMG4",
       reason:
-        "The secrets are third-party credentials (Supabase service-role key, Intercom token and client secret) that AWS cannot rotate.",
+        "The secrets are third-party credentials (Supabase service-role key, Intercom token and client secret) that AWS cannot rotate, and the users' API key value, which API Gateway holds as a copy a rotation would not update.",
     },
   );
 }

@@ -24,6 +24,8 @@ export interface StackSettings {
   langsmith?: boolean;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
+  /** Server-to-server clients, each given an API key under the clients' usage plan. */
+  apiKeys?: Array<{ client: string; trusted: boolean }>;
   /** Most concurrent invocations of each queue consumer (Lambda allows 2 to 1000). */
   queueConcurrency?: number;
 }
@@ -38,6 +40,7 @@ export function readSettings(scope: Construct): StackSettings {
   if (!Number.isInteger(concurrency) || concurrency < 2 || concurrency > 1000)
     throw new Error(`context queueConcurrency must be a whole number from 2 to 1000, got ${get("queueConcurrency")}`);
   return {
+    apiKeys: parseApiKeys(get("apiKeys")),
     bedrockModelId: get("bedrockModelId"),
     bedrockEmbeddingModelId: get("bedrockEmbeddingModelId"),
     supabaseUrl: get("supabaseUrl") ?? "https://your-project.supabase.co",
@@ -51,4 +54,17 @@ export function readSettings(scope: Construct): StackSettings {
     langsmith: get("langsmith") === "true",
     oidcAudience: get("oidcAudience"),
   };
+}
+
+/** `billing:trusted,reports`: client names, `:trusted` marking those that may name the user. */
+function parseApiKeys(value: string | undefined): StackSettings["apiKeys"] {
+  if (value === undefined) return undefined;
+  return value.split(",").map((entry) => {
+    const match = /^([A-Za-z0-9_-]{1,64})(:trusted)?$/.exec(entry.trim());
+    if (!match)
+      throw new Error(
+        `context apiKeys: "${entry}" is not a client name (letters, digits, - and _), optionally followed by :trusted`,
+      );
+    return { client: match[1]!, trusted: match[2] !== undefined };
+  });
 }

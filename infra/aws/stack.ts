@@ -1,6 +1,9 @@
-import { Duration, RemovalPolicy, Stack, type CfnElement, type StackProps } from "aws-cdk-lib";
+import { Duration, RemovalPolicy, Stack, Tags, type CfnElement, type StackProps } from "aws-cdk-lib";
 import {
   AccessLogFormat,
+  ApiKey,
+  ApiKeySourceType,
+  Period,
   LambdaIntegration,
   RequestValidator,
   ResponseType,
@@ -287,8 +290,12 @@ export class AgentStack extends Stack {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    const apiKeys = settings.apiKeys ?? [];
     this.api = new RestApi(this, "Api", {
       description: "Agent backend API",
+      // With API keys on, the authorizer names the key of each request (a client's own, or the
+      // users' key for JWT callers), and API Gateway meters it against that key's usage plan.
+      ...(apiKeys.length > 0 ? { apiKeySourceType: ApiKeySourceType.AUTHORIZER } : {}),
       deployOptions: {
         stageName: "v1",
         throttlingRateLimit: 50,
@@ -338,7 +345,9 @@ export class AgentStack extends Stack {
         handler: this.authorizerFunction,
         resultsCacheTtl: Duration.minutes(5),
       }),
+      apiKeyRequired: apiKeys.length > 0,
     };
+    if (apiKeys.length > 0) this.addApiKeys(apiKeys);
     const api = this.api.root.addResource("api", { defaultMethodOptions: secured });
     // Chat bodies are checked at the gateway against the handlers' own schema, so a malformed
     // request never reaches (or wakes) a function; the handlers still check everything.
@@ -384,6 +393,53 @@ export class AgentStack extends Stack {
       models: [settings.bedrockModelId, settings.bedrockEmbeddingModelId].filter((m): m is string => Boolean(m)),
       tracing: this.tracing,
     });
+  }
+
+  /**
+   * Server-to-server API keys (`apiKeys` context): one key per client, tagged with its name and
+   * whether it is trusted to name users, under a clients' usage plan (10 requests/s, burst 20,
+   * 100,000 a day per key). JWT users are metered under one users' key, whose value the stack
+   * generates into a secret for the authorizer; its plan only throttles, as the stage does.
+   */
+  private addApiKeys(clients: NonNullable<StackSettings["apiKeys"]>) {
+    const stage = this.api.deploymentStage;
+    const clientsPlan = this.api.addUsagePlan("ClientsPlan", {
+      description: "server-to-server API keys",
+      throttle: { rateLimit: 10, burstLimit: 20 },
+      quota: { limit: 100_000, period: Period.DAY },
+      apiStages: [{ api: this.api, stage }],
+    });
+    for (const { client, trusted } of clients) {
+      const key = new ApiKey(this, `ApiKey-${client}`, { apiKeyName: `${this.stackName}-${client}` });
+      Tags.of(key).add("client", client);
+      Tags.of(key).add("trusted", String(trusted));
+      clientsPlan.addApiKey(key);
+    }
+    const usersKeyValue = new Secret(this, "UsersApiKey", {
+      description:
+        "The API key the authorizer meters JWT users under (API Gateway needs one per request once keys are on)",
+      generateSecretString: { passwordLength: 40, excludePunctuation: true },
+    });
+    const usersKey = new ApiKey(this, "UsersKey", {
+      apiKeyName: `${this.stackName}-users`,
+      value: usersKeyValue.secretValue.unsafeUnwrap(),
+    });
+    this.api
+      .addUsagePlan("UsersPlan", {
+        description: "JWT users, all under one key: throttled as the stage is",
+        throttle: { rateLimit: 50, burstLimit: 100 },
+        apiStages: [{ api: this.api, stage }],
+      })
+      .addApiKey(usersKey);
+    this.authorizerFunction.addEnvironment("USERS_API_KEY_SECRET_ARN", usersKeyValue.secretArn);
+    usersKeyValue.grantRead(this.authorizerFunction);
+    // GetApiKeys (with values): the authorizer maps a key to its client and trust.
+    this.authorizerFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ["apigateway:GET"],
+        resources: [`arn:${this.partition}:apigateway:${this.region}::/apikeys`],
+      }),
+    );
   }
 
   /**

@@ -80,6 +80,40 @@ describe("JWT authorizer", () => {
   });
 });
 
+describe("API key clients", () => {
+  const KEYS: Record<string, { client: string; trusted: boolean }> = {
+    "key-billing": { client: "billing", trusted: true },
+    "key-reports": { client: "reports", trusted: false },
+  };
+  const withKeys = () =>
+    createAuthorizer(jwtVerifier({ issuer: ISSUER, audience: AUDIENCE }, createLocalJWKSet({ keys: [publicJwk] })), {
+      lookup: async (value) => KEYS[value],
+      usersKey: async () => "key-users",
+    });
+  const apiKeyEvent = (key: string) => ({ ...event("x"), authorizationToken: `ApiKey ${key}` });
+
+  it("allows a known key, naming its client and trust, and hands the key to API Gateway for its usage plan", async () => {
+    const result = await withKeys()(apiKeyEvent("key-billing"));
+    expect(result).toMatchObject({
+      principalId: "client:billing",
+      context: { client: "billing", trusted: "true" },
+      usageIdentifierKey: "key-billing",
+    });
+    expect((await withKeys()(apiKeyEvent("key-reports"))).context).toEqual({ client: "reports", trusted: "false" });
+  });
+
+  it("meters JWT users under the users' key once keys are on", async () => {
+    const result = await withKeys()(event(await sign({ sub: "user-42" })));
+    expect(result).toMatchObject({ principalId: "user-42", usageIdentifierKey: "key-users" });
+  });
+
+  it("rejects an unknown key, and any key while keys are off", async () => {
+    await expect(withKeys()(apiKeyEvent("key-stolen"))).rejects.toThrow("Unauthorized");
+    await expect(authorize(apiKeyEvent("key-billing"))).rejects.toThrow("Unauthorized");
+    expect((await authorize(event(await sign({ sub: "u" })))).usageIdentifierKey).toBeUndefined();
+  });
+});
+
 describe("handlers behind the authorizer", () => {
   it("use the authorizer's userId, and answer 403 when the body names someone else", async () => {
     const { chatEvent, context } = await import("../support/events");
@@ -107,5 +141,38 @@ describe("handlers behind the authorizer", () => {
       context(),
     );
     expect(mismatch!.statusCode).toBe(403);
+  });
+});
+
+describe("handlers behind an API key", () => {
+  const run = async (body: Record<string, unknown>, authorizer: Record<string, unknown>) => {
+    const { chatEvent, context } = await import("../support/events");
+    const seen: string[] = [];
+    const handler = createChatHandler(
+      (await import("../../shared/config")).loadConfig({ AUTH_MODE: "authorizer" }),
+      async () =>
+        ({
+          chat: {
+            reply: async (turn: { userId: string }) => (
+              seen.push(turn.userId),
+              { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
+            ),
+          },
+        }) as never,
+    );
+    const res = (await handler(chatEvent({ message: "hi", ...body }, { authorizer }), context()))!;
+    return { status: res.statusCode, code: JSON.parse(res.body).error?.code, user: seen[0] };
+  };
+  const trusted = { principalId: "client:billing", client: "billing", trusted: "true" };
+  const untrusted = { principalId: "client:reports", client: "reports", trusted: "false" };
+
+  it("take the user from the body only when the key is trusted", async () => {
+    expect(await run({ user_id: "customer-9" }, trusted)).toEqual({ status: 200, code: undefined, user: "customer-9" });
+    expect(await run({}, trusted)).toMatchObject({ status: 400, code: "user_id_required" });
+  });
+
+  it("make an untrusted client its own user, refusing a body user_id with 403", async () => {
+    expect(await run({}, untrusted)).toEqual({ status: 200, code: undefined, user: "client:reports" });
+    expect(await run({ user_id: "customer-9" }, untrusted)).toMatchObject({ status: 403, code: "forbidden" });
   });
 });

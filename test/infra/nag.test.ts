@@ -25,6 +25,11 @@ describe("cdk-nag AwsSolutions", () => {
         oidcAudience: "api",
         intercomAdminId: "1",
         tracing: true,
+        apiKeys: [
+          { client: "billing", trusted: true },
+          { client: "reports", trusted: false },
+        ],
+        queueConcurrency: 20,
       }),
     ).toEqual([]);
   });

@@ -442,3 +442,76 @@ describe("API request validation", () => {
       });
   });
 });
+
+describe("API keys", () => {
+  const keyed = new AgentStack(new App({ context: { "aws:cdk:bundling-stacks": [] } }), "Keyed", {
+    settings: {
+      supabaseUrl: "https://abc.supabase.co",
+      documentsPrefix: "knowledge/",
+      apiKeys: [
+        { client: "billing", trusted: true },
+        { client: "reports", trusted: false },
+      ],
+    },
+  });
+  const t = Template.fromStack(keyed);
+
+  it("are off by default: no keys, no plans, no key required", () => {
+    template.resourceCountIs("AWS::ApiGateway::ApiKey", 0);
+    template.resourceCountIs("AWS::ApiGateway::UsagePlan", 0);
+    for (const m of Object.values(template.findResources("AWS::ApiGateway::Method")))
+      expect(m.Properties.ApiKeyRequired).not.toBe(true);
+  });
+
+  it("give each client a tagged key under a metered plan, and JWT users one throttled key", () => {
+    t.hasResourceProperties("AWS::ApiGateway::RestApi", { ApiKeySourceType: "AUTHORIZER" });
+    for (const [client, trusted] of [
+      ["billing", "true"],
+      ["reports", "false"],
+    ])
+      t.hasResourceProperties("AWS::ApiGateway::ApiKey", {
+        Tags: Match.arrayWith([
+          { Key: "client", Value: client },
+          { Key: "trusted", Value: trusted },
+        ]),
+      });
+    const usersKey = Object.values(t.findResources("AWS::ApiGateway::ApiKey")).find((k) => k.Properties.Value);
+    expect(JSON.stringify(usersKey!.Properties.Value)).toMatch(/resolve:secretsmanager:.*SecretString/);
+    t.hasResourceProperties("AWS::ApiGateway::UsagePlan", {
+      Quota: { Limit: 100000, Period: "DAY" },
+      Throttle: { RateLimit: 10, BurstLimit: 20 },
+    });
+    t.resourceCountIs("AWS::ApiGateway::UsagePlanKey", 3);
+  });
+
+  it("require a key on every /api method and let the authorizer read the keys", () => {
+    const methods = Object.values(t.findResources("AWS::ApiGateway::Method"));
+    const api = methods.filter((m) => m.Properties.AuthorizationType === "CUSTOM");
+    expect(api.length).toBeGreaterThan(0);
+    for (const m of api) expect(m.Properties.ApiKeyRequired).toBe(true);
+    const authorizer = Object.values(t.findResources("AWS::Lambda::Function")).find(
+      (f) => f.Properties.Environment?.Variables?.USERS_API_KEY_SECRET_ARN,
+    );
+    expect(authorizer).toBeDefined();
+    const statements = Object.values(t.findResources("AWS::IAM::Policy")).flatMap(
+      (p) => p.Properties.PolicyDocument.Statement,
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: "apigateway:GET",
+        Resource: {
+          "Fn::Join": ["", ["arn:", { Ref: "AWS::Partition" }, ":apigateway:", { Ref: "AWS::Region" }, "::/apikeys"]],
+        },
+      }),
+    );
+  });
+
+  it("parse from context, refusing a malformed entry", async () => {
+    const { readSettings } = await import("../../infra/aws/settings");
+    expect(readSettings(new App({ context: { apiKeys: "billing:trusted, reports" } })).apiKeys).toEqual([
+      { client: "billing", trusted: true },
+      { client: "reports", trusted: false },
+    ]);
+    expect(() => readSettings(new App({ context: { apiKeys: "bad name" } }))).toThrow(/apiKeys/);
+  });
+});
