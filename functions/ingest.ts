@@ -6,6 +6,7 @@ import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
 import { parseS3Notification } from "../shared/ingest/s3-events";
+import { recordDeadLetters } from "../shared/dead-letters";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -45,7 +46,8 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
       }
     };
     try {
-      return await processPartialResponse(event, handleRecord, processor, { context });
+      const response = await processPartialResponse(event, handleRecord, processor, { context });
+      return recordDeadLetters(event, response, { metrics, logger });
     } finally {
       metrics.publishStoredMetrics();
     }

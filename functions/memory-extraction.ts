@@ -5,6 +5,7 @@ import { ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
 import { awsBackends } from "../shared/backends";
 import { once } from "../shared/once";
+import { recordDeadLetters } from "../shared/dead-letters";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -46,7 +47,8 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
       });
     };
     try {
-      return await processPartialResponse(event, handleRecord, processor, { context });
+      const response = await processPartialResponse(event, handleRecord, processor, { context });
+      return recordDeadLetters(event, response, { metrics, logger });
     } finally {
       metrics.publishStoredMetrics();
     }

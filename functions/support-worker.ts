@@ -5,9 +5,12 @@ import * as z from "zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
 import { awsBackends } from "../shared/backends";
 import { once } from "../shared/once";
+import { recordDeadLetters } from "../shared/dead-letters";
 import { createLogger } from "../shared/logger";
+import { createMetrics } from "../shared/metrics";
 
 const logger = createLogger("support-worker");
+const metrics = createMetrics("support-worker");
 
 export const SupportMessage = z.object({
   notification_id: z.string().min(1),
@@ -57,7 +60,12 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
         outcome,
       });
     };
-    return processPartialResponse(event, handleRecord, processor, { context });
+    try {
+      const response = await processPartialResponse(event, handleRecord, processor, { context });
+      return recordDeadLetters(event, response, { metrics, logger });
+    } finally {
+      metrics.publishStoredMetrics();
+    }
   };
 }
 

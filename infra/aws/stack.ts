@@ -40,6 +40,7 @@ import { acknowledgeNagFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
+import { MAX_RECEIVES } from "../../shared/dead-letters";
 import { readSettings, type StackSettings } from "./settings";
 
 const FUNCTIONS = join(import.meta.dirname, "../../functions");
@@ -458,7 +459,7 @@ export class AgentStack extends Stack {
       retentionPeriod: Duration.days(4),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      deadLetterQueue: { queue: deadLetters, maxReceiveCount: 3 },
+      deadLetterQueue: { queue: deadLetters, maxReceiveCount: MAX_RECEIVES },
     });
     new Alarm(this, `${id}DLQDepth`, {
       alarmDescription,

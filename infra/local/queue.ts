@@ -2,6 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import { createHash, randomUUID } from "node:crypto";
 import type { QueuePublisher } from "../../shared/queue";
 import { lambdaContext } from "./api-gateway";
+import { MAX_RECEIVES } from "../../shared/dead-letters";
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -52,7 +53,7 @@ export class LocalQueue implements QueuePublisher {
   constructor(options: LocalQueueOptions) {
     this.name = options.name;
     this.visibilityTimeoutMs = options.visibilityTimeoutMs ?? 30_000;
-    this.maxReceiveCount = options.maxReceiveCount ?? 3;
+    this.maxReceiveCount = options.maxReceiveCount ?? MAX_RECEIVES;
     this.batchSize = options.batchSize ?? 10;
     this.pollIntervalMs = options.pollIntervalMs ?? 50;
     this.deadLetterQueue = options.deadLetterQueue;
@@ -184,7 +185,7 @@ export function queueWithDeadLetters(name: string, visibilityTimeoutMs: number, 
   const queue = new LocalQueue({
     name,
     visibilityTimeoutMs,
-    maxReceiveCount: 3,
+    maxReceiveCount: MAX_RECEIVES,
     batchSize,
     deadLetterQueue: deadLetters,
   });

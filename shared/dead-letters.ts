@@ -1,0 +1,30 @@
+import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import type { Logger } from "./logger";
+import { MetricUnit, type Metrics } from "./metrics";
+
+/** Receives before SQS moves a message to its queue's dead-letter queue (every queue's redrive policy). */
+export const MAX_RECEIVES = 3;
+
+/**
+ * SQS, not the consumer, moves a message to the dead-letter queue; but a consumer knows when a
+ * record fails on its last allowed receive. Those are counted as `DeadLettered` (EMF) and logged
+ * with their message ids, so on-call sees what went to the DLQ, and from which batch, without
+ * reading the queue. Returns the response unchanged.
+ */
+export function recordDeadLetters(
+  event: SQSEvent,
+  response: SQSBatchResponse,
+  { metrics, logger, maxReceives = MAX_RECEIVES }: { metrics: Metrics; logger: Logger; maxReceives?: number },
+): SQSBatchResponse {
+  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  const lastTries = event.Records.filter(
+    (r) => failed.has(r.messageId) && Number(r.attributes?.ApproximateReceiveCount) >= maxReceives,
+  );
+  if (lastTries.length > 0) {
+    metrics.addMetric("DeadLettered", MetricUnit.Count, lastTries.length);
+    logger.error("records failed their last receive: SQS moves them to the dead-letter queue", {
+      messageIds: lastTries.map((r) => r.messageId),
+    });
+  }
+  return response;
+}
