@@ -114,65 +114,49 @@ describe("API key clients", () => {
   });
 });
 
+/** One chat request through the handler, with the given authorizer context: its status, error code and user. */
+async function chatAs(body: Record<string, unknown>, authorizer: Record<string, unknown>) {
+  const { chatEvent, context } = await import("../support/events");
+  const seen: string[] = [];
+  const handler = createChatHandler(
+    (await import("../../shared/config")).loadConfig({ AUTH_MODE: "authorizer" }),
+    async () =>
+      ({
+        chat: {
+          reply: async (turn: { userId: string }) => (
+            seen.push(turn.userId),
+            { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
+          ),
+        },
+      }) as never,
+  );
+  const res = (await handler(chatEvent({ message: "hi", ...body }, { authorizer }), context()))!;
+  return { status: res.statusCode, code: JSON.parse(res.body).error?.code, user: seen[0] };
+}
+
 describe("handlers behind the authorizer", () => {
   it("use the authorizer's userId, and answer 403 when the body names someone else", async () => {
-    const { chatEvent, context } = await import("../support/events");
-    const seen: string[] = [];
-    const handler = createChatHandler(
-      (await import("../../shared/config")).loadConfig({ AUTH_MODE: "authorizer" }),
-      async () =>
-        ({
-          chat: {
-            reply: async (turn: { userId: string }) => (
-              seen.push(turn.userId),
-              { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
-            ),
-          },
-        }) as never,
-    );
-    const ok = await handler(
-      chatEvent({ message: "hi" }, { authorizer: { userId: "user-42", principalId: "user-42" } }),
-      context(),
-    );
-    expect(ok!.statusCode).toBe(200);
-    expect(seen).toEqual(["user-42"]);
-    const mismatch = await handler(
-      chatEvent({ message: "hi", user_id: "user-7" }, { authorizer: { userId: "user-42" } }),
-      context(),
-    );
-    expect(mismatch!.statusCode).toBe(403);
+    const jwtUser = { userId: "user-42", principalId: "user-42" };
+    expect(await chatAs({}, jwtUser)).toEqual({ status: 200, code: undefined, user: "user-42" });
+    expect(await chatAs({ user_id: "user-7" }, jwtUser)).toMatchObject({ status: 403, code: "forbidden" });
   });
 });
 
 describe("handlers behind an API key", () => {
-  const run = async (body: Record<string, unknown>, authorizer: Record<string, unknown>) => {
-    const { chatEvent, context } = await import("../support/events");
-    const seen: string[] = [];
-    const handler = createChatHandler(
-      (await import("../../shared/config")).loadConfig({ AUTH_MODE: "authorizer" }),
-      async () =>
-        ({
-          chat: {
-            reply: async (turn: { userId: string }) => (
-              seen.push(turn.userId),
-              { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
-            ),
-          },
-        }) as never,
-    );
-    const res = (await handler(chatEvent({ message: "hi", ...body }, { authorizer }), context()))!;
-    return { status: res.statusCode, code: JSON.parse(res.body).error?.code, user: seen[0] };
-  };
   const trusted = { principalId: "client:billing", client: "billing", trusted: "true" };
   const untrusted = { principalId: "client:reports", client: "reports", trusted: "false" };
 
   it("take the user from the body only when the key is trusted", async () => {
-    expect(await run({ user_id: "customer-9" }, trusted)).toEqual({ status: 200, code: undefined, user: "customer-9" });
-    expect(await run({}, trusted)).toMatchObject({ status: 400, code: "user_id_required" });
+    expect(await chatAs({ user_id: "customer-9" }, trusted)).toEqual({
+      status: 200,
+      code: undefined,
+      user: "customer-9",
+    });
+    expect(await chatAs({}, trusted)).toMatchObject({ status: 400, code: "user_id_required" });
   });
 
   it("make an untrusted client its own user, refusing a body user_id with 403", async () => {
-    expect(await run({}, untrusted)).toEqual({ status: 200, code: undefined, user: "client:reports" });
-    expect(await run({ user_id: "customer-9" }, untrusted)).toMatchObject({ status: 403, code: "forbidden" });
+    expect(await chatAs({}, untrusted)).toEqual({ status: 200, code: undefined, user: "client:reports" });
+    expect(await chatAs({ user_id: "customer-9" }, untrusted)).toMatchObject({ status: 403, code: "forbidden" });
   });
 });
