@@ -8,6 +8,8 @@ export interface StackSettings {
   /** Bedrock chat model id; unset deploys the offline stand-in model. */
   bedrockModelId?: string;
   bedrockEmbeddingModelId?: string;
+  /** Embedding width; the migrations' vector(1024) columns must be changed to match. */
+  embeddingDimension?: number;
   /** https://<project>.supabase.co */
   supabaseUrl: string;
   /** An existing Secrets Manager secret holding the service-role key; unset creates one to fill in. */
@@ -35,19 +37,17 @@ export function readSettings(scope: Construct): StackSettings {
     const v = scope.node.tryGetContext(key);
     return v === undefined || v === "" ? undefined : String(v);
   };
-  const ttl = get("checkpointTtlDays");
-  const concurrency = Number(get("queueConcurrency") ?? 5);
-  if (!Number.isInteger(concurrency) || concurrency < 2 || concurrency > 1000)
-    throw new Error(`context queueConcurrency must be a whole number from 2 to 1000, got ${get("queueConcurrency")}`);
+  const concurrency = wholeNumber("queueConcurrency", get("queueConcurrency"), 2, 1000);
   return {
     apiKeys: parseApiKeys(get("apiKeys")),
     bedrockModelId: get("bedrockModelId"),
     bedrockEmbeddingModelId: get("bedrockEmbeddingModelId"),
+    embeddingDimension: wholeNumber("embeddingDimension", get("embeddingDimension"), 1, 2000),
     supabaseUrl: get("supabaseUrl") ?? "https://your-project.supabase.co",
     supabaseSecretArn: get("supabaseSecretArn"),
-    checkpointTtlDays: ttl === undefined ? undefined : Number(ttl),
+    checkpointTtlDays: wholeNumber("checkpointTtlDays", get("checkpointTtlDays"), 1, 3650),
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
-    queueConcurrency: concurrency,
+    queueConcurrency: concurrency ?? 5,
     intercomAdminId: get("intercomAdminId"),
     oidcIssuer: get("oidcIssuer"),
     tracing: get("tracing") === "true",
@@ -67,4 +67,12 @@ function parseApiKeys(value: string | undefined): StackSettings["apiKeys"] {
       );
     return { client: match[1]!, trusted: match[2] !== undefined };
   });
+}
+
+function wholeNumber(key: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`context ${key} must be a whole number from ${min} to ${max}, got ${value}`);
+  return n;
 }

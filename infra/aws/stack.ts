@@ -104,7 +104,7 @@ export class AgentStack extends Stack {
       ...(settings.bedrockModelId ? { BEDROCK_MODEL_ID: settings.bedrockModelId } : {}),
       ...(settings.bedrockEmbeddingModelId ? { BEDROCK_EMBEDDING_MODEL_ID: settings.bedrockEmbeddingModelId } : {}),
       ...(settings.checkpointTtlDays ? { CHECKPOINT_TTL_DAYS: String(settings.checkpointTtlDays) } : {}),
-      NODE_OPTIONS: "--enable-source-maps",
+      ...(settings.embeddingDimension ? { EMBEDDING_DIM: String(settings.embeddingDimension) } : {}),
     };
 
     // Memory extraction: a queue between the chat reply and the extraction function.

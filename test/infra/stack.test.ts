@@ -416,6 +416,22 @@ describe("settings from context", () => {
     expect(() => readSettings(new App({ context: { queueConcurrency: "1" } }))).toThrow(/queueConcurrency/);
     expect(() => readSettings(new App({ context: { queueConcurrency: "lots" } }))).toThrow(/queueConcurrency/);
   });
+
+  it("validates the embedding dimension and TTL, and hands the dimension to the functions", async () => {
+    const { readSettings } = await import("../../infra/aws/settings");
+    expect(readSettings(new App({ context: { embeddingDimension: "512", checkpointTtlDays: "30" } }))).toMatchObject({
+      embeddingDimension: 512,
+      checkpointTtlDays: 30,
+    });
+    expect(() => readSettings(new App({ context: { embeddingDimension: "4096" } }))).toThrow(/embeddingDimension/);
+    expect(() => readSettings(new App({ context: { checkpointTtlDays: "soon" } }))).toThrow(/checkpointTtlDays/);
+    const narrow = new AgentStack(new App({ context: { "aws:cdk:bundling-stacks": [] } }), "Narrow", {
+      settings: { supabaseUrl: "https://abc.supabase.co", documentsPrefix: "knowledge/", embeddingDimension: 512 },
+    });
+    Template.fromStack(narrow).hasResourceProperties("AWS::Lambda::Function", {
+      Environment: { Variables: Match.objectLike({ EMBEDDING_DIM: "512" }) },
+    });
+  });
 });
 
 describe("API request validation", () => {
