@@ -93,9 +93,16 @@ describe("the deployed chat bundle", () => {
     expect(bad!.statusCode).toBe(400);
   });
 
-  it("leaves LangSmith's API client out and says how to bundle it", () => {
+  it("leaves LangSmith's API client out unless asked, and says how to bundle it", async () => {
     const code = readFileSync(join(outdir, "index.js"), "utf8");
     expect(code).toContain("Deploy with -c langsmith=true");
     expect(code).not.toContain("/runs/batch");
+    const traced = mkdtempSync(join(ROOT, "node_modules/.cache-bundle-test-"));
+    try {
+      await bundleFunction({ entry: join(ROOT, "functions/chat.ts"), outdir: traced, langsmith: true });
+      expect(readFileSync(join(traced, "index.js"), "utf8")).toContain("/runs/batch");
+    } finally {
+      rmSync(traced, { recursive: true, force: true });
+    }
   });
 });
