@@ -22,8 +22,9 @@ export function functionCode(entry: string, options: { langsmith?: boolean } = {
   return Code.fromAsset(ROOT, {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
-      // The same build in a container, for `cdk` runs where the local one cannot start. The
-      // command also keys CDK's asset cache, which would otherwise see one bundling for all.
+      // CDK wants a container for when local bundling declines; ours never declines (it bundles
+      // or fails loudly), so the image is never pulled. The command mirrors the local build and
+      // keys CDK's asset cache, which would otherwise take all functions for one bundling.
       image: DockerImage.fromRegistry("public.ecr.aws/sam/build-nodejs22.x"),
       command: ["node", ...args("/asset-output")],
       local: {
