@@ -1,4 +1,3 @@
-import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { S3Client } from "@aws-sdk/client-s3";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import { awsBackends } from "../shared/backends";
@@ -6,7 +5,7 @@ import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
 import { parseS3Notification } from "../shared/ingest/s3-events";
-import { recordDeadLetters } from "../shared/dead-letters";
+import { sqsBatchHandler } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -27,7 +26,7 @@ const OUTCOME_METRIC = {
  * logged with their key and reason, and acknowledged.
  */
 export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
-  const processor = new BatchProcessor(EventType.SQS);
+  const runBatch = sqsBatchHandler({ metrics, logger });
   return async (event: SQSEvent, context: Context) => {
     const { ingestor } = await runtime();
     const handleRecord = async (record: SQSRecord) => {
@@ -45,12 +44,7 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
         else logger.info("document ingested", fields);
       }
     };
-    try {
-      const response = await processPartialResponse(event, handleRecord, processor, { context });
-      return recordDeadLetters(event, response, { metrics, logger });
-    } finally {
-      metrics.publishStoredMetrics();
-    }
+    return runBatch(event, context, handleRecord);
   };
 }
 

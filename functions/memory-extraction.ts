@@ -1,11 +1,10 @@
-import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import { ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
 import { awsBackends } from "../shared/backends";
 import { once } from "../shared/once";
-import { recordDeadLetters } from "../shared/dead-letters";
+import { sqsBatchHandler } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -19,7 +18,7 @@ const metrics = createMetrics("memory-extraction");
  * (Powertools idempotency records in DynamoDB): a redelivered turn adds nothing.
  */
 export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime>) {
-  const processor = new BatchProcessor(EventType.SQS);
+  const runBatch = sqsBatchHandler({ metrics, logger });
   let processTurn: ((turn: ExtractionMessage) => Promise<unknown>) | undefined;
 
   return async (event: SQSEvent, context: Context) => {
@@ -46,12 +45,7 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
         result,
       });
     };
-    try {
-      const response = await processPartialResponse(event, handleRecord, processor, { context });
-      return recordDeadLetters(event, response, { metrics, logger });
-    } finally {
-      metrics.publishStoredMetrics();
-    }
+    return runBatch(event, context, handleRecord);
   };
 }
 

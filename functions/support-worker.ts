@@ -1,11 +1,10 @@
-import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
 import { awsBackends } from "../shared/backends";
 import { once } from "../shared/once";
-import { recordDeadLetters } from "../shared/dead-letters";
+import { sqsBatchHandler } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics } from "../shared/metrics";
 
@@ -27,7 +26,7 @@ type SupportMessage = z.infer<typeof SupportMessage>;
  * (Powertools idempotency), and a part is answered at most once (claimed before replying).
  */
 export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
-  const processor = new BatchProcessor(EventType.SQS);
+  const runBatch = sqsBatchHandler({ metrics, logger });
   let answer: ((m: SupportMessage) => Promise<unknown>) | undefined;
   return async (event: SQSEvent, context: Context) => {
     const rt = await runtime();
@@ -60,12 +59,7 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
         outcome,
       });
     };
-    try {
-      const response = await processPartialResponse(event, handleRecord, processor, { context });
-      return recordDeadLetters(event, response, { metrics, logger });
-    } finally {
-      metrics.publishStoredMetrics();
-    }
+    return runBatch(event, context, handleRecord);
   };
 }
 

@@ -40,7 +40,7 @@ import { acknowledgeNagFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
-import { MAX_RECEIVES } from "../../shared/dead-letters";
+import { MAX_RECEIVES } from "../../shared/sqs-batch";
 import { readSettings, type StackSettings } from "./settings";
 
 const FUNCTIONS = join(import.meta.dirname, "../../functions");

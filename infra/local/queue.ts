@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda"
 import { createHash, randomUUID } from "node:crypto";
 import type { QueuePublisher } from "../../shared/queue";
 import { lambdaContext } from "./api-gateway";
-import { MAX_RECEIVES } from "../../shared/dead-letters";
+import { MAX_RECEIVES } from "../../shared/sqs-batch";
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 

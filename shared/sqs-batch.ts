@@ -1,4 +1,5 @@
-import type { SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { BatchProcessor, EventType, processPartialResponse } from "@aws-lambda-powertools/batch";
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import type { Logger } from "./logger";
 import { MetricUnit, type Metrics } from "./metrics";
 
@@ -27,4 +28,21 @@ export function recordDeadLetters(
     });
   }
   return response;
+}
+
+/**
+ * One SQS batch the way every consumer here runs it: records one by one with per-record failures
+ * reported back (Powertools batch), those on their last receive counted as dead letters, and the
+ * batch's metrics published however it ends.
+ */
+export function sqsBatchHandler({ metrics, logger }: { metrics: Metrics; logger: Logger }) {
+  const processor = new BatchProcessor(EventType.SQS);
+  return async (event: SQSEvent, context: Context, handleRecord: (record: SQSRecord) => Promise<void>) => {
+    try {
+      const response = await processPartialResponse(event, handleRecord, processor, { context });
+      return recordDeadLetters(event, response, { metrics, logger });
+    } finally {
+      metrics.publishStoredMetrics();
+    }
+  };
 }

@@ -1,5 +1,5 @@
 import type { SQSEvent } from "aws-lambda";
-import { MAX_RECEIVES, recordDeadLetters } from "../../shared/dead-letters";
+import { MAX_RECEIVES, recordDeadLetters } from "../../shared/sqs-batch";
 import type { Logger } from "../../shared/logger";
 import type { Metrics } from "../../shared/metrics";
 
@@ -20,7 +20,7 @@ const record = (messageId: string, receives: number) => ({
   awsRegion: "us-east-1",
 });
 
-describe("dead-letter accounting", () => {
+describe("SQS batches: dead-letter accounting", () => {
   it("counts and logs only failed records on their last receive, returning the response unchanged", () => {
     const added: unknown[][] = [];
     const errors: unknown[][] = [];
