@@ -1,13 +1,6 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
 import { join } from "node:path";
-import {
-  langchainLoadMap,
-  langsmithClientOff,
-  sideEffectFree,
-  zodLocales,
-  zodNamespaceImports,
-  type Trim,
-} from "./trims";
+import { langchainLoadMap, langsmithClientOff, sideEffectFree, zodNamespaceImports, type Trim } from "./trims";
 
 export interface BundleOptions {
   /** the handler's source file */
@@ -25,7 +18,7 @@ export interface BundleOptions {
  * functions never run (trims.ts).
  */
 export async function bundleFunction({ entry, outdir, langsmith = false }: BundleOptions): Promise<Metafile> {
-  const trims: Trim[] = [zodNamespaceImports(), zodLocales(), langchainLoadMap(), sideEffectFree()];
+  const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree()];
   if (!langsmith) trims.push(langsmithClientOff());
   const result = await build({
     ...esbuildBase,
