@@ -7,6 +7,7 @@ import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { SessionOwners } from "../shared/stores/session-owners";
+import { fileService } from "../shared/files/service";
 
 const logger = createLogger("sessions");
 
@@ -54,6 +55,8 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
       await conversations?.deleteSession(sessionId, userId).catch((err) => {
         throw storeUnavailable(err);
       });
+      // The files' objects before their records, which go with the thread's partition below.
+      await fileService(await backends())?.deleteSessionFiles(sessionId);
       // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
       const { DynamoDBSaver } = await import("../graph/checkpoint");
       await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);

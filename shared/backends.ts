@@ -12,6 +12,7 @@ import type { AgentStore } from "./stores/agent-store";
 import { PostgrestAgentStore } from "./stores/postgrest-agent-store";
 import { PostgrestConversationStore } from "./stores/postgrest-conversations";
 import { supabaseRest } from "./stores/postgrest";
+import type { FileObjects } from "./files/objects";
 
 /** What the handlers run against; the local stack builds the same from its stand-ins. */
 export interface Backends {
@@ -22,13 +23,16 @@ export interface Backends {
   store?: AgentStore;
   /** where each finished turn goes for memory extraction; absent: no extraction */
   extractionQueue?: QueuePublisher;
+  /** the attachments bucket (a folder locally); absent: no file routes, no data tools */
+  files?: FileObjects;
 }
 
 /** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
-  if (!config.SUPABASE_URL) return { config, dynamo };
+  const files = await attachmentsBucket(config);
+  if (!config.SUPABASE_URL) return { config, dynamo, ...files };
   const key = await secretValue(
     "SUPABASE_SERVICE_ROLE_KEY",
     config.SUPABASE_SERVICE_ROLE_KEY,
@@ -38,6 +42,7 @@ export const awsBackends = once(async (): Promise<Backends> => {
   return {
     config,
     dynamo,
+    ...files,
     conversations: new PostgrestConversationStore(rest),
     store: new PostgrestAgentStore(rest),
     ...(config.EXTRACTION_QUEUE_URL
@@ -45,3 +50,13 @@ export const awsBackends = once(async (): Promise<Backends> => {
       : {}),
   };
 });
+
+/** The attachments bucket when the stack configured one; S3's client is loaded only then. */
+async function attachmentsBucket(config: Config): Promise<{ files?: FileObjects }> {
+  if (!config.ATTACHMENTS_BUCKET) return {};
+  const [{ S3Client }, { S3FileObjects }] = await Promise.all([
+    import("@aws-sdk/client-s3"),
+    import("./files/objects"),
+  ]);
+  return { files: new S3FileObjects(new S3Client({}), config.ATTACHMENTS_BUCKET) };
+}

@@ -101,6 +101,23 @@ const Settings = z.object({
   /** In AWS the key is not in the environment: this names the Secrets Manager secret holding it. */
   SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: z.string().min(1).optional(),
 
+  /** Attachments (files of a session): the S3 bucket; unset in AWS means no file routes or data tools. */
+  ATTACHMENTS_BUCKET: z.string().min(3).optional(),
+  /** Largest accepted file, files per session, rows loaded per data file. */
+  FILES_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20 * 1024 * 1024),
+  FILES_PER_SESSION: z.coerce.number().int().min(1).max(1000).default(20),
+  FILES_MAX_ROWS: z.coerce.number().int().min(1).default(1_000_000),
+  /** Lifetime of presigned upload and download URLs. */
+  FILES_URL_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(900),
+  /** query_data: statement timeout, DuckDB memory cap, and rows returned to the model. */
+  SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+  SQL_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(256),
+  SQL_MAX_ROWS: z.coerce.number().int().min(1).max(10_000).default(200),
+
   /** Local stack only: HTTP port and where state persists. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATA_DIR: z.string().min(1).default(".local"),

@@ -41,6 +41,8 @@ import { createIngestHandler } from "../../functions/ingest";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import { buildIngestRuntime } from "../../shared/ingest/runtime";
 import type { FSWatcher } from "chokidar";
+import { createFilesHandler, createUploadNotificationHandler } from "../../functions/files";
+import { FolderFileObjects, localAttachmentsDir } from "./uploads";
 
 const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples/knowledge");
 
@@ -93,6 +95,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const { queue: support, deadLetters: supportDeadLetters } = queueWithDeadLetters("support", 30_000, 5);
   const intercom = new IntercomStandIn();
   let watcher: FSWatcher | undefined;
+  let url = "";
   const close = async () => {
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
@@ -117,6 +120,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       conversations: new SqlConversationStore(postgres),
       store: new SqlAgentStore(postgres),
       extractionQueue: extraction,
+      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => url),
     };
     const runtime = await buildChatRuntime(backends);
     const extractionRuntime = await buildExtractionRuntime(backends);
@@ -125,7 +129,6 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const ingestRuntime = await buildIngestRuntime(backends, new FolderObjectSource(dropDir));
     ingest.start(createIngestHandler(async () => ingestRuntime));
     watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
-    let url = "";
     // The worker reaches the stand-in over HTTP, as it reaches Intercom.
     const supportRuntime = await buildSupportRuntime(
       { ...backends, config: { ...config, INTERCOM_API_URL: "http://placeholder" } },
@@ -156,12 +159,15 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       { name: "intercom-webhook", method: "POST", resource: "/webhooks/intercom", handler: webhook },
       { name: "intercom-webhook", method: "HEAD", resource: "/webhooks/intercom", handler: webhook },
       { name: "memories", method: "GET", resource: "/api/memories", handler: memories },
+      ...fileRoutes(backends),
       { name: "memories", method: "DELETE", resource: "/api/memories/{id}", handler: memories },
     ];
 
     server = createServer((req, res) => {
       void (async () => {
         if (await intercom.handle(req, res, new URL(req.url ?? "/", "http://localhost"))) return;
+        if (await (backends.files as FolderFileObjects).handle(req, res, new URL(req.url ?? "/", "http://localhost")))
+          return;
         await serve(routes, req, res);
       })();
     });
@@ -237,4 +243,21 @@ async function serve(
     console.error(err);
     if (!res.headersSent) error(502, "bad_gateway", "internal server error");
   }
+}
+
+/** The attachments routes; a completed local upload settles its file as the bucket's notification does. */
+function fileRoutes(backends: Backends): Route[] {
+  const files = createFilesHandler(() => backends);
+  const notify = createUploadNotificationHandler(() => backends);
+  (backends.files as FolderFileObjects).onUpload = (key) =>
+    void notify({ Records: [{ s3: { object: { key: encodeURIComponent(key) } } }] } as never).catch((err) =>
+      console.error("upload notification failed", err),
+    );
+  return [
+    { name: "files", method: "POST", resource: "/api/sessions/{id}/files", handler: files },
+    { name: "files", method: "GET", resource: "/api/sessions/{id}/files", handler: files },
+    { name: "files", method: "POST", resource: "/api/sessions/{id}/files/{file_id}/complete", handler: files },
+    { name: "files", method: "DELETE", resource: "/api/sessions/{id}/files/{file_id}", handler: files },
+    { name: "files", method: "GET", resource: "/api/files/{file_id}", handler: files },
+  ];
 }

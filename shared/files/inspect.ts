@@ -1,0 +1,103 @@
+import { imageSize } from "image-size";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Column, FileKind } from "./records";
+import { SqlSandbox, tableName, DEFAULT_SQL_LIMITS } from "./sql-sandbox";
+
+/** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
+export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
+export const DATA_TYPES = ["text/csv", "text/tab-separated-values"] as const;
+export const ACCEPTED_MEDIA_TYPES = [...Object.values(IMAGE_TYPES), ...DATA_TYPES] as string[];
+
+export type Inspection =
+  | { ok: true; kind: "image"; media_type: string; width: number; height: number }
+  | {
+      ok: true;
+      kind: "data";
+      media_type: string;
+      format: "csv" | "tsv";
+      table: string;
+      columns: Column[];
+      row_count: number;
+      /** set when the file was not UTF-8 and was converted: the bytes to store instead */
+      converted?: Uint8Array;
+    }
+  | { ok: false; reason: string };
+
+/** What kind of file a claimed media type announces (the bytes decide whether it is accepted). */
+export function claimedKind(mediaType: string): FileKind | undefined {
+  if (mediaType.startsWith("image/")) return "image";
+  if ((DATA_TYPES as readonly string[]).includes(mediaType)) return "data";
+  return undefined;
+}
+
+/**
+ * Checks an uploaded file by its bytes, not its claimed type: an image must be one of
+ * Converse's formats by its magic bytes (image-size reads them and the dimensions); a
+ * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252 and
+ * converted, with at most maxRows rows.
+ */
+export async function inspectFile(
+  bytes: Uint8Array,
+  claimed: { name: string; media_type: string },
+  maxRows: number,
+): Promise<Inspection> {
+  const kind = claimedKind(claimed.media_type);
+  if (kind === "image") {
+    let info: ReturnType<typeof imageSize> | undefined;
+    try {
+      info = imageSize(bytes);
+    } catch {
+      info = undefined;
+    }
+    const mediaType = info?.type ? IMAGE_TYPES[info.type as keyof typeof IMAGE_TYPES] : undefined;
+    if (!info || !mediaType) return { ok: false, reason: "not a PNG, JPEG, GIF or WebP image (checked by its bytes)" };
+    return { ok: true, kind: "image", media_type: mediaType, width: info.width, height: info.height };
+  }
+  if (kind === "data") {
+    if (bytes.subarray(0, 8192).includes(0)) return { ok: false, reason: "not a text file (it holds NUL bytes)" };
+    let converted: Uint8Array | undefined;
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      converted = new TextEncoder().encode(new TextDecoder("windows-1252").decode(bytes));
+    }
+    const format = claimed.media_type === "text/tab-separated-values" ? "tsv" : "csv";
+    const table = tableName(claimed.name);
+    const dir = mkdtempSync(join(tmpdir(), "inspect-"));
+    try {
+      const path = join(dir, "data");
+      writeFileSync(path, converted ?? bytes);
+      const sandbox = await SqlSandbox.open([{ name: table, path, format }], {
+        ...DEFAULT_SQL_LIMITS,
+        maxFileRows: maxRows + 1,
+      });
+      try {
+        const described = await sandbox.describe(table, 0);
+        if (described.row_count > maxRows) return { ok: false, reason: `more than ${maxRows} rows (FILES_MAX_ROWS)` };
+        if (described.columns.length === 0) return { ok: false, reason: "no columns found" };
+        return {
+          ok: true,
+          kind: "data",
+          media_type: claimed.media_type,
+          format,
+          table,
+          columns: described.columns,
+          row_count: described.row_count,
+          ...(converted ? { converted } : {}),
+        };
+      } finally {
+        sandbox.close();
+      }
+    } catch (err) {
+      return {
+        ok: false,
+        reason: `not a readable ${format.toUpperCase()} file: ${err instanceof Error ? err.message.split("\n")[0] : err}`,
+      };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { ok: false, reason: `unsupported media type ${claimed.media_type}` };
+}

@@ -1,0 +1,147 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+
+export type FileStatus = "pending" | "ready" | "rejected";
+export type FileKind = "image" | "data";
+
+export interface Column {
+  name: string;
+  type: string;
+}
+
+export interface FileRecord {
+  file_id: string;
+  session_id: string;
+  user_id: string;
+  name: string;
+  /** the type the client claimed; once ready, the type read from the bytes */
+  media_type: string;
+  bytes: number;
+  kind: FileKind;
+  status: FileStatus;
+  /** why a file was rejected */
+  reason?: string;
+  /** the object's key in the attachments bucket (under the user's prefix) */
+  key: string;
+  created_at: string;
+  /** images */
+  width?: number;
+  height?: number;
+  /** data files */
+  table?: string;
+  format?: "csv" | "tsv";
+  columns?: Column[];
+  row_count?: number;
+}
+
+const FILE_PREFIX = "f#";
+const pointerKey = (fileId: string) => ({ pk: `file#${fileId}`, sk: "file" });
+
+/**
+ * File metadata in DynamoDB, in the session's own partition of the checkpoint table
+ * (sort key f#<file_id>), beside the owner record: listing a session's files is one Query,
+ * the session's owner check is already a read of that partition, and deleteThread sweeps
+ * the records away with the session. Postgres would make the files depend on Supabase,
+ * which a deployment may not have. A small pointer item (pk file#<id>) finds a file's
+ * session for GET /api/files/{id}; it is checked against the session's record, so a
+ * pointer left behind by a deleted session finds nothing.
+ */
+export class FileRecords {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+  }
+
+  async create(record: FileRecord): Promise<void> {
+    // The pointer first: a record without one could not be downloaded, a pointer without a record finds nothing.
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...pointerKey(record.file_id), session_id: record.session_id },
+        ConditionExpression: "attribute_not_exists(pk)",
+      }),
+    );
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: record.session_id, sk: `${FILE_PREFIX}${record.file_id}`, ...record },
+      }),
+    );
+  }
+
+  async get(sessionId: string, fileId: string): Promise<FileRecord | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: sessionId, sk: `${FILE_PREFIX}${fileId}` },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** A file by id alone (download route). */
+  async find(fileId: string): Promise<FileRecord | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: pointerKey(fileId) }));
+    const sessionId = out.Item?.session_id as string | undefined;
+    return sessionId ? this.get(sessionId, fileId) : undefined;
+  }
+
+  async list(sessionId: string): Promise<FileRecord[]> {
+    const records: FileRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :f)",
+          ExpressionAttributeValues: { ":pk": sessionId, ":f": FILE_PREFIX },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) records.push(strip(item));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return records.sort((a, b) => a.created_at.localeCompare(b.created_at));
+  }
+
+  /**
+   * Settles a pending file once; false when it was already settled (a second completion,
+   * or the bucket notification after the client's complete call).
+   */
+  async settle(record: FileRecord): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: record.session_id, sk: `${FILE_PREFIX}${record.file_id}`, ...record },
+          ConditionExpression: "#s = :pending",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":pending": "pending" },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  async delete(sessionId: string, fileId: string): Promise<void> {
+    await this.doc.send(
+      new DeleteCommand({ TableName: this.tableName, Key: { pk: sessionId, sk: `${FILE_PREFIX}${fileId}` } }),
+    );
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: pointerKey(fileId) }));
+  }
+}
+
+function strip(item: Record<string, unknown>): FileRecord {
+  const { pk: _pk, sk: _sk, ...record } = item;
+  return record as unknown as FileRecord;
+}
