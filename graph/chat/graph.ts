@@ -1,7 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { isAIMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { END, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { ModelError } from "./errors";
@@ -11,6 +11,8 @@ export interface ChatGraphDeps {
   model: BaseChatModel;
   tools: StructuredToolInterface[];
   checkpointer: BaseCheckpointSaver;
+  /** per-call additions to the system prompt (the session's data files), from the run's configuration */
+  promptContext?: (config: LangGraphRunnableConfig | undefined) => Promise<string | undefined>;
 }
 
 /**
@@ -18,13 +20,15 @@ export interface ChatGraphDeps {
  * The input of a run is only the new message: history comes from the checkpoint
  * (thread_id = session_id) and each node returns only what it adds.
  */
-export function buildChatGraph({ model, tools, checkpointer }: ChatGraphDeps) {
+export function buildChatGraph({ model, tools, checkpointer, promptContext }: ChatGraphDeps) {
   const bound = tools.length > 0 ? model.bindTools!(tools) : model;
   const prompt = new SystemMessage(systemPrompt(tools));
 
   async function agent(state: typeof MessagesAnnotation.State, config?: Parameters<typeof bound.invoke>[1]) {
     try {
-      const response = await bound.invoke([prompt, ...state.messages], config);
+      const extra = await promptContext?.(config);
+      const system = extra ? new SystemMessage(`${prompt.content}\n\n${extra}`) : prompt;
+      const response = await bound.invoke([system, ...state.messages], config);
       return { messages: [response] };
     } catch (err) {
       throw new ModelError(err);

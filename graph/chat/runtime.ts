@@ -7,6 +7,8 @@ import { DynamoDBSaver } from "../checkpoint";
 import { buildChatGraph } from "./graph";
 import { ChatService } from "./service";
 import { agentTools } from "./tools";
+import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "./tools/data-files";
+import { FileRecords } from "../../shared/files/records";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -22,20 +24,38 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     createEmbeddings(config),
     config.BEDROCK_NAMING_MODEL_ID ? createChatModel(config, undefined, config.BEDROCK_NAMING_MODEL_ID) : undefined,
   ]);
-  const tools = store
-    ? agentTools({
-        store,
-        embeddings: embeddings.value,
-        minMemoryScore: config.MEMORY_MIN_SCORE,
-        onError: (tool, error) => logger?.error("tool failed", { tool, error }),
-      })
-    : [];
+  const onError = (tool: string, error: unknown) => logger?.error("tool failed", { tool, error });
+  const dataFiles = backends.files && {
+    records: new FileRecords(dynamo, config.CHECKPOINT_TABLE),
+    objects: backends.files,
+    limits: {
+      timeoutMs: config.SQL_TIMEOUT_MS,
+      memoryLimitMb: config.SQL_MEMORY_MB,
+      maxRows: config.SQL_MAX_ROWS,
+      maxFileRows: config.FILES_MAX_ROWS,
+    },
+    onError,
+  };
+  const tools = [
+    ...(store
+      ? agentTools({ store, embeddings: embeddings.value, minMemoryScore: config.MEMORY_MIN_SCORE, onError })
+      : []),
+    ...(dataFiles ? dataFileTools(dataFiles) : []),
+  ];
   const checkpointer = new DynamoDBSaver({
     client: dynamo,
     tableName: config.CHECKPOINT_TABLE,
     ttlDays: config.CHECKPOINT_TTL_DAYS,
   });
-  const graph = buildChatGraph({ model: model.value, tools, checkpointer });
+  const graph = buildChatGraph({
+    model: model.value,
+    tools,
+    checkpointer,
+    // Only the files' records are read here: the SQL engine loads when a data tool runs.
+    ...(dataFiles
+      ? { promptContext: async (c) => describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => [])) }
+      : {}),
+  });
   const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   return {
     ...backends,
@@ -54,8 +74,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     descriptions: [
       model.description,
       embeddings.description,
-      store
-        ? `tools: ${tools.map((t) => t.name).join(", ")}`
+      tools.length > 0
+        ? `tools: ${tools.map((t) => t.name).join(", ")}${store ? "" : " (no Supabase configured: no memory or knowledge base)"}`
         : "tools: none (no Supabase configured: no memory or knowledge base)",
     ],
   };

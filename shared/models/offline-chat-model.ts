@@ -19,7 +19,17 @@ export const OFFLINE_TOOL_RULES = {
   recallMemory: "recall_memory",
   searchKnowledge: "search_knowledge_base",
   userContext: "get_user_context",
+  describeDataFile: "describe_data_file",
+  queryData: "query_data",
 } as const;
+
+/** A SQL statement in backticks: the stand-in runs it as written; it cannot write SQL itself. */
+const SQL_IN_BACKTICKS = /`\s*((?:select|with|from)\b[^`]*)`/i;
+const DATA_FILE_NAME = /[\w.-]+\.(?:csv|tsv)\b/i;
+const ABOUT_FILE_CONTENTS = /\b(columns?|fields?|contents?|schema|headers?|what(?:'s| is) in|look like|rows?)\b/i;
+export const CANNOT_WRITE_SQL =
+  "I'm the offline stand-in, not a language model: I cannot turn a plain-language question into SQL. " +
+  "Ask about a file's columns, or put a SQL statement in backticks, e.g. run `SELECT region, SUM(amount) FROM sales GROUP BY region`.";
 
 const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?[\s,:]+(.+?)\s*$/is;
 const QUESTION_START =
@@ -39,6 +49,9 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  * - "remember (that) X"  -> calls store_memory with X
  * - a question           -> calls recall_memory and search_knowledge_base (and get_user_context when it
  *                           is about the account), then answers from their results
+ * - SQL in backticks     -> calls query_data with it as written
+ * - a file's columns or contents (sales.csv) -> calls describe_data_file; other questions about a
+ *                           data file get a reply saying it cannot write SQL from plain language
  * - anything else        -> a plain reply
  *
  * A rule whose tool is not bound falls through to a plain reply.
@@ -140,6 +153,16 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     for (const [name, respond] of Object.entries(STRUCTURED)) {
       if (bound.has(name)) return toolCalls(id, [[name, respond(text)]]);
     }
+    const sql = SQL_IN_BACKTICKS.exec(text);
+    if (sql && bound.has(OFFLINE_TOOL_RULES.queryData)) {
+      return toolCalls(id, [[OFFLINE_TOOL_RULES.queryData, { sql: sql[1]!.trim() }]]);
+    }
+    const dataFile = DATA_FILE_NAME.exec(text);
+    if (dataFile && bound.has(OFFLINE_TOOL_RULES.describeDataFile)) {
+      if (ABOUT_FILE_CONTENTS.test(text))
+        return toolCalls(id, [[OFFLINE_TOOL_RULES.describeDataFile, { file: dataFile[0] }]]);
+      return new AIMessage({ id, content: CANNOT_WRITE_SQL });
+    }
     const remembered = REMEMBER.exec(text);
     if (remembered && bound.has(OFFLINE_TOOL_RULES.storeMemory)) {
       return toolCalls(id, [[OFFLINE_TOOL_RULES.storeMemory, { content: remembered[1]!.replace(/[.!]+$/, "") }]]);
@@ -199,6 +222,10 @@ function answerFromTools(messages: BaseMessage[]): string {
       continue;
     }
     if (result.name === OFFLINE_TOOL_RULES.storeMemory) return `Got it. ${String(output.message ?? "Saved.")}`;
+    if (result.name === OFFLINE_TOOL_RULES.describeDataFile || result.name === OFFLINE_TOOL_RULES.queryData) {
+      found.push(dataAnswer(output));
+      continue;
+    }
     if (typeof output.summary === "string") found.push(`- ${output.summary}`);
     // The best three of each tool: the stand-in quotes, it cannot summarise.
     for (const item of ((output.results as { content: string; source?: string }[] | undefined) ?? []).slice(0, 3)) {
@@ -210,6 +237,25 @@ function answerFromTools(messages: BaseMessage[]): string {
   if (found.length === 0) return `I don't have anything on that yet.${notes}`;
   return `Here is what I found:\n${found.join("\n")}${notes}`;
 }
+
+/** A data file's description or a query's rows, as plain text: the stand-in relays, it does not interpret. */
+function dataAnswer(output: Record<string, unknown>): string {
+  const columns = (output.columns as { name: string; type: string }[] | undefined) ?? [];
+  if (output.rows === undefined)
+    return `${String(output.file)} (table ${String(output.table)}) has ${columns.length} columns: ${columns
+      .map((c) => `${c.name} (${c.type})`)
+      .join(", ")}; ${String(output.row_count)} rows.`;
+  const rows = output.rows as Record<string, unknown>[];
+  const lines = [
+    columns.map((c) => c.name).join(" | "),
+    ...rows.map((r) => columns.map((c) => formatCell(r[c.name])).join(" | ")),
+  ];
+  if (output.truncated) lines.push(`(${String(output.note ?? "more rows were cut")})`);
+  return `${rows.length} row${rows.length === 1 ? "" : "s"}:\n${lines.join("\n")}`;
+}
+
+const formatCell = (v: unknown) =>
+  v === null || v === undefined ? "NULL" : typeof v === "object" ? JSON.stringify(v) : String(v);
 
 /** Tool outputs are JSON objects here; anything else is kept as text. */
 function parseToolOutput(content: string): Record<string, unknown> & { text?: string } {

@@ -1,0 +1,149 @@
+import { tool } from "@langchain/core/tools";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as z from "zod";
+import type { FileObjects } from "../../../shared/files/objects";
+import type { FileRecord, FileRecords } from "../../../shared/files/records";
+import { SqlError, SqlSandbox, type SqlLimits } from "../../../shared/files/sql-sandbox";
+import { scopeOf } from "./context";
+
+export interface DataFileDeps {
+  records: FileRecords;
+  objects: FileObjects;
+  limits: SqlLimits;
+  onError?: (tool: string, err: unknown) => void;
+}
+
+/** The run's own files: its session's, uploaded by its user. The model never names a session or user. */
+export async function sessionFiles(deps: Pick<DataFileDeps, "records">, config: LangGraphRunnableConfig | undefined) {
+  const { userId, sessionId } = scopeOf(config);
+  if (!sessionId) return [];
+  return (await deps.records.list(sessionId)).filter((f) => f.user_id === userId && f.status === "ready");
+}
+
+/** One line per data file for the system prompt: the model knows the tables before it asks. */
+export function describeDataFilesForPrompt(files: FileRecord[]): string | undefined {
+  const data = files.filter((f) => f.kind === "data");
+  if (data.length === 0) return undefined;
+  return [
+    "Data files of this session (query them with query_data, each is a table named as shown):",
+    ...data.map(
+      (f) =>
+        `- ${f.name} as table ${f.table}: ${f.row_count} rows; columns ${(f.columns ?? []).map((c) => `${c.name} ${c.type}`).join(", ")}`,
+    ),
+  ].join("\n");
+}
+
+/**
+ * Opens the sandbox over the session's data files, copied to a private temporary folder
+ * (the engine reads local files; in Lambda the objects come from S3), and removes it after.
+ */
+async function withSandbox<T>(deps: DataFileDeps, files: FileRecord[], use: (s: SqlSandbox) => Promise<T>) {
+  const dir = mkdtempSync(join(tmpdir(), "data-files-"));
+  try {
+    const tables = [];
+    for (const f of files) {
+      const bytes = await deps.objects.read(f.key);
+      if (!bytes) continue;
+      const path = join(dir, f.file_id);
+      writeFileSync(path, bytes);
+      tables.push({ name: f.table!, path, format: f.format! });
+    }
+    const sandbox = await SqlSandbox.open(tables, deps.limits);
+    try {
+      return await use(sandbox);
+    } finally {
+      sandbox.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs a tool body: a SqlError is the model's to fix, anything else is reported and hidden. */
+async function run(deps: DataFileDeps, name: string, body: () => Promise<Record<string, unknown>>) {
+  try {
+    return JSON.stringify(await body());
+  } catch (err) {
+    if (err instanceof SqlError) return JSON.stringify({ success: false, error: err.message });
+    deps.onError?.(name, err);
+    return JSON.stringify({ success: false, error: "The session's files are unavailable right now." });
+  }
+}
+
+export function listFilesTool(deps: DataFileDeps) {
+  return tool(
+    async (_input, config) =>
+      run(deps, "list_files", async () => ({
+        success: true,
+        files: (await sessionFiles(deps, config)).map((f) => ({
+          name: f.name,
+          kind: f.kind,
+          media_type: f.media_type,
+          bytes: f.bytes,
+          ...(f.kind === "data" ? { table: f.table, row_count: f.row_count } : { width: f.width, height: f.height }),
+        })),
+      })),
+    {
+      name: "list_files",
+      description: "List the files the user attached to this session: data files (CSV/TSV) and images.",
+      schema: z.object({}),
+    },
+  );
+}
+
+export function describeDataFileTool(deps: DataFileDeps) {
+  return tool(
+    async ({ file }, config) =>
+      run(deps, "describe_data_file", async () => {
+        const files = (await sessionFiles(deps, config)).filter((f) => f.kind === "data");
+        const wanted = file.trim().toLowerCase();
+        const match = files.find((f) => f.name.toLowerCase() === wanted || f.table === wanted);
+        if (!match)
+          throw new SqlError(
+            `no data file named ${file} in this session${files.length ? `; there are: ${files.map((f) => f.name).join(", ")}` : ""}`,
+          );
+        const described = await withSandbox(deps, [match], (s) => s.describe(match.table!));
+        return { success: true, file: match.name, ...described };
+      }),
+    {
+      name: "describe_data_file",
+      description:
+        "Describe one of the session's data files: its columns with inferred types, row count and a few sample rows.",
+      schema: z.object({
+        file: z.string().trim().min(1).max(255).describe("The file name (e.g. sales.csv) or its table."),
+      }),
+    },
+  );
+}
+
+export function queryDataTool(deps: DataFileDeps) {
+  return tool(
+    async ({ sql }, config) =>
+      run(deps, "query_data", async () => {
+        const files = (await sessionFiles(deps, config)).filter((f) => f.kind === "data");
+        if (files.length === 0) throw new SqlError("this session has no data files to query");
+        const result = await withSandbox(deps, files, (s) => s.query(sql));
+        return {
+          success: true,
+          ...result,
+          ...(result.truncated
+            ? { note: `only the first ${deps.limits.maxRows} rows are shown; aggregate or add LIMIT for the rest` }
+            : {}),
+        };
+      }),
+    {
+      name: "query_data",
+      description:
+        "Run one read-only SQL SELECT (DuckDB dialect) over the session's data files; each file is a table " +
+        "named as listed in the prompt. Filter, aggregate, group and join. Results are capped in rows.",
+      schema: z.object({ sql: z.string().trim().min(1).max(10_000).describe("One SELECT statement.") }),
+    },
+  );
+}
+
+export function dataFileTools(deps: DataFileDeps) {
+  return [listFilesTool(deps), describeDataFileTool(deps), queryDataTool(deps)];
+}

@@ -1,0 +1,179 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+
+// Must show: a CSV uploaded through the presigned flow, asked about and queried in chat, and
+// unreadable to anyone else, all over HTTP against the stack `npm start` runs.
+const dataDir = mkdtempSync(join(tmpdir(), "agent-files-e2e-"));
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT", OFFLINE_STREAM_DELAY_MS: "0" });
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function call(method: string, path: string, user: string, body?: unknown) {
+  const res = await fetch(`${stack.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-user-id": user },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const SALES = "region,amount,rep\nnorth,10.5,ann\nsouth,3,bob\nnorth,4.5,cid\neast,7,dee\nsouth,2.25,eve\n";
+
+async function newSession(user: string) {
+  const res = await call("POST", "/api/chat", user, { message: "hi" });
+  expect(res.status).toBe(200);
+  return res.body.session_id as string;
+}
+
+async function upload(user: string, sessionId: string, name: string, content: string, mediaType = "text/csv") {
+  const bytes = Buffer.from(content);
+  const created = await call("POST", `/api/sessions/${sessionId}/files`, user, {
+    name,
+    media_type: mediaType,
+    bytes: bytes.length,
+  });
+  expect(created.status).toBe(201);
+  const put = await fetch(created.body.upload_url, {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": mediaType },
+  });
+  expect(put.status).toBe(200);
+  const done = await call("POST", `/api/sessions/${sessionId}/files/${created.body.file_id}/complete`, user);
+  expect(done.status).toBe(200);
+  return { fileId: created.body.file_id as string, file: done.body, uploadUrl: created.body.upload_url as string };
+}
+
+describe("attachments on the local stack", () => {
+  let sessionId: string;
+  let fileId: string;
+
+  it("uploads a CSV through the presigned flow; it becomes ready with its columns", async () => {
+    sessionId = await newSession("alice");
+    const { fileId: id, file } = await upload("alice", sessionId, "sales.csv", SALES);
+    fileId = id;
+    expect(file).toMatchObject({ status: "ready", table: "sales", row_count: 5 });
+    expect(file.columns).toEqual([
+      { name: "region", type: "VARCHAR" },
+      { name: "amount", type: "DOUBLE" },
+      { name: "rep", type: "VARCHAR" },
+    ]);
+    const list = await call("GET", `/api/sessions/${sessionId}/files`, "alice");
+    expect(list.body.files.map((f: { name: string }) => f.name)).toEqual(["sales.csv"]);
+    expect(list.body.files[0].key).toBeUndefined();
+  });
+
+  it('"what columns does sales.csv have?" lists them', async () => {
+    const res = await call("POST", "/api/chat", "alice", {
+      message: "what columns does sales.csv have?",
+      session_id: sessionId,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.reply).toContain("region (VARCHAR), amount (DOUBLE), rep (VARCHAR)");
+  });
+
+  it("runs SQL in backticks and answers the correct sums", async () => {
+    const res = await call("POST", "/api/chat", "alice", {
+      message: "run `SELECT region, SUM(amount) FROM sales GROUP BY region ORDER BY region`",
+      session_id: sessionId,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.reply).toContain("east | 7\nnorth | 15\nsouth | 5.25");
+  });
+
+  it("says it cannot write SQL from plain language", async () => {
+    const res = await call("POST", "/api/chat", "alice", {
+      message: "which region sold most in sales.csv?",
+      session_id: sessionId,
+    });
+    expect(res.body.reply).toMatch(/cannot turn a plain-language question into SQL/);
+  });
+
+  it("a SQL escape is a tool error the reply relays; the session goes on", async () => {
+    const res = await call("POST", "/api/chat", "alice", {
+      message: "run `SELECT * FROM read_csv('/etc/passwd')`",
+      session_id: sessionId,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.reply).toMatch(/disabled by configuration/);
+    expect(res.body.reply).not.toMatch(/root:/);
+  });
+
+  it("another user's or another session's file is never readable", async () => {
+    // Bob cannot list, download, complete or delete Alice's file.
+    expect((await call("GET", `/api/sessions/${sessionId}/files`, "bob")).status).toBe(404);
+    expect((await call("GET", `/api/files/${fileId}`, "bob")).status).toBe(404);
+    expect((await call("POST", `/api/sessions/${sessionId}/files/${fileId}/complete`, "bob")).status).toBe(404);
+    expect((await call("DELETE", `/api/sessions/${sessionId}/files/${fileId}`, "bob")).status).toBe(404);
+    // Alice's other session has no data file: its SQL sees no table of the first session.
+    const other = await newSession("alice");
+    const res = await call("POST", "/api/chat", "alice", { message: "run `SELECT * FROM sales`", session_id: other });
+    expect(res.body.reply).toMatch(/no data files/);
+    // Bob's own session with his own sales.csv: his query sees his rows only, and Alice's only hers.
+    const bobs = await newSession("bob");
+    await upload("bob", bobs, "sales.csv", "region,amount\nwest,1\n");
+    const bobQuery = await call("POST", "/api/chat", "bob", {
+      message: "run `SELECT region FROM sales`",
+      session_id: bobs,
+    });
+    expect(bobQuery.body.reply).toContain("west");
+    expect(bobQuery.body.reply).not.toContain("north");
+    // Alice's download works, and the URL serves her bytes; a tampered URL does not.
+    const download = await call("GET", `/api/files/${fileId}`, "alice");
+    expect(download.status).toBe(200);
+    expect(await (await fetch(download.body.download_url)).text()).toBe(SALES);
+    expect((await fetch(download.body.download_url.replace(/signature=../, "signature=00"))).status).toBe(403);
+  });
+
+  it("rejects a file whose bytes are not what it claims, and an upload of another length", async () => {
+    const { file } = await upload("alice", sessionId, "cat.png", "this is not a png at all", "image/png");
+    expect(file).toMatchObject({ status: "rejected" });
+    expect(file.reason).toMatch(/checked by its bytes/);
+    const created = await call("POST", `/api/sessions/${sessionId}/files`, "alice", {
+      name: "x.csv",
+      media_type: "text/csv",
+      bytes: 4,
+    });
+    const put = await fetch(created.body.upload_url, {
+      method: "PUT",
+      body: "a,b\n1,2\n",
+      headers: { "content-type": "text/csv" },
+    });
+    expect(put.status).toBe(400);
+  });
+
+  it("bad requests are precise 4xx", async () => {
+    const bad = await call("POST", `/api/sessions/${sessionId}/files`, "alice", {
+      name: "a.exe",
+      media_type: "application/x-msdownload",
+      bytes: 3,
+    });
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: "unsupported_media_type" } } });
+    const big = await call("POST", `/api/sessions/${sessionId}/files`, "alice", {
+      name: "a.csv",
+      media_type: "text/csv",
+      bytes: 10 ** 9,
+    });
+    expect(big).toMatchObject({ status: 413, body: { error: { code: "file_too_large" } } });
+    expect((await call("GET", `/api/files/not-a-uuid`, "alice")).status).toBe(400);
+  });
+
+  it("deleting the session deletes its files", async () => {
+    const attachments = join(dataDir, "attachments");
+    const count = () =>
+      readdirSync(attachments, { recursive: true }).filter((p) => String(p).split("/").length === 5).length;
+    const before = count();
+    expect((await call("DELETE", `/api/sessions/${sessionId}`, "alice")).status).toBe(204);
+    expect(count()).toBe(before - 1);
+    expect((await call("GET", `/api/files/${fileId}`, "alice")).status).toBe(404);
+  });
+});
