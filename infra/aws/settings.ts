@@ -30,6 +30,8 @@ export interface StackSettings {
   apiKeys?: Array<{ client: string; trusted: boolean }>;
   /** Most concurrent invocations of each queue consumer (Lambda allows 2 to 1000). */
   queueConcurrency?: number;
+  /** Days before an attachment (a session's uploaded file) expires from its bucket; default 30. */
+  attachmentsExpireDays?: number;
 }
 
 export function readSettings(scope: Construct): StackSettings {
@@ -48,6 +50,7 @@ export function readSettings(scope: Construct): StackSettings {
     checkpointTtlDays: wholeNumber("checkpointTtlDays", get("checkpointTtlDays"), 1, 3650),
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
     queueConcurrency: concurrency ?? 5,
+    attachmentsExpireDays: wholeNumber("attachmentsExpireDays", get("attachmentsExpireDays"), 1, 3650),
     intercomAdminId: get("intercomAdminId"),
     oidcIssuer: get("oidcIssuer"),
     tracing: get("tracing") === "true",

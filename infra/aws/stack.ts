@@ -31,6 +31,7 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
+import { Attachments } from "./attachments";
 import { BlockPublicAccess, Bucket, BucketEncryption, EventType } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
@@ -58,6 +59,7 @@ export class AgentStack extends Stack {
   readonly extractionDeadLetters: Queue;
   readonly idempotencyTable: TableV2;
   readonly documentsBucket: Bucket;
+  readonly attachments: Attachments;
   readonly ingestQueue: Queue;
   readonly ingestDeadLetters: Queue;
   readonly ingestFunction: LambdaFunction;
@@ -388,6 +390,15 @@ export class AgentStack extends Stack {
     const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
     memories.addMethod("GET", memoriesIntegration);
     memories.addResource("{id}").addMethod("DELETE", memoriesIntegration);
+    this.attachments = new Attachments(this, "Attachments", {
+      expireAfterDays: settings.attachmentsExpireDays ?? 30,
+      checkpointTable: this.checkpointTable,
+      environment,
+      makeFunction: (id, entry, props) => this.fn(id, entry, props),
+      chatFunctions: [this.chatFunction, this.chatStreamFunction],
+      sessionsFunction: this.sessionsFunction,
+    });
+    this.attachments.addRoutes(api, session);
     acknowledgeNagFindings(this, {
       documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
       documentsPrefix: settings.documentsPrefix,
