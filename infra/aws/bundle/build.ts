@@ -50,7 +50,9 @@ export const esbuildBase = {
   platform: "node",
   target: "node22",
   format: "cjs",
-  external: ["@aws-sdk/*"],
+  // DuckDB is a native addon (a .node binary per platform) that esbuild cannot bundle: it is
+  // loaded from node_modules, only when a session has data files (shared/files/sql-sandbox.ts).
+  external: ["@aws-sdk/*", "@duckdb/*"],
   metafile: true,
   logLevel: "warning",
 } satisfies BuildOptions;
