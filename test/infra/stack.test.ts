@@ -221,14 +221,13 @@ describe("document ingestion", () => {
     const s3 = statementsOf(stack.ingestFunction).filter((s) => [s.Action].flat().some((a) => a.startsWith("s3:")));
     expect(s3.flatMap((s) => [s.Action].flat()).every((a) => /^s3:(Get|List)/.test(a))).toBe(true);
     expect(JSON.stringify(s3.map((s) => s.Resource))).toContain("/knowledge/*");
-    for (const fn of [
-      stack.chatFunction,
-      stack.chatStreamFunction,
-      stack.extractionFunction,
-      stack.sessionsFunction,
-      stack.memoriesFunction,
-    ]) {
+    for (const fn of [stack.extractionFunction, stack.memoriesFunction]) {
       expect(actions(fn).filter((a) => a.startsWith("s3:"))).toEqual([]);
+    }
+    // Their only S3 actions are on attachments (test/infra/attachments.test.ts), none on documents.
+    for (const fn of [stack.chatFunction, stack.chatStreamFunction, stack.sessionsFunction]) {
+      const documents = stack.getLogicalId(stack.documentsBucket.node.defaultChild as never);
+      expect(JSON.stringify(statementsOf(fn))).not.toContain(documents);
     }
     const queue = propsOf(stack.ingestQueue);
     expect(queue.VisibilityTimeout).toBe(720);
@@ -324,7 +323,8 @@ describe("observability", () => {
 
 describe("REST API", () => {
   it("routes each API method to its function by Lambda proxy", () => {
-    template.resourceCountIs("AWS::ApiGateway::Method", 9);
+    // 9, and the 5 file routes (test/infra/attachments.test.ts)
+    template.resourceCountIs("AWS::ApiGateway::Method", 14);
     for (const [method, fn] of [
       ["POST", stack.chatFunction],
       ["POST", stack.chatStreamFunction],
