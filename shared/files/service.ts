@@ -84,7 +84,12 @@ export class FileService {
   async settle(record: FileRecord): Promise<FileRecord> {
     if (record.status !== "pending") return record;
     const bytes = await this.deps.objects.read(record.key);
-    if (!bytes) throw new AppError(409, "upload_missing", "nothing has been uploaded for this file yet");
+    if (!bytes) {
+      // The notification may have settled it meanwhile, deleting a rejected upload's object.
+      const now = await this.deps.records.get(record.session_id, record.file_id);
+      if (now && now.status !== "pending") return now;
+      throw new AppError(409, "upload_missing", "nothing has been uploaded for this file yet");
+    }
     let settled: FileRecord;
     if (bytes.byteLength !== record.bytes) {
       settled = {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
@@ -151,6 +151,30 @@ describe("attachments on the local stack", () => {
     expect(put.status).toBe(400);
   });
 
+  it("an upload completes by the bucket's notification alone, without the complete call", async () => {
+    const bytes = Buffer.from("k,v\na,1\n");
+    const created = await call("POST", `/api/sessions/${sessionId}/files`, "alice", {
+      name: "kv.csv",
+      media_type: "text/csv",
+      bytes: bytes.length,
+    });
+    const before = (await call("GET", `/api/sessions/${sessionId}/files`, "alice")).body.files;
+    expect(before.find((f: { file_id: string }) => f.file_id === created.body.file_id).status).toBe("pending");
+    await fetch(created.body.upload_url, { method: "PUT", body: bytes, headers: { "content-type": "text/csv" } });
+    const deadline = Date.now() + 10_000;
+    let file: { status: string; row_count?: number } | undefined;
+    while (Date.now() < deadline) {
+      const files = (await call("GET", `/api/sessions/${sessionId}/files`, "alice")).body.files;
+      file = files.find((f: { file_id: string }) => f.file_id === created.body.file_id);
+      if (file?.status !== "pending") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(file).toMatchObject({ status: "ready", row_count: 1 });
+    // A late complete call answers the settled file as it is.
+    const late = await call("POST", `/api/sessions/${sessionId}/files/${created.body.file_id}/complete`, "alice");
+    expect(late.body).toMatchObject({ status: "ready", row_count: 1 });
+  });
+
   it("bad requests are precise 4xx", async () => {
     const bad = await call("POST", `/api/sessions/${sessionId}/files`, "alice", {
       name: "a.exe",
@@ -168,12 +192,11 @@ describe("attachments on the local stack", () => {
   });
 
   it("deleting the session deletes its files", async () => {
-    const attachments = join(dataDir, "attachments");
-    const count = () =>
-      readdirSync(attachments, { recursive: true }).filter((p) => String(p).split("/").length === 5).length;
-    const before = count();
+    const sessionDir = join(dataDir, "attachments", "users", "alice", "sessions", sessionId);
+    const objects = () => (existsSync(sessionDir) ? readdirSync(sessionDir).length : 0);
+    expect(objects()).toBe(2); // sales.csv and kv.csv; rejected uploads were deleted when rejected
     expect((await call("DELETE", `/api/sessions/${sessionId}`, "alice")).status).toBe(204);
-    expect(count()).toBe(before - 1);
+    expect(objects()).toBe(0);
     expect((await call("GET", `/api/files/${fileId}`, "alice")).status).toBe(404);
   });
 });
