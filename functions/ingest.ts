@@ -26,7 +26,9 @@ const OUTCOME_METRIC = {
  * logged with their key and reason, and acknowledged.
  */
 export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
-  const runBatch = sqsBatchHandler({ metrics, logger });
+  // Sequential: extraction and chunking are CPU- and memory-heavy, and five large documents at
+  // once could exhaust the function's memory; embedding calls are already concurrent per document.
+  const runBatch = sqsBatchHandler({ metrics, logger, processing: "sequential" });
   return async (event: SQSEvent, context: Context) => {
     const { ingestor } = await runtime();
     const handleRecord = async (record: SQSRecord) => {

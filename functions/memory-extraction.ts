@@ -18,7 +18,9 @@ const metrics = createMetrics("memory-extraction");
  * (Powertools idempotency records in DynamoDB): a redelivered turn adds nothing.
  */
 export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime>) {
-  const runBatch = sqsBatchHandler({ metrics, logger });
+  // Parallel: each record is one model call waiting on the network, and a batch of 10 in turn
+  // would not fit the timeout; reconciliation converges whatever order two turns land in.
+  const runBatch = sqsBatchHandler({ metrics, logger, processing: "parallel" });
   let processTurn: ((turn: ExtractionMessage) => Promise<unknown>) | undefined;
 
   return async (event: SQSEvent, context: Context) => {

@@ -26,7 +26,9 @@ type SupportMessage = z.infer<typeof SupportMessage>;
  * (Powertools idempotency), and a part is answered at most once (claimed before replying).
  */
 export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
-  const runBatch = sqsBatchHandler({ metrics, logger });
+  // Sequential: two parts of one conversation in a batch must not run at once (the second
+  // would find the lease taken and be retried minutes later), and order matters to the customer.
+  const runBatch = sqsBatchHandler({ metrics, logger, processing: "sequential" });
   let answer: ((m: SupportMessage) => Promise<unknown>) | undefined;
   return async (event: SQSEvent, context: Context) => {
     const rt = await runtime();
