@@ -6,6 +6,7 @@ import type { ChatReply } from "../graph/chat/service";
 import { parseChatRequest } from "../shared/chat-request";
 import { loadConfig, type Config } from "../shared/config";
 import { AppError } from "../shared/errors";
+import { runDeadline } from "../shared/deadline";
 import { errorBody } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
@@ -46,7 +47,7 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
     let started = false;
     let sse: Writable | undefined;
     try {
-      const turn = parseChatRequest(event, config);
+      const turn = { ...parseChatRequest(event, config), deadline: runDeadline(context) };
       const { chat } = await runtime();
       const withTrace = event.queryStringParameters?.trace === "1";
       const emit = (e: Record<string, unknown>) => sse && send(sse, e);

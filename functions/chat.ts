@@ -2,6 +2,7 @@ import type { ChatRuntime } from "../graph/chat/runtime";
 import { apiHandler } from "../shared/api-handler";
 import { parseChatRequest } from "../shared/chat-request";
 import { loadConfig, type Config } from "../shared/config";
+import { runDeadline } from "../shared/deadline";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
@@ -15,8 +16,8 @@ const metrics = createMetrics("chat");
  * asked for, so bad input is answered without loading the agent (shared/deferred.ts).
  */
 export function createChatHandler(config: Config, runtime: () => Promise<Pick<ChatRuntime, "chat">>) {
-  return apiHandler(logger, async (event) => {
-    const turn = parseChatRequest(event, config);
+  return apiHandler(logger, async (event, context) => {
+    const turn = { ...parseChatRequest(event, config), deadline: runDeadline(context) };
     const { chat } = await runtime();
     logger.appendKeys({ sessionId: turn.sessionId, userId: turn.userId });
     const result = await chat.reply(turn);

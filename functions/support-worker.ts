@@ -3,6 +3,7 @@ import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
 import { awsBackends } from "../shared/backends";
+import { runDeadline } from "../shared/deadline";
 import { once } from "../shared/once";
 import { sqsBatchHandler } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
@@ -33,14 +34,21 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
   return async (event: SQSEvent, context: Context) => {
     const rt = await runtime();
     rt.idempotency.config.registerLambdaContext(context);
-    answer ??= makeIdempotent(async (m: SupportMessage) => {
+    // The run stops when the function's time is nearly out or the lease is lost: a reply sent
+    // after Lambda stopped the invocation would be one nobody recorded.
+    const deadline = runDeadline(context);
+    answer = makeIdempotent(async (m: SupportMessage) => {
       const thread = `intercom:${m.conversation_id}`;
       const lease = await rt.leases.tryAcquire(thread);
       if (!lease) throw new Error(`conversation ${m.conversation_id} is already being answered`);
       try {
         const state = await rt.graph.invoke(
           { conversation_id: m.conversation_id, part_id: m.part_id, max_hops: rt.maxHops },
-          { configurable: { thread_id: thread }, recursionLimit: 40 },
+          {
+            configurable: { thread_id: thread },
+            recursionLimit: 40,
+            signal: AbortSignal.any([lease.signal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]),
+          },
         );
         return {
           delivery: state.response_delivery,

@@ -24,14 +24,21 @@ export function firstWords(message: string, words = MAX_NAME_WORDS): string {
  * Names a session from its first message with a light model call, bounded in time. Any
  * failure (error, timeout, empty or overlong answer) falls back to the first five words.
  */
-export async function nameSession(model: BaseChatModel, message: string, timeoutMs = 4000): Promise<string> {
+export async function nameSession(
+  model: BaseChatModel,
+  message: string,
+  { timeoutMs = 4000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<string> {
   try {
     const call = model
       .withStructuredOutput(SessionName, { name: SESSION_NAME_TOOL })
-      .invoke([
-        new SystemMessage(`Give this chat a short title of at most ${MAX_NAME_WORDS} words. No quotes.`),
-        new HumanMessage(message.slice(0, 2000)),
-      ]);
+      .invoke(
+        [
+          new SystemMessage(`Give this chat a short title of at most ${MAX_NAME_WORDS} words. No quotes.`),
+          new HumanMessage(message.slice(0, 2000)),
+        ],
+        { signal },
+      );
     const timeout = new Promise<never>((_, reject) =>
       setTimeout(() => reject(new Error("naming timed out")), timeoutMs).unref(),
     );

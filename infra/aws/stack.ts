@@ -35,7 +35,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, EventType } from "aws-cdk-
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { join } from "node:path";
-import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
+import { CHECKPOINT_TABLE } from "../../shared/stores/checkpoint-table";
 import { acknowledgeNagFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
