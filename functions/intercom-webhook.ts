@@ -7,7 +7,7 @@ import { json } from "../shared/http";
 import { verifyIntercomSignature } from "../shared/intercom/signature";
 import { createLogger } from "../shared/logger";
 import type { QueuePublisher } from "../shared/queue";
-import { secretValue } from "../shared/secrets";
+import { secretSource } from "../shared/secrets";
 import { OnceMarkers } from "../shared/stores/once-markers";
 import { SqsPublisher } from "../shared/queue";
 import { SQSClient } from "@aws-sdk/client-sqs";
@@ -36,7 +36,8 @@ const CONVERSATION_TOPICS = new Set(["conversation.user.created", "conversation.
 const NOT_CUSTOMERS = new Set(["admin", "bot", "team"]);
 
 export interface WebhookDeps {
-  clientSecret: string;
+  /** read on each request (cached): a rotated secret reaches a warm container within minutes */
+  clientSecret: string | (() => Promise<string>);
   queue: QueuePublisher;
   notifications: OnceMarkers;
 }
@@ -49,7 +50,8 @@ export interface WebhookDeps {
 export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>) {
   return apiHandler(logger, async (event) => {
     if (event.httpMethod === "HEAD") return { statusCode: 200, body: "" };
-    const { clientSecret, queue, notifications } = await deps();
+    const { clientSecret: secret, queue, notifications } = await deps();
+    const clientSecret = typeof secret === "string" ? secret : await secret();
     const raw =
       event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
     if (!verifyIntercomSignature(raw, event.headers?.["x-hub-signature"], clientSecret))
@@ -92,7 +94,7 @@ export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>) {
 }
 
 export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async (): Promise<WebhookDeps> => ({
-  clientSecret: await secretValue(
+  clientSecret: secretSource(
     "INTERCOM_CLIENT_SECRET",
     backends.config.INTERCOM_CLIENT_SECRET,
     backends.config.INTERCOM_CLIENT_SECRET_ARN,

@@ -4,7 +4,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, type Config } from "./config";
 import { once } from "./once";
-import { secretValue } from "./secrets";
+import { secretSource } from "./secrets";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsPublisher, type QueuePublisher } from "./queue";
@@ -29,7 +29,7 @@ export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
   if (!config.SUPABASE_URL) return { config, dynamo };
-  const key = await secretValue(
+  const key = secretSource(
     "SUPABASE_SERVICE_ROLE_KEY",
     config.SUPABASE_SERVICE_ROLE_KEY,
     config.SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN,

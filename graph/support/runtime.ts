@@ -3,7 +3,7 @@ import { ConfigError } from "../../shared/config";
 import { idempotency } from "../../shared/idempotency";
 import { IntercomClient } from "../../shared/intercom/client";
 import { createChatModel, createEmbeddings } from "../../shared/models";
-import { secretValue } from "../../shared/secrets";
+import { secretSource } from "../../shared/secrets";
 import { OnceMarkers } from "../../shared/stores/once-markers";
 import { SessionLeases } from "../../shared/stores/session-lease";
 import { DynamoDBSaver } from "../checkpoint";
@@ -14,7 +14,7 @@ import { McpTools } from "./mcp-tools";
 export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof fetch) {
   const { config, dynamo, store } = backends;
   if (!config.INTERCOM_ADMIN_ID) throw new ConfigError("Missing configuration: INTERCOM_ADMIN_ID must be set");
-  const token = await secretValue(
+  const token = secretSource(
     "INTERCOM_ACCESS_TOKEN",
     config.INTERCOM_ACCESS_TOKEN,
     config.INTERCOM_ACCESS_TOKEN_SECRET_ARN,
