@@ -7,7 +7,7 @@ import { parseChatRequest } from "../shared/chat-request";
 import { loadConfig, type Config } from "../shared/config";
 import { AppError } from "../shared/errors";
 import { runDeadline } from "../shared/deadline";
-import { errorBody } from "../shared/http";
+import { errorBody, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 
@@ -56,7 +56,12 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
           started = true;
           sse = awslambda.HttpResponseStream.from(responseStream, {
             statusCode: 200,
-            headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+            headers: {
+              "content-type": "text/event-stream",
+              "cache-control": "no-cache",
+              "x-accel-buffering": "no",
+              ...standInHeaders(config),
+            },
           });
           emit({ type: "session", session_id: sessionId });
         },

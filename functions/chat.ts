@@ -3,7 +3,7 @@ import { apiHandler } from "../shared/api-handler";
 import { parseChatRequest } from "../shared/chat-request";
 import { loadConfig, type Config } from "../shared/config";
 import { runDeadline } from "../shared/deadline";
-import { json } from "../shared/http";
+import { json, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 import { awsChatRuntime } from "../graph/chat/aws-runtime";
@@ -24,7 +24,11 @@ export function createChatHandler(config: Config, runtime: () => Promise<Pick<Ch
     recordTurnMetrics(metrics, result.trace);
     metrics.publishStoredMetrics();
     logger.info("reply sent", { sessionId: result.sessionId, messageId: result.messageId });
-    return json(200, { reply: result.reply, session_id: result.sessionId, message_id: result.messageId });
+    return json(
+      200,
+      { reply: result.reply, session_id: result.sessionId, message_id: result.messageId },
+      standInHeaders(config),
+    );
   });
 }
 

@@ -1,9 +1,19 @@
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
-import { AgentStack } from "./stack";
+import { readSettings, SettingsError } from "./settings";
+import { AgentStack, stackName } from "./stack";
 
 const app = new App();
+let settings;
+try {
+  settings = readSettings(app);
+} catch (err) {
+  // A missing or malformed setting is the deployer's to fix: say what, without a stack trace.
+  if (!(err instanceof SettingsError)) throw err;
+  console.error(`\n${err.message}\n`);
+  process.exit(1);
+}
 // No env: the template is account- and region-agnostic, so `cdk synth` runs offline.
-new AgentStack(app, "AgentBackend");
+new AgentStack(app, stackName(settings.stage), { settings });
 // Synthesis fails on any AwsSolutions finding the stack does not acknowledge (infra/aws/nag.ts).
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Tags, type CfnElement, type StackProps } from "aws-cdk-lib";
+import { CfnOutput, Duration, RemovalPolicy, Stack, Tags, type CfnElement, type StackProps } from "aws-cdk-lib";
 import {
   AccessLogFormat,
   ApiKey,
@@ -26,7 +26,6 @@ import {
 import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
-import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from "aws-cdk-lib/aws-cloudwatch";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
@@ -41,12 +40,30 @@ import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
 import { MAX_RECEIVES } from "../../shared/sqs-batch";
-import { readSettings, type StackSettings } from "./settings";
+import { BedrockAccess } from "./bedrock-access";
+import { Monitoring } from "./monitoring";
+import {
+  DEFAULT_QUEUE_CONCURRENCY,
+  memoryThresholds,
+  missingSettings,
+  readSettings,
+  SettingsError,
+  type StackSettings,
+} from "./settings";
 
 const FUNCTIONS = join(import.meta.dirname, "../../functions");
+const API_STAGE = "v1";
+/** The streaming function's timeout, and its integration's: API Gateway streams for up to 15 minutes. */
+const STREAM_TIMEOUT = Duration.seconds(120);
+
+/** The stack's name: a `stage` context value suffixes it, and with it every resource name derived from it. */
+export function stackName(stage: string | undefined): string {
+  return stage ? `AgentBackend-${stage}` : "AgentBackend";
+}
 
 /** The agent backend. Grows resource by resource with the functions that use them. */
 export class AgentStack extends Stack {
+  readonly settings: StackSettings;
   readonly checkpointTable: TableV2;
   readonly api: RestApi;
   readonly chatFunction: LambdaFunction;
@@ -61,11 +78,13 @@ export class AgentStack extends Stack {
   readonly ingestQueue: Queue;
   readonly ingestDeadLetters: Queue;
   readonly ingestFunction: LambdaFunction;
-  readonly intercomWebhookFunction: LambdaFunction;
-  readonly supportWorkerFunction: LambdaFunction;
-  readonly supportQueue: Queue;
-  readonly supportDeadLetters: Queue;
+  /** The Intercom agent's resources: absent unless Intercom is on (`intercomAdminId`). */
+  readonly intercomWebhookFunction?: LambdaFunction;
+  readonly supportWorkerFunction?: LambdaFunction;
+  readonly supportQueue?: Queue;
+  readonly supportDeadLetters?: Queue;
   readonly authorizerFunction: LambdaFunction;
+  readonly monitoring: Monitoring;
   /** X-Ray tracing for the API and every function, switched by the `tracing` context value */
   private readonly tracing: boolean;
   /** LangSmith's client in the bundles, switched by the `langsmith` context value */
@@ -74,8 +93,19 @@ export class AgentStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps & { settings?: StackSettings }) {
     super(scope, id, props);
     const settings = props?.settings ?? readSettings(this);
+    const missing = missingSettings(settings);
+    if (missing.length > 0) throw new SettingsError(`settings missing: ${missing.join(", ")}`);
+    this.settings = settings;
     this.tracing = settings.tracing ?? false;
     this.langsmith = settings.langsmith ?? false;
+    const concurrency = settings.queueConcurrency ?? DEFAULT_QUEUE_CONCURRENCY;
+    const bedrock = new BedrockAccess(this, {
+      chat: settings.bedrockModelId,
+      embedding: settings.bedrockEmbeddingModelId,
+      naming: settings.bedrockNamingModelId,
+      region: settings.bedrockRegion,
+    });
+    this.monitoring = new Monitoring(this, "Monitoring", { prefix: this.stackName, alarmEmail: settings.alarmEmail });
 
     // Graph state: one item per checkpoint, write and stored message (graph/checkpoint).
     // On-demand billing because chat traffic is spiky; PITR because a thread's state
@@ -90,31 +120,33 @@ export class AgentStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const supabaseKey: ISecret = settings.supabaseSecretArn
+    const supabaseKey: ISecret | undefined = settings.supabaseSecretArn
       ? Secret.fromSecretCompleteArn(this, "SupabaseServiceRoleKey", settings.supabaseSecretArn)
-      : new Secret(this, "SupabaseServiceRoleKey", {
-          description:
-            "Supabase service-role key for the agent backend: replace the generated value with the project's key",
-        });
-
-    const environment = {
+      : undefined;
+    const thresholds = memoryThresholds(settings);
+    const environment: Record<string, string> = {
       CHECKPOINT_TABLE: this.checkpointTable.tableName,
-      SUPABASE_URL: settings.supabaseUrl,
-      SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: supabaseKey.secretArn,
+      ...(settings.supabaseUrl ? { SUPABASE_URL: settings.supabaseUrl } : {}),
+      ...(supabaseKey ? { SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: supabaseKey.secretArn } : {}),
       ...(settings.bedrockModelId ? { BEDROCK_MODEL_ID: settings.bedrockModelId } : {}),
       ...(settings.bedrockEmbeddingModelId ? { BEDROCK_EMBEDDING_MODEL_ID: settings.bedrockEmbeddingModelId } : {}),
+      ...(settings.bedrockNamingModelId ? { BEDROCK_NAMING_MODEL_ID: settings.bedrockNamingModelId } : {}),
+      ...(settings.bedrockRegion ? { BEDROCK_REGION: settings.bedrockRegion } : {}),
       ...(settings.checkpointTtlDays ? { CHECKPOINT_TTL_DAYS: String(settings.checkpointTtlDays) } : {}),
       ...(settings.embeddingDimension ? { EMBEDDING_DIM: String(settings.embeddingDimension) } : {}),
+      ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
+      ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
+      ...(thresholds.memoryDuplicateThreshold !== undefined
+        ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
+        : {}),
     };
+    const readsSupabase = (fn: LambdaFunction) => supabaseKey?.grantRead(fn);
 
     // Memory extraction: a queue between the chat reply and the extraction function.
-    // The visibility timeout is 6x the function timeout, as AWS advises for Lambda consumers,
-    // so a slow batch is not handed to a second invocation while the first still runs.
     const extractionTimeout = Duration.seconds(60);
     ({ queue: this.extractionQueue, deadLetters: this.extractionDeadLetters } = this.queueWithDeadLetters(
       "MemoryExtraction",
       extractionTimeout,
-      "Turns whose memory extraction failed 3 times are waiting in the dead-letter queue",
     ));
 
     // Powertools idempotency records for queue consumers: a redelivered turn is processed once.
@@ -130,14 +162,19 @@ export class AgentStack extends Stack {
       timeout: Duration.seconds(29),
       memorySize: 1024,
     });
-    this.extractionQueue.grantSendMessages(this.chatFunction);
-    // The same turn as server-sent events; a longer timeout since a client may read slowly.
+    // The same turn as server-sent events; a longer timeout since a client may read slowly,
+    // and the streaming integration waits as long (below).
     this.chatStreamFunction = this.fn("ChatStreamFunction", "chat-stream.ts", {
       environment: { ...environment, EXTRACTION_QUEUE_URL: this.extractionQueue.queueUrl },
-      timeout: Duration.seconds(120),
+      timeout: STREAM_TIMEOUT,
       memorySize: 1024,
     });
-    this.extractionQueue.grantSendMessages(this.chatStreamFunction);
+    for (const fn of [this.chatFunction, this.chatStreamFunction]) {
+      this.extractionQueue.grantSendMessages(fn);
+      this.checkpointTable.grantReadWriteData(fn);
+      readsSupabase(fn);
+      bedrock.grantChat(fn, { streaming: true });
+    }
 
     this.extractionFunction = this.fn("MemoryExtractionFunction", "memory-extraction.ts", {
       environment: { ...environment, IDEMPOTENCY_TABLE: this.idempotencyTable.tableName },
@@ -145,38 +182,20 @@ export class AgentStack extends Stack {
       memorySize: 1024,
     });
     this.idempotencyTable.grantReadWriteData(this.extractionFunction);
-    supabaseKey.grantRead(this.extractionFunction);
-    // Batches of 10 with per-record failures; at most `queueConcurrency` concurrent invocations,
-    // so a burst of chat traffic cannot exhaust Bedrock quotas or Supabase connections.
-    this.extractionFunction.addEventSource(
-      new SqsEventSource(this.extractionQueue, {
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(2),
-        reportBatchItemFailures: true,
-        maxConcurrency: settings.queueConcurrency ?? 5,
-      }),
-    );
-    for (const fn of [this.chatFunction, this.chatStreamFunction]) {
-      this.checkpointTable.grantReadWriteData(fn);
-      supabaseKey.grantRead(fn);
-    }
-    const models = [settings.bedrockModelId, settings.bedrockEmbeddingModelId].filter((m): m is string => Boolean(m));
-    if (models.length > 0) {
-      const invoke = new PolicyStatement({
-        actions: ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
-        resources: models.flatMap((m) => bedrockModelArns(this, m)),
-      });
-      this.chatFunction.addToRolePolicy(invoke);
-      this.chatStreamFunction.addToRolePolicy(invoke);
-      this.extractionFunction.addToRolePolicy(invoke);
-    }
+    readsSupabase(this.extractionFunction);
+    bedrock.grantChat(this.extractionFunction);
+    this.consume(this.extractionFunction, this.extractionQueue, {
+      batchSize: 10,
+      maxBatchingWindow: Duration.seconds(2),
+      concurrency,
+    });
 
     this.sessionsFunction = this.fn("SessionsFunction", "sessions.ts", {
       environment,
       timeout: Duration.seconds(10),
       memorySize: 512,
     });
-    supabaseKey.grantRead(this.sessionsFunction);
+    readsSupabase(this.sessionsFunction);
     // Ownership checks, and deleteThread when a session is deleted.
     this.checkpointTable.grantReadWriteData(this.sessionsFunction);
 
@@ -185,7 +204,7 @@ export class AgentStack extends Stack {
       timeout: Duration.seconds(10),
       memorySize: 512,
     });
-    supabaseKey.grantRead(this.memoriesFunction);
+    readsSupabase(this.memoriesFunction);
 
     // Knowledge base: documents dropped under the prefix are ingested through a queue.
     this.documentsBucket = new Bucket(this, "DocumentsBucket", {
@@ -199,7 +218,6 @@ export class AgentStack extends Stack {
     ({ queue: this.ingestQueue, deadLetters: this.ingestDeadLetters } = this.queueWithDeadLetters(
       "Ingest",
       ingestTimeout,
-      "Document events that failed to ingest 3 times are waiting in the dead-letter queue",
     ));
     const notify = new SqsDestination(this.ingestQueue);
     for (const suffix of SUPPORTED_EXTENSIONS) {
@@ -213,92 +231,28 @@ export class AgentStack extends Stack {
       memorySize: 1536,
     });
     this.documentsBucket.grantRead(this.ingestFunction, `${settings.documentsPrefix}*`);
-    supabaseKey.grantRead(this.ingestFunction);
-    this.ingestFunction.addEventSource(
-      new SqsEventSource(this.ingestQueue, {
-        batchSize: 5,
-        reportBatchItemFailures: true,
-        maxConcurrency: settings.queueConcurrency ?? 5,
-      }),
-    );
-    if (settings.bedrockEmbeddingModelId) {
-      this.ingestFunction.addToRolePolicy(
-        new PolicyStatement({
-          actions: ["bedrock:InvokeModel"],
-          resources: bedrockModelArns(this, settings.bedrockEmbeddingModelId),
-        }),
-      );
-    }
-
-    // Intercom: the webhook verifies and queues; the worker runs the support graph.
-    const intercomToken = new Secret(this, "IntercomAccessToken", {
-      description: "Intercom access token for the support agent: replace the generated value",
-    });
-    const intercomClientSecret = new Secret(this, "IntercomClientSecret", {
-      description: "Intercom app client secret, which signs webhooks: replace the generated value",
-    });
-    const supportTimeout = Duration.seconds(120);
-    ({ queue: this.supportQueue, deadLetters: this.supportDeadLetters } = this.queueWithDeadLetters(
-      "Support",
-      supportTimeout,
-      "Intercom conversations the support agent failed to handle 3 times are waiting in the dead-letter queue",
-    ));
-    this.intercomWebhookFunction = this.fn("IntercomWebhookFunction", "intercom-webhook.ts", {
-      environment: {
-        ...environment,
-        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
-        SUPPORT_QUEUE_URL: this.supportQueue.queueUrl,
-        INTERCOM_CLIENT_SECRET_ARN: intercomClientSecret.secretArn,
-      },
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-    });
-    intercomClientSecret.grantRead(this.intercomWebhookFunction);
-    this.supportQueue.grantSendMessages(this.intercomWebhookFunction);
-    this.idempotencyTable.grantReadWriteData(this.intercomWebhookFunction);
-
-    this.supportWorkerFunction = this.fn("SupportWorkerFunction", "support-worker.ts", {
-      environment: {
-        ...environment,
-        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
-        INTERCOM_ACCESS_TOKEN_SECRET_ARN: intercomToken.secretArn,
-        ...(settings.intercomAdminId ? { INTERCOM_ADMIN_ID: settings.intercomAdminId } : {}),
-      },
-      timeout: supportTimeout,
-      memorySize: 1024,
-    });
-    intercomToken.grantRead(this.supportWorkerFunction);
-    if (models.length > 0) {
-      this.supportWorkerFunction.addToRolePolicy(
-        new PolicyStatement({
-          actions: ["bedrock:InvokeModel"],
-          resources: models.flatMap((m) => bedrockModelArns(this, m)),
-        }),
-      );
-    }
-    supabaseKey.grantRead(this.supportWorkerFunction);
-    this.checkpointTable.grantReadWriteData(this.supportWorkerFunction);
-    this.idempotencyTable.grantReadWriteData(this.supportWorkerFunction);
-    this.supportWorkerFunction.addEventSource(
-      new SqsEventSource(this.supportQueue, {
-        batchSize: 5,
-        reportBatchItemFailures: true,
-        maxConcurrency: settings.queueConcurrency ?? 5,
-      }),
-    );
+    readsSupabase(this.ingestFunction);
+    bedrock.grantEmbeddings(this.ingestFunction);
+    this.consume(this.ingestFunction, this.ingestQueue, { batchSize: 5, concurrency });
 
     const accessLogs = new LogGroup(this, "ApiAccessLogs", {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const apiKeys = settings.apiKeys ?? [];
+    // A demo without an OIDC issuer is reached with a generated API key (trusted, so a caller
+    // may name its users and show their isolation).
+    const apiKeys = [
+      ...(settings.apiKeys ?? []),
+      ...(settings.demo && !settings.oidcIssuer ? [{ client: "demo", trusted: true }] : []),
+    ];
     this.api = new RestApi(this, "Api", {
+      restApiName: `${this.stackName}-api`,
       description: "Agent backend API",
       // With API keys on, the authorizer names the key of each request (a client's own, or the
       // users' key for JWT callers), and API Gateway meters it against that key's usage plan.
       ...(apiKeys.length > 0 ? { apiKeySourceType: ApiKeySourceType.AUTHORIZER } : {}),
       deployOptions: {
-        stageName: "v1",
+        stageName: API_STAGE,
         throttlingRateLimit: 50,
         throttlingBurstLimit: 100,
         accessLogDestination: new LogGroupLogDestination(accessLogs),
@@ -316,22 +270,7 @@ export class AgentStack extends Stack {
         },
       });
     }
-    // More than 5% of requests answered 5xx over 5 minutes.
-    new Alarm(this, "Api5xxRate", {
-      alarmDescription: "The API answered more than 5% of requests with 5xx in the last 5 minutes",
-      metric: new MathExpression({
-        expression: "IF(requests > 0, errors / requests * 100, 0)",
-        usingMetrics: {
-          errors: this.api.metricServerError({ period: Duration.minutes(5), statistic: "Sum" }),
-          requests: this.api.metricCount({ period: Duration.minutes(5), statistic: "Sum" }),
-        },
-        period: Duration.minutes(5),
-      }),
-      threshold: 5,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.monitoring.api(this.api, API_STAGE);
     // Every /api route needs a bearer JWT from the configured OIDC issuer; its `sub` is the user.
     this.authorizerFunction = this.fn("AuthorizerFunction", "authorizer.ts", {
       environment: {
@@ -348,10 +287,12 @@ export class AgentStack extends Stack {
       }),
       apiKeyRequired: apiKeys.length > 0,
     };
-    if (apiKeys.length > 0) this.addApiKeys(apiKeys);
+    const demoKey = apiKeys.length > 0 ? this.addApiKeys(apiKeys).get("demo") : undefined;
     const api = this.api.root.addResource("api", { defaultMethodOptions: secured });
     // Chat bodies are checked at the gateway against the handlers' own schema, so a malformed
-    // request never reaches (or wakes) a function; the handlers still check everything.
+    // request never reaches (or wakes) a function; the handlers still check everything. The
+    // message cap is the one the handlers get (MAX_MESSAGE_BYTES), from one context value.
+    const maxMessageBytes = loadConfig(environment).MAX_MESSAGE_BYTES;
     const chatBody: MethodOptions = {
       requestValidator: new RequestValidator(this, "RequestValidator", {
         restApi: this.api,
@@ -361,39 +302,172 @@ export class AgentStack extends Stack {
       requestModels: {
         "application/json": this.api.addModel("ChatRequest", {
           contentType: "application/json",
-          schema: apiModelSchema(chatRequest(loadConfig({}).MAX_MESSAGE_BYTES)),
+          schema: apiModelSchema(chatRequest(maxMessageBytes)),
         }),
       },
     };
     const chat = api.addResource("chat");
     chat.addMethod("POST", new LambdaIntegration(this.chatFunction), chatBody);
-    chat
-      .addResource("stream")
-      .addMethod(
-        "POST",
-        new LambdaIntegration(this.chatStreamFunction, { responseTransferMode: ResponseTransferMode.STREAM }),
-        chatBody,
-      );
+    chat.addResource("stream").addMethod(
+      "POST",
+      new LambdaIntegration(this.chatStreamFunction, {
+        responseTransferMode: ResponseTransferMode.STREAM,
+        // A streamed answer may take as long as its function: API Gateway's 29 s default would cut it off.
+        timeout: STREAM_TIMEOUT,
+      }),
+      chatBody,
+    );
     const sessionsIntegration = new LambdaIntegration(this.sessionsFunction);
     const sessions = api.addResource("sessions");
     sessions.addMethod("GET", sessionsIntegration);
     const session = sessions.addResource("{id}");
     session.addMethod("DELETE", sessionsIntegration);
     session.addResource("messages").addMethod("GET", sessionsIntegration);
-    const webhook = this.api.root.addResource("webhooks").addResource("intercom");
-    const webhookIntegration = new LambdaIntegration(this.intercomWebhookFunction);
-    webhook.addMethod("POST", webhookIntegration);
-    webhook.addMethod("HEAD", webhookIntegration);
     const memories = api.addResource("memories");
     const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
     memories.addMethod("GET", memoriesIntegration);
     memories.addResource("{id}").addMethod("DELETE", memoriesIntegration);
+
+    if (settings.intercom) {
+      const intercom = this.addIntercom(environment, bedrock, concurrency, readsSupabase, settings.intercomAdminId!);
+      ({
+        webhookFunction: this.intercomWebhookFunction,
+        workerFunction: this.supportWorkerFunction,
+        queue: this.supportQueue,
+        deadLetters: this.supportDeadLetters,
+      } = intercom);
+      new CfnOutput(this, "IntercomWebhookUrl", {
+        description: "Give this URL to your Intercom app's webhook (topics conversation.user.created and .replied)",
+        value: this.api.urlForPath("/webhooks/intercom"),
+      });
+      new CfnOutput(this, "IntercomAccessTokenSecretName", {
+        description: "Put your Intercom access token in this secret (aws secretsmanager put-secret-value)",
+        value: intercom.token.secretName,
+      });
+      new CfnOutput(this, "IntercomClientSecretName", {
+        description: "Put your Intercom app's client secret (it signs webhooks) in this secret",
+        value: intercom.clientSecret.secretName,
+      });
+    }
+
+    this.monitoring.agentMetrics(["chat", "chat-stream", "memory-extraction", "ingest", "support-worker"]);
+    new CfnOutput(this, "DocumentsBucketName", {
+      description: "Drop knowledge-base documents here, under DocumentsPrefix",
+      value: this.documentsBucket.bucketName,
+    });
+    new CfnOutput(this, "DocumentsPrefix", {
+      description: "Key prefix that is ingested",
+      value: settings.documentsPrefix,
+    });
+    if (supabaseKey)
+      new CfnOutput(this, "SupabaseSecretName", {
+        description: "The secret holding the Supabase service-role key",
+        value: supabaseKey.secretName,
+      });
+    new CfnOutput(this, "AlarmTopicArn", {
+      description: "Every alarm notifies this SNS topic; subscribe on-call to it (or deploy with -c alarmEmail=…)",
+      value: this.monitoring.topic.topicArn,
+    });
+    new CfnOutput(this, "DashboardUrl", {
+      description: "The CloudWatch dashboard: replies, latency, tool calls, errors, queues, dead letters",
+      value: `https://console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${this.stackName}`,
+    });
+    if (settings.demo) {
+      new CfnOutput(this, "Demo", {
+        description: "This deployment answers with the offline stand-ins, on purpose (-c demo=true)",
+        value: settings.bedrockModelId
+          ? "demo: Bedrock model configured, other stand-ins may be in use"
+          : "demo: the offline rule-based model and the hashing embedder answer; not for customers",
+      });
+      if (demoKey)
+        new CfnOutput(this, "DemoApiKeyId", {
+          description:
+            "Read the demo key with: aws apigateway get-api-key --include-value --api-key <this id>; send it as Authorization: ApiKey <value>",
+          value: demoKey.keyId,
+        });
+    }
     acknowledgeNagFindings(this, {
       documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
       documentsPrefix: settings.documentsPrefix,
-      models: [settings.bedrockModelId, settings.bedrockEmbeddingModelId].filter((m): m is string => Boolean(m)),
       tracing: this.tracing,
     });
+  }
+
+  /** The Intercom agent: the webhook verifies and queues; the worker runs the support graph. */
+  private addIntercom(
+    environment: Record<string, string>,
+    bedrock: BedrockAccess,
+    concurrency: number,
+    readsSupabase: (fn: LambdaFunction) => void,
+    adminId: string,
+  ) {
+    const token = new Secret(this, "IntercomAccessToken", {
+      description: "Intercom access token for the support agent: replace the generated value",
+    });
+    const clientSecret = new Secret(this, "IntercomClientSecret", {
+      description: "Intercom app client secret, which signs webhooks: replace the generated value",
+    });
+    const supportTimeout = Duration.seconds(120);
+    const { queue, deadLetters } = this.queueWithDeadLetters("Support", supportTimeout);
+    const webhookFunction = this.fn("IntercomWebhookFunction", "intercom-webhook.ts", {
+      environment: {
+        ...environment,
+        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
+        SUPPORT_QUEUE_URL: queue.queueUrl,
+        INTERCOM_CLIENT_SECRET_ARN: clientSecret.secretArn,
+      },
+      timeout: Duration.seconds(10),
+      memorySize: 512,
+    });
+    clientSecret.grantRead(webhookFunction);
+    queue.grantSendMessages(webhookFunction);
+    this.idempotencyTable.grantReadWriteData(webhookFunction);
+
+    const workerFunction = this.fn("SupportWorkerFunction", "support-worker.ts", {
+      environment: {
+        ...environment,
+        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
+        INTERCOM_ACCESS_TOKEN_SECRET_ARN: token.secretArn,
+        INTERCOM_ADMIN_ID: adminId,
+      },
+      timeout: supportTimeout,
+      memorySize: 1024,
+    });
+    token.grantRead(workerFunction);
+    bedrock.grantChat(workerFunction);
+    readsSupabase(workerFunction);
+    this.checkpointTable.grantReadWriteData(workerFunction);
+    this.idempotencyTable.grantReadWriteData(workerFunction);
+    this.consume(workerFunction, queue, { batchSize: 5, concurrency });
+
+    const webhook = this.api.root.addResource("webhooks").addResource("intercom");
+    const webhookIntegration = new LambdaIntegration(webhookFunction);
+    webhook.addMethod("POST", webhookIntegration);
+    webhook.addMethod("HEAD", webhookIntegration);
+    return { webhookFunction, workerFunction, queue, deadLetters, token, clientSecret };
+  }
+
+  /**
+   * A queue consumer: batches with per-record failures reported back, and at most `concurrency`
+   * invocations at once, so a burst cannot exhaust Bedrock quotas or Supabase connections.
+   */
+  private consume(
+    fn: LambdaFunction,
+    queue: Queue,
+    {
+      batchSize,
+      maxBatchingWindow,
+      concurrency,
+    }: { batchSize: number; maxBatchingWindow?: Duration; concurrency: number },
+  ) {
+    fn.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize,
+        ...(maxBatchingWindow ? { maxBatchingWindow } : {}),
+        reportBatchItemFailures: true,
+        maxConcurrency: concurrency,
+      }),
+    );
   }
 
   /**
@@ -402,7 +476,8 @@ export class AgentStack extends Stack {
    * 100,000 a day per key). JWT users are metered under one users' key, whose value the stack
    * generates into a secret for the authorizer; its plan only throttles, as the stage does.
    */
-  private addApiKeys(clients: NonNullable<StackSettings["apiKeys"]>) {
+  private addApiKeys(clients: NonNullable<StackSettings["apiKeys"]>): Map<string, ApiKey> {
+    const keys = new Map<string, ApiKey>();
     const stage = this.api.deploymentStage;
     const clientsPlan = this.api.addUsagePlan("ClientsPlan", {
       description: "server-to-server API keys",
@@ -415,6 +490,7 @@ export class AgentStack extends Stack {
       Tags.of(key).add("client", client);
       Tags.of(key).add("trusted", String(trusted));
       clientsPlan.addApiKey(key);
+      keys.set(client, key);
     }
     const usersKeyValue = new Secret(this, "UsersApiKey", {
       description:
@@ -441,14 +517,15 @@ export class AgentStack extends Stack {
         resources: [`arn:${this.partition}:apigateway:${this.region}::/apikeys`],
       }),
     );
+    return keys;
   }
 
   /**
-   * A consumer's queue: its dead-letter queue after 3 receives, an alarm on anything landing
-   * there, and a visibility timeout of 6x the consumer's timeout (AWS's advice for Lambda), so
-   * a slow batch is not handed to a second invocation while the first still runs.
+   * A consumer's queue: its dead-letter queue after MAX_RECEIVES receives (alarmed on anything
+   * landing there), and a visibility timeout of 6x the consumer's timeout (AWS's advice for
+   * Lambda), so a slow batch is not handed to a second invocation while the first still runs.
    */
-  private queueWithDeadLetters(id: string, consumerTimeout: Duration, alarmDescription: string) {
+  private queueWithDeadLetters(id: string, consumerTimeout: Duration) {
     const deadLetters = new Queue(this, `${id}DLQ`, {
       retentionPeriod: Duration.days(14),
       encryption: QueueEncryption.SQS_MANAGED,
@@ -461,14 +538,8 @@ export class AgentStack extends Stack {
       enforceSSL: true,
       deadLetterQueue: { queue: deadLetters, maxReceiveCount: MAX_RECEIVES },
     });
-    new Alarm(this, `${id}DLQDepth`, {
-      alarmDescription,
-      metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    // Older than one full retry cycle: the consumer is not keeping up.
+    this.monitoring.queue(queue, deadLetters, id, Duration.seconds(consumerTimeout.toSeconds() * 6 * MAX_RECEIVES));
     return { queue, deadLetters };
   }
 
@@ -489,28 +560,7 @@ export class AgentStack extends Stack {
       environment: { NODE_OPTIONS: "--enable-source-maps", ...props.environment },
     });
     // On-call signals for every function: any error, any throttle.
-    for (const [name, metric] of [
-      ["Errors", fn.metricErrors({ period: Duration.minutes(5) })],
-      ["Throttles", fn.metricThrottles({ period: Duration.minutes(5) })],
-    ] as const) {
-      new Alarm(this, `${id}${name}`, {
-        alarmDescription: `${id}: ${name.toLowerCase()} in the last 5 minutes`,
-        metric,
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-    }
+    this.monitoring.function(fn, id.replace(/Function$/, ""));
     return fn;
   }
-}
-
-/** A model id may be a foundation model or a cross-region inference profile (us.anthropic...). */
-function bedrockModelArns(stack: Stack, modelId: string): string[] {
-  const base = modelId.replace(/^(us|eu|apac|global)\./, "");
-  return [
-    `arn:${stack.partition}:bedrock:*::foundation-model/${base}`,
-    `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${modelId}`,
-  ];
 }
