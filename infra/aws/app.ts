@@ -1,5 +1,6 @@
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
+import { widthMismatch } from "../supabase/embedding-width";
 import { readSettings, SettingsError } from "./settings";
 import { AgentStack, stackName } from "./stack";
 
@@ -7,6 +8,8 @@ const app = new App();
 let settings;
 try {
   settings = readSettings(app);
+  const mismatch = widthMismatch(settings.embeddingDimension);
+  if (mismatch) throw new SettingsError(mismatch);
 } catch (err) {
   // A missing or malformed setting is the deployer's to fix: say what, without a stack trace.
   if (!(err instanceof SettingsError)) throw err;
