@@ -1,10 +1,11 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
-import { awsChatRuntime } from "../graph/chat/aws-runtime";
+import { deferredChatRuntime } from "../graph/chat/deferred-runtime";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import type { ChatRuntime } from "../graph/chat/runtime";
 import type { ChatReply } from "../graph/chat/service";
 import { parseChatRequest } from "../shared/chat-request";
-import { loadConfig, type Config } from "../shared/config";
+import type { Config } from "../shared/config";
 import { AppError } from "../shared/errors";
 import { runDeadline } from "../shared/deadline";
 import { errorBody, standInHeaders } from "../shared/http";
@@ -87,6 +88,10 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
   };
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ config, backends }: Wiring) =>
+  awslambda.streamifyResponse(createChatStreamHandler(config(), deferredChatRuntime(logger, backends)));
+
 // Settings are validated at init: a missing or bad one fails the cold start, naming it.
-export const handler = awslambda.streamifyResponse(createChatStreamHandler(loadConfig(), awsChatRuntime(logger)));
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -1,12 +1,13 @@
 import type { ChatRuntime } from "../graph/chat/runtime";
 import { apiHandler } from "../shared/api-handler";
 import { parseChatRequest } from "../shared/chat-request";
-import { loadConfig, type Config } from "../shared/config";
+import type { Config } from "../shared/config";
 import { runDeadline } from "../shared/deadline";
 import { json, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
-import { awsChatRuntime } from "../graph/chat/aws-runtime";
+import { deferredChatRuntime } from "../graph/chat/deferred-runtime";
+import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("chat");
 const metrics = createMetrics("chat");
@@ -32,6 +33,10 @@ export function createChatHandler(config: Config, runtime: () => Promise<Pick<Ch
   });
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ config, backends }: Wiring) =>
+  createChatHandler(config(), deferredChatRuntime(logger, backends));
+
 // Settings are validated at init: a missing or bad one fails the cold start, naming it.
-export const handler = createChatHandler(loadConfig(), awsChatRuntime(logger));
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

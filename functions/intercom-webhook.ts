@@ -1,6 +1,8 @@
 import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
-import { awsBackends, type Backends } from "../shared/backends";
+import type { Backends } from "../shared/backends";
+import { ConfigError } from "../shared/config";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { AppError, badRequest, unauthorized } from "../shared/errors";
 import { json } from "../shared/http";
@@ -9,8 +11,6 @@ import { createLogger } from "../shared/logger";
 import type { QueuePublisher } from "../shared/queue";
 import { secretSource } from "../shared/secrets";
 import { OnceMarkers } from "../shared/stores/once-markers";
-import { SqsPublisher } from "../shared/queue";
-import { SQSClient } from "@aws-sdk/client-sqs";
 
 const logger = createLogger("intercom-webhook");
 
@@ -103,10 +103,14 @@ export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async 
   notifications: new OnceMarkers(backends.dynamo, backends.config.IDEMPOTENCY_TABLE),
 });
 
-export const handler = createIntercomWebhookHandler(
-  once(async () => {
-    const backends = await awsBackends();
-    if (!backends.config.SUPPORT_QUEUE_URL) throw new Error("SUPPORT_QUEUE_URL must be set");
-    return webhookDeps(backends, new SqsPublisher(new SQSClient({}), backends.config.SUPPORT_QUEUE_URL))();
-  }),
-);
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) =>
+  createIntercomWebhookHandler(
+    once(async () => {
+      const b = await backends();
+      if (!b.supportQueue) throw new ConfigError("Missing configuration: SUPPORT_QUEUE_URL must be set");
+      return webhookDeps(b, b.supportQueue)();
+    }),
+  );
+
+export const handler = createHandler(awsWiring());

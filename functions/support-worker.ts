@@ -2,7 +2,7 @@ import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
-import { awsBackends } from "../shared/backends";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { runDeadline } from "../shared/deadline";
 import { once } from "../shared/once";
 import { sqsBatchHandler } from "../shared/sqs-batch";
@@ -73,4 +73,13 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
   };
 }
 
-export const handler = createSupportWorker(once(async () => buildSupportRuntime(await awsBackends())));
+/** The handler on any wiring: Lambda's below, or the local stack's (Intercom's stand-in). */
+export const createHandler = ({ backends }: Wiring) =>
+  createSupportWorker(
+    once(async () => {
+      const b = await backends();
+      return buildSupportRuntime(b, b.intercomFetch);
+    }),
+  );
+
+export const handler = createHandler(awsWiring());

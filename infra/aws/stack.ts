@@ -16,18 +16,12 @@ import {
 } from "aws-cdk-lib/aws-apigateway";
 import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
-import {
-  Architecture,
-  Function as LambdaFunction,
-  Runtime,
-  Tracing,
-  type FunctionOptions,
-} from "aws-cdk-lib/aws-lambda";
+import { Architecture, Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
-import { Queue, QueueEncryption } from "aws-cdk-lib/aws-sqs";
+import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
 import { BlockPublicAccess, Bucket, BucketEncryption, EventType } from "aws-cdk-lib/aws-s3";
@@ -39,9 +33,10 @@ import { acknowledgeNagFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
-import { MAX_RECEIVES } from "../../shared/sqs-batch";
 import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
+import { queueWithDeadLetters } from "./queues";
+import { constructId, deployedFunctions, type FunctionSpec, type Grant, type QueueName } from "../manifest";
 import {
   DEFAULT_QUEUE_CONCURRENCY,
   memoryThresholds,
@@ -53,8 +48,6 @@ import {
 
 const FUNCTIONS = join(import.meta.dirname, "../../functions");
 const API_STAGE = "v1";
-/** The streaming function's timeout, and its integration's: API Gateway streams for up to 15 minutes. */
-const STREAM_TIMEOUT = Duration.seconds(120);
 
 /** The stack's name: a `stage` context value suffixes it, and with it every resource name derived from it. */
 export function stackName(stage: string | undefined): string {
@@ -85,6 +78,8 @@ export class AgentStack extends Stack {
   readonly supportDeadLetters?: Queue;
   readonly authorizerFunction: LambdaFunction;
   readonly monitoring: Monitoring;
+  /** the generated key a demo without an OIDC issuer is reached with */
+  private demoKey?: ApiKey;
   /** X-Ray tracing for the API and every function, switched by the `tracing` context value */
   private readonly tracing: boolean;
   /** LangSmith's client in the bundles, switched by the `langsmith` context value */
@@ -98,14 +93,14 @@ export class AgentStack extends Stack {
     this.settings = settings;
     this.tracing = settings.tracing ?? false;
     this.langsmith = settings.langsmith ?? false;
-    const concurrency = settings.queueConcurrency ?? DEFAULT_QUEUE_CONCURRENCY;
+    this.monitoring = new Monitoring(this, "Monitoring", { prefix: this.stackName, alarmEmail: settings.alarmEmail });
     const bedrock = new BedrockAccess(this, {
       chat: settings.bedrockModelId,
       embedding: settings.bedrockEmbeddingModelId,
       naming: settings.bedrockNamingModelId,
       region: settings.bedrockRegion,
     });
-    this.monitoring = new Monitoring(this, "Monitoring", { prefix: this.stackName, alarmEmail: settings.alarmEmail });
+    const specs = deployedFunctions({ intercom: settings.intercom ?? false });
 
     // Graph state: one item per checkpoint, write and stored message (graph/checkpoint).
     // On-demand billing because chat traffic is spiky; PITR because a thread's state
@@ -119,10 +114,57 @@ export class AgentStack extends Stack {
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-
+    // Powertools idempotency records for queue consumers: a redelivered message is processed once.
+    this.idempotencyTable = new TableV2(this, "IdempotencyTable", {
+      partitionKey: { name: IDEMPOTENCY_TABLE.partitionKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     const supabaseKey: ISecret | undefined = settings.supabaseSecretArn
       ? Secret.fromSecretCompleteArn(this, "SupabaseServiceRoleKey", settings.supabaseSecretArn)
       : undefined;
+
+    // A queue for each deployed consumer, with the construct ids it had before the manifest.
+    const queueIds: Record<QueueName, string> = {
+      extraction: "MemoryExtraction",
+      ingest: "Ingest",
+      support: "Support",
+    };
+    const queues = new Map<QueueName, { queue: Queue; deadLetters: Queue }>();
+    for (const spec of specs)
+      if (spec.source)
+        queues.set(
+          spec.source.queue,
+          queueWithDeadLetters(this, queueIds[spec.source.queue], spec.source.queue, this.monitoring),
+        );
+
+    // Knowledge base: documents dropped under the prefix are ingested through a queue.
+    this.documentsBucket = new Bucket(this, "DocumentsBucket", {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const notify = new SqsDestination(queues.get("ingest")!.queue);
+    for (const suffix of SUPPORTED_EXTENSIONS) {
+      for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED]) {
+        this.documentsBucket.addEventNotification(event, notify, { prefix: settings.documentsPrefix, suffix });
+      }
+    }
+
+    const intercom = settings.intercom
+      ? {
+          token: new Secret(this, "IntercomAccessToken", {
+            description: "Intercom access token for the support agent: replace the generated value",
+          }),
+          clientSecret: new Secret(this, "IntercomClientSecret", {
+            description: "Intercom app client secret, which signs webhooks: replace the generated value",
+          }),
+        }
+      : undefined;
+
     const thresholds = memoryThresholds(settings);
     const environment: Record<string, string> = {
       CHECKPOINT_TABLE: this.checkpointTable.tableName,
@@ -140,101 +182,98 @@ export class AgentStack extends Stack {
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
         : {}),
     };
-    const readsSupabase = (fn: LambdaFunction) => supabaseKey?.grantRead(fn);
 
-    // Memory extraction: a queue between the chat reply and the extraction function.
-    const extractionTimeout = Duration.seconds(60);
-    ({ queue: this.extractionQueue, deadLetters: this.extractionDeadLetters } = this.queueWithDeadLetters(
-      "MemoryExtraction",
-      extractionTimeout,
-    ));
-
-    // Powertools idempotency records for queue consumers: a redelivered turn is processed once.
-    this.idempotencyTable = new TableV2(this, "IdempotencyTable", {
-      partitionKey: { name: IDEMPOTENCY_TABLE.partitionKey, type: AttributeType.STRING },
-      billing: Billing.onDemand(),
-      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-
-    this.chatFunction = this.fn("ChatFunction", "chat.ts", {
-      environment: { ...environment, EXTRACTION_QUEUE_URL: this.extractionQueue.queueUrl },
-      timeout: Duration.seconds(29),
-      memorySize: 1024,
-    });
-    // The same turn as server-sent events; a longer timeout since a client may read slowly,
-    // and the streaming integration waits as long (below).
-    this.chatStreamFunction = this.fn("ChatStreamFunction", "chat-stream.ts", {
-      environment: { ...environment, EXTRACTION_QUEUE_URL: this.extractionQueue.queueUrl },
-      timeout: STREAM_TIMEOUT,
-      memorySize: 1024,
-    });
-    for (const fn of [this.chatFunction, this.chatStreamFunction]) {
-      this.extractionQueue.grantSendMessages(fn);
-      this.checkpointTable.grantReadWriteData(fn);
-      readsSupabase(fn);
-      bedrock.grantChat(fn, { streaming: true });
-    }
-
-    this.extractionFunction = this.fn("MemoryExtractionFunction", "memory-extraction.ts", {
-      environment: { ...environment, IDEMPOTENCY_TABLE: this.idempotencyTable.tableName },
-      timeout: extractionTimeout,
-      memorySize: 1024,
-    });
-    this.idempotencyTable.grantReadWriteData(this.extractionFunction);
-    readsSupabase(this.extractionFunction);
-    bedrock.grantChat(this.extractionFunction);
-    this.consume(this.extractionFunction, this.extractionQueue, {
-      batchSize: 10,
-      maxBatchingWindow: Duration.seconds(2),
-      concurrency,
-    });
-
-    this.sessionsFunction = this.fn("SessionsFunction", "sessions.ts", {
-      environment,
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-    });
-    readsSupabase(this.sessionsFunction);
-    // Ownership checks, and deleteThread when a session is deleted.
-    this.checkpointTable.grantReadWriteData(this.sessionsFunction);
-
-    this.memoriesFunction = this.fn("MemoriesFunction", "memories.ts", {
-      environment,
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-    });
-    readsSupabase(this.memoriesFunction);
-
-    // Knowledge base: documents dropped under the prefix are ingested through a queue.
-    this.documentsBucket = new Bucket(this, "DocumentsBucket", {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      versioned: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    const ingestTimeout = Duration.seconds(120);
-    ({ queue: this.ingestQueue, deadLetters: this.ingestDeadLetters } = this.queueWithDeadLetters(
-      "Ingest",
-      ingestTimeout,
-    ));
-    const notify = new SqsDestination(this.ingestQueue);
-    for (const suffix of SUPPORTED_EXTENSIONS) {
-      for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED]) {
-        this.documentsBucket.addEventNotification(event, notify, { prefix: settings.documentsPrefix, suffix });
+    /** What each grant of the manifest means here: a permission, and the environment that goes with it. */
+    const grant = (fn: LambdaFunction, name: Grant, spec: FunctionSpec) => {
+      switch (name) {
+        case "checkpoints":
+          return this.checkpointTable.grantReadWriteData(fn);
+        case "idempotency":
+          fn.addEnvironment("IDEMPOTENCY_TABLE", this.idempotencyTable.tableName);
+          return this.idempotencyTable.grantReadWriteData(fn);
+        case "supabase":
+          return supabaseKey?.grantRead(fn);
+        case "bedrock-chat":
+          // API functions may stream from the model; queue consumers only invoke.
+          return bedrock.grantChat(fn, { streaming: spec.kind === "api" });
+        case "bedrock-embeddings":
+          return bedrock.grantEmbeddings(fn);
+        case "send:extraction":
+          fn.addEnvironment("EXTRACTION_QUEUE_URL", queues.get("extraction")!.queue.queueUrl);
+          return queues.get("extraction")!.queue.grantSendMessages(fn);
+        case "send:support":
+          fn.addEnvironment("SUPPORT_QUEUE_URL", queues.get("support")!.queue.queueUrl);
+          return queues.get("support")!.queue.grantSendMessages(fn);
+        case "documents":
+          return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
+        case "intercom-token":
+          fn.addEnvironment("INTERCOM_ACCESS_TOKEN_SECRET_ARN", intercom!.token.secretArn);
+          fn.addEnvironment("INTERCOM_ADMIN_ID", settings.intercomAdminId!);
+          return intercom!.token.grantRead(fn);
+        case "intercom-client-secret":
+          fn.addEnvironment("INTERCOM_CLIENT_SECRET_ARN", intercom!.clientSecret.secretArn);
+          return intercom!.clientSecret.grantRead(fn);
       }
-    }
-    this.ingestFunction = this.fn("IngestFunction", "ingest.ts", {
-      environment,
-      timeout: ingestTimeout,
-      memorySize: 1536,
-    });
-    this.documentsBucket.grantRead(this.ingestFunction, `${settings.documentsPrefix}*`);
-    readsSupabase(this.ingestFunction);
-    bedrock.grantEmbeddings(this.ingestFunction);
-    this.consume(this.ingestFunction, this.ingestQueue, { batchSize: 5, concurrency });
+    };
 
+    const functions = new Map<string, LambdaFunction>();
+    for (const spec of specs) {
+      const fn = this.lambda(
+        spec,
+        spec.kind === "authorizer"
+          ? {
+              ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
+              ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
+            }
+          : environment,
+      );
+      for (const name of spec.grants) grant(fn, name, spec);
+      if (spec.source)
+        fn.addEventSource(
+          new SqsEventSource(queues.get(spec.source.queue)!.queue, {
+            batchSize: spec.source.batchSize,
+            ...(spec.source.maxBatchingWindowSeconds
+              ? { maxBatchingWindow: Duration.seconds(spec.source.maxBatchingWindowSeconds) }
+              : {}),
+            reportBatchItemFailures: true,
+            // At most this many invocations at once, so a burst cannot exhaust Bedrock quotas or
+            // Supabase connections.
+            maxConcurrency: settings.queueConcurrency ?? DEFAULT_QUEUE_CONCURRENCY,
+          }),
+        );
+      functions.set(spec.name, fn);
+    }
+
+    this.api = this.restApi(settings, specs, functions);
+
+    this.chatFunction = functions.get("chat")!;
+    this.chatStreamFunction = functions.get("chat-stream")!;
+    this.sessionsFunction = functions.get("sessions")!;
+    this.memoriesFunction = functions.get("memories")!;
+    this.extractionFunction = functions.get("memory-extraction")!;
+    this.ingestFunction = functions.get("ingest")!;
+    this.authorizerFunction = functions.get("authorizer")!;
+    this.intercomWebhookFunction = functions.get("intercom-webhook");
+    this.supportWorkerFunction = functions.get("support-worker");
+    ({ queue: this.extractionQueue, deadLetters: this.extractionDeadLetters } = queues.get("extraction")!);
+    ({ queue: this.ingestQueue, deadLetters: this.ingestDeadLetters } = queues.get("ingest")!);
+    this.supportQueue = queues.get("support")?.queue;
+    this.supportDeadLetters = queues.get("support")?.deadLetters;
+
+    this.monitoring.agentMetrics(["chat", "chat-stream", "memory-extraction", "ingest", "support-worker"]);
+    this.outputs(settings, supabaseKey, intercom);
+    acknowledgeNagFindings(this, {
+      documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
+      documentsPrefix: settings.documentsPrefix,
+      tracing: this.tracing,
+    });
+  }
+
+  /**
+   * The REST API: every route of the manifest on its function, behind the JWT authorizer unless
+   * the route is public, chat bodies checked at the gateway against the handlers' own schema.
+   */
+  private restApi(settings: StackSettings, specs: FunctionSpec[], functions: Map<string, LambdaFunction>): RestApi {
     const accessLogs = new LogGroup(this, "ApiAccessLogs", {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -245,7 +284,7 @@ export class AgentStack extends Stack {
       ...(settings.apiKeys ?? []),
       ...(settings.demo && !settings.oidcIssuer ? [{ client: "demo", trusted: true }] : []),
     ];
-    this.api = new RestApi(this, "Api", {
+    const api = new RestApi(this, "Api", {
       restApiName: `${this.stackName}-api`,
       description: "Agent backend API",
       // With API keys on, the authorizer names the key of each request (a client's own, or the
@@ -263,94 +302,71 @@ export class AgentStack extends Stack {
     });
     // The gateway's own refusals (bad body, no token, throttled) in the handlers' error shape.
     for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
-      this.api.addGatewayResponse(`${type.responseType}Response`, {
+      api.addGatewayResponse(`${type.responseType}Response`, {
         type,
         templates: {
           "application/json": '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
         },
       });
     }
-    this.monitoring.api(this.api, API_STAGE);
+    this.monitoring.api(api, API_STAGE);
     // Every /api route needs a bearer JWT from the configured OIDC issuer; its `sub` is the user.
-    this.authorizerFunction = this.fn("AuthorizerFunction", "authorizer.ts", {
-      environment: {
-        ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
-        ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
-      },
-      timeout: Duration.seconds(5),
-      memorySize: 256,
-    });
+    const authorizerFunction = functions.get("authorizer")!;
     const secured: MethodOptions = {
       authorizer: new TokenAuthorizer(this, "JwtAuthorizer", {
-        handler: this.authorizerFunction,
+        handler: authorizerFunction,
         resultsCacheTtl: Duration.minutes(5),
       }),
       apiKeyRequired: apiKeys.length > 0,
     };
-    const demoKey = apiKeys.length > 0 ? this.addApiKeys(apiKeys).get("demo") : undefined;
-    const api = this.api.root.addResource("api", { defaultMethodOptions: secured });
+    this.demoKey = apiKeys.length > 0 ? this.addApiKeys(api, apiKeys, authorizerFunction).get("demo") : undefined;
     // Chat bodies are checked at the gateway against the handlers' own schema, so a malformed
     // request never reaches (or wakes) a function; the handlers still check everything. The
     // message cap is the one the handlers get (MAX_MESSAGE_BYTES), from one context value.
-    const maxMessageBytes = loadConfig(environment).MAX_MESSAGE_BYTES;
-    const chatBody: MethodOptions = {
-      requestValidator: new RequestValidator(this, "RequestValidator", {
-        restApi: this.api,
-        validateRequestBody: true,
-        validateRequestParameters: true,
-      }),
-      requestModels: {
-        "application/json": this.api.addModel("ChatRequest", {
-          contentType: "application/json",
-          schema: apiModelSchema(chatRequest(maxMessageBytes)),
+    const maxMessageBytes = loadConfig(
+      settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {},
+    ).MAX_MESSAGE_BYTES;
+    let chatBody: MethodOptions | undefined;
+    const chatBodyOptions = () =>
+      (chatBody ??= {
+        requestValidator: new RequestValidator(this, "RequestValidator", {
+          restApi: api,
+          validateRequestBody: true,
+          validateRequestParameters: true,
         }),
-      },
-    };
-    const chat = api.addResource("chat");
-    chat.addMethod("POST", new LambdaIntegration(this.chatFunction), chatBody);
-    chat.addResource("stream").addMethod(
-      "POST",
-      new LambdaIntegration(this.chatStreamFunction, {
-        responseTransferMode: ResponseTransferMode.STREAM,
-        // A streamed answer may take as long as its function: API Gateway's 29 s default would cut it off.
-        timeout: STREAM_TIMEOUT,
-      }),
-      chatBody,
-    );
-    const sessionsIntegration = new LambdaIntegration(this.sessionsFunction);
-    const sessions = api.addResource("sessions");
-    sessions.addMethod("GET", sessionsIntegration);
-    const session = sessions.addResource("{id}");
-    session.addMethod("DELETE", sessionsIntegration);
-    session.addResource("messages").addMethod("GET", sessionsIntegration);
-    const memories = api.addResource("memories");
-    const memoriesIntegration = new LambdaIntegration(this.memoriesFunction);
-    memories.addMethod("GET", memoriesIntegration);
-    memories.addResource("{id}").addMethod("DELETE", memoriesIntegration);
-
-    if (settings.intercom) {
-      const intercom = this.addIntercom(environment, bedrock, concurrency, readsSupabase, settings.intercomAdminId!);
-      ({
-        webhookFunction: this.intercomWebhookFunction,
-        workerFunction: this.supportWorkerFunction,
-        queue: this.supportQueue,
-        deadLetters: this.supportDeadLetters,
-      } = intercom);
-      new CfnOutput(this, "IntercomWebhookUrl", {
-        description: "Give this URL to your Intercom app's webhook (topics conversation.user.created and .replied)",
-        value: this.api.urlForPath("/webhooks/intercom"),
+        requestModels: {
+          "application/json": api.addModel("ChatRequest", {
+            contentType: "application/json",
+            schema: apiModelSchema(chatRequest(maxMessageBytes)),
+          }),
+        },
       });
-      new CfnOutput(this, "IntercomAccessTokenSecretName", {
-        description: "Put your Intercom access token in this secret (aws secretsmanager put-secret-value)",
-        value: intercom.token.secretName,
-      });
-      new CfnOutput(this, "IntercomClientSecretName", {
-        description: "Put your Intercom app's client secret (it signs webhooks) in this secret",
-        value: intercom.clientSecret.secretName,
-      });
+    for (const spec of specs) {
+      for (const route of spec.routes ?? []) {
+        const integration = new LambdaIntegration(
+          functions.get(spec.name)!,
+          route.streaming
+            ? {
+                responseTransferMode: ResponseTransferMode.STREAM,
+                // A streamed answer may take as long as its function: API Gateway's 29 s default would cut it off.
+                timeout: Duration.seconds(spec.timeoutSeconds),
+              }
+            : {},
+        );
+        api.root.resourceForPath(route.path).addMethod(route.method, integration, {
+          ...(route.public ? {} : secured),
+          ...(route.chatBody ? chatBodyOptions() : {}),
+        });
+      }
     }
+    return api;
+  }
 
-    this.monitoring.agentMetrics(["chat", "chat-stream", "memory-extraction", "ingest", "support-worker"]);
+  private outputs(
+    settings: StackSettings,
+    supabaseKey: ISecret | undefined,
+    intercom: { token: ISecret; clientSecret: ISecret } | undefined,
+  ) {
     new CfnOutput(this, "DocumentsBucketName", {
       description: "Drop knowledge-base documents here, under DocumentsPrefix",
       value: this.documentsBucket.bucketName,
@@ -364,6 +380,20 @@ export class AgentStack extends Stack {
         description: "The secret holding the Supabase service-role key",
         value: supabaseKey.secretName,
       });
+    if (intercom) {
+      new CfnOutput(this, "IntercomWebhookUrl", {
+        description: "Give this URL to your Intercom app's webhook (topics conversation.user.created and .replied)",
+        value: this.api.urlForPath("/webhooks/intercom"),
+      });
+      new CfnOutput(this, "IntercomAccessTokenSecretName", {
+        description: "Put your Intercom access token in this secret (aws secretsmanager put-secret-value)",
+        value: intercom.token.secretName,
+      });
+      new CfnOutput(this, "IntercomClientSecretName", {
+        description: "Put your Intercom app's client secret (it signs webhooks) in this secret",
+        value: intercom.clientSecret.secretName,
+      });
+    }
     new CfnOutput(this, "AlarmTopicArn", {
       description: "Every alarm notifies this SNS topic; subscribe on-call to it (or deploy with -c alarmEmail=…)",
       value: this.monitoring.topic.topicArn,
@@ -379,95 +409,13 @@ export class AgentStack extends Stack {
           ? "demo: Bedrock model configured, other stand-ins may be in use"
           : "demo: the offline rule-based model and the hashing embedder answer; not for customers",
       });
-      if (demoKey)
+      if (this.demoKey)
         new CfnOutput(this, "DemoApiKeyId", {
           description:
             "Read the demo key with: aws apigateway get-api-key --include-value --api-key <this id>; send it as Authorization: ApiKey <value>",
-          value: demoKey.keyId,
+          value: this.demoKey.keyId,
         });
     }
-    acknowledgeNagFindings(this, {
-      documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
-      documentsPrefix: settings.documentsPrefix,
-      tracing: this.tracing,
-    });
-  }
-
-  /** The Intercom agent: the webhook verifies and queues; the worker runs the support graph. */
-  private addIntercom(
-    environment: Record<string, string>,
-    bedrock: BedrockAccess,
-    concurrency: number,
-    readsSupabase: (fn: LambdaFunction) => void,
-    adminId: string,
-  ) {
-    const token = new Secret(this, "IntercomAccessToken", {
-      description: "Intercom access token for the support agent: replace the generated value",
-    });
-    const clientSecret = new Secret(this, "IntercomClientSecret", {
-      description: "Intercom app client secret, which signs webhooks: replace the generated value",
-    });
-    const supportTimeout = Duration.seconds(120);
-    const { queue, deadLetters } = this.queueWithDeadLetters("Support", supportTimeout);
-    const webhookFunction = this.fn("IntercomWebhookFunction", "intercom-webhook.ts", {
-      environment: {
-        ...environment,
-        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
-        SUPPORT_QUEUE_URL: queue.queueUrl,
-        INTERCOM_CLIENT_SECRET_ARN: clientSecret.secretArn,
-      },
-      timeout: Duration.seconds(10),
-      memorySize: 512,
-    });
-    clientSecret.grantRead(webhookFunction);
-    queue.grantSendMessages(webhookFunction);
-    this.idempotencyTable.grantReadWriteData(webhookFunction);
-
-    const workerFunction = this.fn("SupportWorkerFunction", "support-worker.ts", {
-      environment: {
-        ...environment,
-        IDEMPOTENCY_TABLE: this.idempotencyTable.tableName,
-        INTERCOM_ACCESS_TOKEN_SECRET_ARN: token.secretArn,
-        INTERCOM_ADMIN_ID: adminId,
-      },
-      timeout: supportTimeout,
-      memorySize: 1024,
-    });
-    token.grantRead(workerFunction);
-    bedrock.grantChat(workerFunction);
-    readsSupabase(workerFunction);
-    this.checkpointTable.grantReadWriteData(workerFunction);
-    this.idempotencyTable.grantReadWriteData(workerFunction);
-    this.consume(workerFunction, queue, { batchSize: 5, concurrency });
-
-    const webhook = this.api.root.addResource("webhooks").addResource("intercom");
-    const webhookIntegration = new LambdaIntegration(webhookFunction);
-    webhook.addMethod("POST", webhookIntegration);
-    webhook.addMethod("HEAD", webhookIntegration);
-    return { webhookFunction, workerFunction, queue, deadLetters, token, clientSecret };
-  }
-
-  /**
-   * A queue consumer: batches with per-record failures reported back, and at most `concurrency`
-   * invocations at once, so a burst cannot exhaust Bedrock quotas or Supabase connections.
-   */
-  private consume(
-    fn: LambdaFunction,
-    queue: Queue,
-    {
-      batchSize,
-      maxBatchingWindow,
-      concurrency,
-    }: { batchSize: number; maxBatchingWindow?: Duration; concurrency: number },
-  ) {
-    fn.addEventSource(
-      new SqsEventSource(queue, {
-        batchSize,
-        ...(maxBatchingWindow ? { maxBatchingWindow } : {}),
-        reportBatchItemFailures: true,
-        maxConcurrency: concurrency,
-      }),
-    );
   }
 
   /**
@@ -476,14 +424,18 @@ export class AgentStack extends Stack {
    * 100,000 a day per key). JWT users are metered under one users' key, whose value the stack
    * generates into a secret for the authorizer; its plan only throttles, as the stage does.
    */
-  private addApiKeys(clients: NonNullable<StackSettings["apiKeys"]>): Map<string, ApiKey> {
+  private addApiKeys(
+    api: RestApi,
+    clients: NonNullable<StackSettings["apiKeys"]>,
+    authorizerFunction: LambdaFunction,
+  ): Map<string, ApiKey> {
     const keys = new Map<string, ApiKey>();
-    const stage = this.api.deploymentStage;
-    const clientsPlan = this.api.addUsagePlan("ClientsPlan", {
+    const stage = api.deploymentStage;
+    const clientsPlan = api.addUsagePlan("ClientsPlan", {
       description: "server-to-server API keys",
       throttle: { rateLimit: 10, burstLimit: 20 },
       quota: { limit: 100_000, period: Period.DAY },
-      apiStages: [{ api: this.api, stage }],
+      apiStages: [{ api, stage }],
     });
     for (const { client, trusted } of clients) {
       const key = new ApiKey(this, `ApiKey-${client}`, { apiKeyName: `${this.stackName}-${client}` });
@@ -501,17 +453,17 @@ export class AgentStack extends Stack {
       apiKeyName: `${this.stackName}-users`,
       value: usersKeyValue.secretValue.unsafeUnwrap(),
     });
-    this.api
+    api
       .addUsagePlan("UsersPlan", {
         description: "JWT users, all under one key: throttled as the stage is",
         throttle: { rateLimit: 50, burstLimit: 100 },
-        apiStages: [{ api: this.api, stage }],
+        apiStages: [{ api, stage }],
       })
       .addApiKey(usersKey);
-    this.authorizerFunction.addEnvironment("USERS_API_KEY_SECRET_ARN", usersKeyValue.secretArn);
-    usersKeyValue.grantRead(this.authorizerFunction);
+    authorizerFunction.addEnvironment("USERS_API_KEY_SECRET_ARN", usersKeyValue.secretArn);
+    usersKeyValue.grantRead(authorizerFunction);
     // GetApiKeys (with values): the authorizer maps a key to its client and trust.
-    this.authorizerFunction.addToRolePolicy(
+    authorizerFunction.addToRolePolicy(
       new PolicyStatement({
         actions: ["apigateway:GET"],
         resources: [`arn:${this.partition}:apigateway:${this.region}::/apikeys`],
@@ -520,44 +472,23 @@ export class AgentStack extends Stack {
     return keys;
   }
 
-  /**
-   * A consumer's queue: its dead-letter queue after MAX_RECEIVES receives (alarmed on anything
-   * landing there), and a visibility timeout of 6x the consumer's timeout (AWS's advice for
-   * Lambda), so a slow batch is not handed to a second invocation while the first still runs.
-   */
-  private queueWithDeadLetters(id: string, consumerTimeout: Duration) {
-    const deadLetters = new Queue(this, `${id}DLQ`, {
-      retentionPeriod: Duration.days(14),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-    });
-    const queue = new Queue(this, `${id}Queue`, {
-      visibilityTimeout: Duration.seconds(consumerTimeout.toSeconds() * 6),
-      retentionPeriod: Duration.days(4),
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      deadLetterQueue: { queue: deadLetters, maxReceiveCount: MAX_RECEIVES },
-    });
-    // Older than one full retry cycle: the consumer is not keeping up.
-    this.monitoring.queue(queue, deadLetters, id, Duration.seconds(consumerTimeout.toSeconds() * 6 * MAX_RECEIVES));
-    return { queue, deadLetters };
-  }
-
-  /** Every handler: Node 22 on Graviton, bundled by infra/aws/bundle (the SDK is the runtime's). */
-  private fn(id: string, entry: string, props: FunctionOptions): LambdaFunction {
+  /** Every function: Node 22 on Graviton, bundled by infra/aws/bundle (the SDK is the runtime's). */
+  private lambda(spec: FunctionSpec, environment: Record<string, string>): LambdaFunction {
+    const id = constructId(spec.name);
     const fn = new LambdaFunction(this, id, {
-      code: functionCode(join(FUNCTIONS, entry), { langsmith: this.langsmith }),
+      code: functionCode(join(FUNCTIONS, `${spec.name}.ts`), { langsmith: this.langsmith }),
       handler: "index.handler",
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       tracing: this.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
+      timeout: Duration.seconds(spec.timeoutSeconds),
+      memorySize: spec.memoryMB,
       logGroup: new LogGroup(this, `${id}Logs`, {
         retention: RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       }),
-      ...props,
       // Stack traces point into the sources (the bundle ships its source map).
-      environment: { NODE_OPTIONS: "--enable-source-maps", ...props.environment },
+      environment: { NODE_OPTIONS: "--enable-source-maps", ...environment },
     });
     // On-call signals for every function: any error, any throttle.
     this.monitoring.function(fn, id.replace(/Function$/, ""));
