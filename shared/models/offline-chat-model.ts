@@ -76,7 +76,8 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
    * return the arguments of the call the rules make to it. (The base implementation only
    * accepts message chunks from invoke.)
    */
-  override withStructuredOutput(schema: unknown, config?: { name?: string }): any {
+  // biome-ignore lint/suspicious/noExplicitAny: overrides a generic LangChain signature whose return type depends on its call's type parameters
+  override withStructuredOutput(_schema: unknown, config?: { name?: string }): any {
     const name = config?.name ?? "extract";
     const bound = this.bindTools([
       { type: "function", function: { name, description: name, parameters: { type: "object" } } },

@@ -1,4 +1,4 @@
-import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { type AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import * as z from "zod";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
