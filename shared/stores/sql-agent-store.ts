@@ -156,4 +156,8 @@ export class SqlAgentStore implements AgentStore {
     ]);
     return rows.map(toKnowledgeMatch);
   }
+
+  async ping() {
+    await this.db.query("select 1");
+  }
 }
