@@ -92,7 +92,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const { queue: ingest, deadLetters: ingestDeadLetters } = localQueue("ingest");
   const { queue: support, deadLetters: supportDeadLetters } = localQueue("support");
   const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support };
-  const intercom = new IntercomStandIn();
+  const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
   let watcher: FSWatcher | undefined;
   const close = async () => {
     await watcher?.close();
