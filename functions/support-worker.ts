@@ -52,6 +52,7 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
         );
         return {
           delivery: state.response_delivery,
+          ...(state.ignored_reason ? { ignored: state.ignored_reason } : {}),
           hops: state.hops.filter((h) => h.part_id === m.part_id).length,
           error: state.error,
         };

@@ -4,7 +4,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { z } from "zod";
-import { plainText, type IntercomClient } from "../../shared/intercom/client";
+import { plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { OnceMarkers } from "../../shared/stores/once-markers";
 import type { ExternalTools } from "./mcp-tools";
@@ -81,9 +81,33 @@ async function decide<S extends z.ZodType>(
   return schema.parse(await model.withStructuredOutput(schema, { name }).invoke([new HumanMessage(prompt)]));
 }
 
+/** Authors whose messages the agent answers; admins, bots and teams are the other side. */
+const CUSTOMER_AUTHORS = new Set(["user", "lead", "contact"]);
+/** Part types that carry a customer's message ("open": a reply that reopened the conversation). */
+const MESSAGE_PARTS = new Set(["comment", "open"]);
+
+/**
+ * Why the notified part is not one to answer, or null when it is a customer's message in this
+ * conversation. A notification can name a part that does not exist, one of another
+ * conversation, or the bot's own reply; answering it would answer the conversation's last
+ * customer message, which its own notification answers again.
+ */
+function notAnswerable(conversation: IntercomConversation, partId: string): string | null {
+  const part =
+    conversation.source?.id === partId
+      ? { part_type: "comment", author: conversation.source.author }
+      : conversation.conversation_parts?.conversation_parts?.find((p) => p.id === partId);
+  if (!part) return `part ${partId} is not in conversation ${conversation.id}`;
+  if (!CUSTOMER_AUTHORS.has(part.author?.type) || !MESSAGE_PARTS.has(part.part_type))
+    return `part ${partId} is not a customer's message (${part.part_type} by ${part.author?.type})`;
+  return null;
+}
+
 export function buildSupportGraph(deps: SupportDeps) {
   const initialize: Node = async (state) => {
     const conversation = await deps.intercom.getConversation(state.conversation_id);
+    const ignored = notAnswerable(conversation, state.part_id);
+    if (ignored) return { ignored_reason: ignored, response_delivery: "ignored", error: null, next_node: null };
     const lines: ChatLine[] = [];
     const role = (type: string): ChatLine["role"] => (type === "admin" || type === "bot" ? "assistant" : "user");
     if (conversation.source?.body)
@@ -112,6 +136,7 @@ export function buildSupportGraph(deps: SupportDeps) {
       response_delivery: null,
       finalize: null,
       escalation_reason: null,
+      ignored_reason: null,
       response: null,
       error: null,
       next_node: "plan",
@@ -313,7 +338,12 @@ export function buildSupportGraph(deps: SupportDeps) {
     })
     .addNode("finish", finalize)
     .addEdge(START, "initialize")
-    .addConditionalEdges("initialize", onError("plan"), ["plan", "escalate_to_team"])
+    // An ignored part ends the run before anything is said or snoozed.
+    .addConditionalEdges(
+      "initialize",
+      (state) => (state.response_delivery === "ignored" ? END : onError("plan")(state)),
+      ["plan", "escalate_to_team", END],
+    )
     .addConditionalEdges("plan", onError("gather"), ["gather", "escalate_to_team"])
     .addConditionalEdges("gather", onError("coverage"), ["coverage", "escalate_to_team"])
     .addConditionalEdges("coverage", route, ["plan", "write_draft", "escalate_to_team"])
