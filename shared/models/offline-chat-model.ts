@@ -147,16 +147,27 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
       hint.args ? hint.args(input) : { query: input },
     ];
     const matching = hinted.filter(([, h]) => h.trigger instanceof RegExp && h.trigger.test(text));
-    if (matching.length > 0) return toolCalls(id, matching.map(([name, hint]) => call(name, hint, text)));
+    if (matching.length > 0)
+      return toolCalls(
+        id,
+        matching.map(([name, hint]) => call(name, hint, text)),
+      );
     const remembered = REMEMBER.exec(text);
     const rememberers = hinted.filter(([, h]) => h.trigger === "remember");
     if (remembered && rememberers.length > 0) {
       const fact = remembered[1]!.replace(/[.!]+$/, "");
-      return toolCalls(id, rememberers.map(([name, hint]) => call(name, hint, fact)));
+      return toolCalls(
+        id,
+        rememberers.map(([name, hint]) => call(name, hint, fact)),
+      );
     }
     if (isQuestion(text)) {
       const answerers = hinted.filter(([, h]) => h.trigger === "question" && (!h.about || h.about.test(text)));
-      if (answerers.length > 0) return toolCalls(id, answerers.map(([name, hint]) => call(name, hint, text)));
+      if (answerers.length > 0)
+        return toolCalls(
+          id,
+          answerers.map(([name, hint]) => call(name, hint, text)),
+        );
     }
     return new AIMessage({ id, content: plainReply(text) });
   }
