@@ -4,7 +4,9 @@ import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
+import { defaultContextBudget } from "./context";
 import { buildChatGraph } from "./graph";
+import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { agentTools } from "./tools";
 
@@ -17,10 +19,12 @@ export interface ChatRuntime extends Backends {
 /** Wires the chat agent onto the backends: model, tools (when a store exists), checkpointer, owners. */
 export async function buildChatRuntime(backends: Backends, logger?: Logger): Promise<ChatRuntime> {
   const { config, dynamo, conversations, store, extractionQueue } = backends;
-  const [model, embeddings, namer] = await Promise.all([
+  const summaryModelId = config.BEDROCK_SUMMARY_MODEL_ID ?? config.BEDROCK_NAMING_MODEL_ID;
+  const [model, embeddings, namer, summarizer] = await Promise.all([
     createChatModel(config),
     createEmbeddings(config),
     config.BEDROCK_NAMING_MODEL_ID ? createChatModel(config, undefined, config.BEDROCK_NAMING_MODEL_ID) : undefined,
+    summaryModelId ? createChatModel(config, undefined, summaryModelId) : undefined,
   ]);
   const tools = store
     ? agentTools({
@@ -35,7 +39,17 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     tableName: config.CHECKPOINT_TABLE,
     ttlDays: config.CHECKPOINT_TTL_DAYS,
   });
-  const graph = buildChatGraph({ model: model.value, tools, checkpointer });
+  const graph = buildChatGraph({
+    model: model.value,
+    tools,
+    checkpointer,
+    context: {
+      budget: config.CONTEXT_TOKEN_BUDGET ?? defaultContextBudget(config.BEDROCK_MODEL_ID),
+      summarizer: (summarizer ?? model).value,
+      cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
+      onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
+    },
+  });
   const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   return {
     ...backends,

@@ -9,8 +9,10 @@ import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { BaseLanguageModelInput } from "@langchain/core/language_models/base";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { ValidationException } from "@aws-sdk/client-bedrock-runtime";
 import { randomUUID } from "node:crypto";
 import { factsIn } from "../facts";
+import { messagesTokens, messageText, textTokens, toolsTokens } from "./token-estimate";
 import { SUPPORT_RULES } from "./offline-support-rules";
 
 /** Tool names the offline model knows when to call. The agent's tools use the same names. */
@@ -43,17 +45,27 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  *
  * A rule whose tool is not bound falls through to a plain reply.
  *
+ * Like Bedrock it has a context window (`contextWindow`, default 8192 tokens) and reports
+ * `usage_metadata`, both counted by the rule in token-estimate.ts (input: every message,
+ * system included, plus the bound tools' definitions; output: the reply's text and tool
+ * calls). An input over the window is rejected with the error Bedrock's Converse API
+ * gives: a `ValidationException` (HTTP 400) "Input is too long for requested model."
+ *
  * Structured output (withStructuredOutput binds one tool and expects a call to it) is
  * answered by rules for the schemas this project asks for: `memory_facts` reads facts
  * out of the <user_message> of the prompt with shared/facts.ts; `session_name` takes the
  * message's first five words.
  */
+export const OFFLINE_CONTEXT_WINDOW = 8192;
+
 export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   private readonly streamDelayMs: number;
+  readonly contextWindow: number;
 
-  constructor(fields: { streamDelayMs?: number } = {}) {
+  constructor(fields: { streamDelayMs?: number; contextWindow?: number } = {}) {
     super({});
     this.streamDelayMs = fields.streamDelayMs ?? 0;
+    this.contextWindow = fields.contextWindow ?? OFFLINE_CONTEXT_WINDOW;
   }
 
   static override lc_name() {
@@ -108,6 +120,7 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
         message: new AIMessageChunk({
           id,
           content: "",
+          usage_metadata: message.usage_metadata,
           tool_call_chunks: message.tool_calls.map((c, index) => ({
             id: c.id,
             name: c.name,
@@ -123,13 +136,29 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     for (const [i, word] of words.entries()) {
       // A generation pace, so a local client sees tokens arrive over time as it would from Bedrock.
       if (i > 0 && this.streamDelayMs > 0) await new Promise((r) => setTimeout(r, this.streamDelayMs));
-      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word }) });
+      // Usage rides on the first chunk; concatenating the chunks sums it once.
+      const usage = i === 0 ? { usage_metadata: message.usage_metadata } : {};
+      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word, ...usage }) });
       yield chunk;
       await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
     }
   }
 
   private respond(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
+    const input = messagesTokens(messages) + toolsTokens(options.tools ?? []);
+    if (input > this.contextWindow) {
+      throw new ValidationException({
+        message: "Input is too long for requested model.",
+        $metadata: { httpStatusCode: 400 },
+      });
+    }
+    const message = this.reply(messages, options);
+    const output = textTokens(messageText(message));
+    message.usage_metadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
+    return message;
+  }
+
+  private reply(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
     const bound = new Set((options.tools ?? []).map((t) => t.function.name));
     const id = `offline-${randomUUID()}`;
     const last = messages[messages.length - 1];
@@ -163,6 +192,7 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
 const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = {
   memory_facts: (prompt) => ({ facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? "") }),
   ...SUPPORT_RULES,
+  conversation_summary: (prompt) => ({ summary: offlineSummary(prompt) }),
   session_name: (prompt) => ({
     name: prompt
       .trim()
@@ -172,6 +202,28 @@ const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = 
       .replace(/[.,;:!?]+$/, ""),
   }),
 };
+
+/**
+ * The running-summary rule: the previous summary's lines, then one line per user message
+ * leaving the window, quoted. It cannot condense, so it stays bounded by keeping the
+ * first lines (how the conversation began) and the latest ones.
+ */
+const SUMMARY_HEAD_LINES = 4;
+const SUMMARY_TAIL_LINES = 8;
+function offlineSummary(prompt: string): string {
+  const previous = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(prompt)?.[1] ?? "";
+  const conversation = /<conversation>([\s\S]*?)<\/conversation>/.exec(prompt)?.[1] ?? "";
+  const lines = previous.split("\n").filter((l) => l.startsWith("- "));
+  for (const said of conversation.matchAll(/^user: (.*)$/gm)) {
+    const text = said[1]!.trim();
+    lines.push(`- The user said: "${text.length > 120 ? `${text.slice(0, 120)}…` : text}"`);
+  }
+  const kept =
+    lines.length > SUMMARY_HEAD_LINES + SUMMARY_TAIL_LINES
+      ? [...lines.slice(0, SUMMARY_HEAD_LINES), ...lines.slice(-SUMMARY_TAIL_LINES)]
+      : lines;
+  return kept.join("\n");
+}
 
 function isQuestion(text: string): boolean {
   return text.endsWith("?") || QUESTION_START.test(text);
