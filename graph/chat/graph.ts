@@ -24,7 +24,9 @@ export interface ChatGraphDeps {
  */
 export function buildChatGraph({ model, tools, checkpointer, context }: ChatGraphDeps) {
   // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).
-  const cacheOption = (context?.cache ? { cache_control: { type: "ephemeral" } } : {}) as Partial<BaseChatModelCallOptions>;
+  const cacheOption = (
+    context?.cache ? { cache_control: { type: "ephemeral" } } : {}
+  ) as Partial<BaseChatModelCallOptions>;
   const bound = tools.length > 0 ? model.bindTools!(tools, cacheOption) : model.withConfig(cacheOption);
   const prompt = new SystemMessage(systemPrompt(tools));
   const window = context && contextWindow(systemPrompt(tools), toolsTokens(tools.map(toolSpec)), context);

@@ -34,9 +34,7 @@ const MODELS: [RegExp, CachePolicy][] = [
 /** The policy for a Bedrock model id, inference profile id (us./eu./apac./global.) or profile ARN. */
 export function promptCachePolicy(modelId: string | undefined): CachePolicy | undefined {
   if (!modelId) return undefined;
-  const id = modelId
-    .slice(modelId.lastIndexOf("/") + 1)
-    .replace(/^(us|eu|apac|jp|au|ca|us-gov|global)\./, "");
+  const id = modelId.slice(modelId.lastIndexOf("/") + 1).replace(/^(us|eu|apac|jp|au|ca|us-gov|global)\./, "");
   return MODELS.find(([pattern]) => pattern.test(id))?.[1];
 }
 

@@ -17,19 +17,21 @@ const Summary = z.object({ summary: z.string().describe("The updated summary.") 
  */
 export async function updateSummary(model: BaseChatModel, previous: string, leaving: BaseMessage[]): Promise<string> {
   const { summary } = Summary.parse(
-    await model.withStructuredOutput(Summary, { name: SUMMARY_TOOL }).invoke([
-      new SystemMessage(
-        [
-          "You keep a running summary of a conversation between a user and an assistant.",
-          "Fold the messages below, which are leaving the assistant's view, into the previous summary.",
-          "Keep what the user said about themselves, their requests and decisions, names, numbers and open questions;",
-          `drop pleasantries and anything the assistant can look up again. At most ${SUMMARY_MAX_WORDS} words.`,
-        ].join(" "),
-      ),
-      new HumanMessage(
-        `<previous_summary>\n${previous}\n</previous_summary>\n<conversation>\n${transcript(leaving)}\n</conversation>`,
-      ),
-    ]),
+    await model
+      .withStructuredOutput(Summary, { name: SUMMARY_TOOL })
+      .invoke([
+        new SystemMessage(
+          [
+            "You keep a running summary of a conversation between a user and an assistant.",
+            "Fold the messages below, which are leaving the assistant's view, into the previous summary.",
+            "Keep what the user said about themselves, their requests and decisions, names, numbers and open questions;",
+            `drop pleasantries and anything the assistant can look up again. At most ${SUMMARY_MAX_WORDS} words.`,
+          ].join(" "),
+        ),
+        new HumanMessage(
+          `<previous_summary>\n${previous}\n</previous_summary>\n<conversation>\n${transcript(leaving)}\n</conversation>`,
+        ),
+      ]),
   );
   const words = summary.trim().split(/\s+/);
   return words.length > 2 * SUMMARY_MAX_WORDS ? `${words.slice(0, 2 * SUMMARY_MAX_WORDS).join(" ")} …` : summary.trim();

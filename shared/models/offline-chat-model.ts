@@ -138,7 +138,10 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
       if (i > 0 && this.streamDelayMs > 0) await new Promise((r) => setTimeout(r, this.streamDelayMs));
       // Usage rides on the first chunk; concatenating the chunks sums it once.
       const usage = i === 0 ? { usage_metadata: message.usage_metadata } : {};
-      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word, ...usage }) });
+      const chunk = new ChatGenerationChunk({
+        text: word,
+        message: new AIMessageChunk({ id, content: word, ...usage }),
+      });
       yield chunk;
       await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
     }

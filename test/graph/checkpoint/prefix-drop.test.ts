@@ -15,9 +15,9 @@ function windowedGraph(checkpointer: BaseCheckpointSaver) {
   return new StateGraph(MessagesAnnotation)
     .addNode("agent", async (state) => ({ messages: [new AIMessage(prose(state.messages.length * 7919 + 1))] }))
     .addNode("trim", async (state) => ({
-      messages: state.messages.slice(0, Math.max(0, state.messages.length - WINDOW)).map(
-        (m: BaseMessage) => new RemoveMessage({ id: m.id! }),
-      ),
+      messages: state.messages
+        .slice(0, Math.max(0, state.messages.length - WINDOW))
+        .map((m: BaseMessage) => new RemoveMessage({ id: m.id! })),
     }))
     .addEdge(START, "agent")
     .addEdge("agent", "trim")
