@@ -1,6 +1,7 @@
 import type { BaseChatModel, BaseChatModelCallOptions } from "@langchain/core/language_models/chat_models";
 import { isAIMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
@@ -29,7 +30,9 @@ export function buildChatGraph({ model, tools, checkpointer, context }: ChatGrap
   ) as Partial<BaseChatModelCallOptions>;
   const bound = tools.length > 0 ? model.bindTools!(tools, cacheOption) : model.withConfig(cacheOption);
   const prompt = new SystemMessage(systemPrompt(tools));
-  const window = context && contextWindow(systemPrompt(tools), toolsTokens(tools.map(toolSpec)), context);
+  // Tools counted as the model is sent them: name, description, JSON schema.
+  const window =
+    context && contextWindow(systemPrompt(tools), toolsTokens(tools.map((t) => convertToOpenAITool(t))), context);
 
   async function agent(state: ChatStateType, config?: Parameters<typeof bound.invoke>[1]) {
     try {
@@ -61,11 +64,6 @@ export function buildChatGraph({ model, tools, checkpointer, context }: ChatGrap
     .addEdge(START, "compact")
     .addEdge("compact", END)
     .compile({ checkpointer }) as unknown as ReturnType<typeof graph.compile>;
-}
-
-/** A tool as the model is sent it, for counting: name, description and JSON schema. */
-function toolSpec(tool: StructuredToolInterface) {
-  return { name: tool.name, description: tool.description, schema: tool.schema };
 }
 
 export type ChatGraph = ReturnType<typeof buildChatGraph>;

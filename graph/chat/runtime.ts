@@ -19,12 +19,10 @@ export interface ChatRuntime extends Backends {
 /** Wires the chat agent onto the backends: model, tools (when a store exists), checkpointer, owners. */
 export async function buildChatRuntime(backends: Backends, logger?: Logger): Promise<ChatRuntime> {
   const { config, dynamo, conversations, store, extractionQueue } = backends;
-  const summaryModelId = config.BEDROCK_SUMMARY_MODEL_ID ?? config.BEDROCK_NAMING_MODEL_ID;
-  const [model, embeddings, namer, summarizer] = await Promise.all([
+  const [model, embeddings, namer] = await Promise.all([
     createChatModel(config),
     createEmbeddings(config),
     config.BEDROCK_NAMING_MODEL_ID ? createChatModel(config, undefined, config.BEDROCK_NAMING_MODEL_ID) : undefined,
-    summaryModelId ? createChatModel(config, undefined, summaryModelId) : undefined,
   ]);
   const tools = store
     ? agentTools({
@@ -45,7 +43,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     checkpointer,
     context: {
       budget: config.CONTEXT_TOKEN_BUDGET ?? defaultContextBudget(config.BEDROCK_MODEL_ID),
-      summarizer: (summarizer ?? model).value,
+      // The light model that names sessions also keeps the running summary.
+      summarizer: (namer ?? model).value,
       cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
       onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
     },
