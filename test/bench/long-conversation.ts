@@ -125,7 +125,11 @@ async function rwai(dynamo: LocalDynamo): Promise<{ saver: BaseCheckpointSaver; 
   const saver = new RwaiSaver({
     checkpointsTableName: "bench-rwai-checkpoints",
     writesTableName: "bench-rwai-writes",
-    clientConfig: { endpoint: dynamo.endpoint, region: "local", credentials: { accessKeyId: "x", secretAccessKey: "x" } },
+    clientConfig: {
+      endpoint: dynamo.endpoint,
+      region: "local",
+      credentials: { accessKeyId: "x", secretAccessKey: "x" },
+    },
   });
   const m = meter((saver as unknown as { client: DynamoDBClient }).client);
   return {
@@ -173,7 +177,10 @@ async function postgres(): Promise<{ saver: BaseCheckpointSaver; io: Io; close()
   });
   await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
   const relayPort = (relay.address() as AddressInfo).port;
-  const pool = new pg.Pool({ connectionString: `postgresql://postgres:postgres@127.0.0.1:${relayPort}/postgres`, max: 4 });
+  const pool = new pg.Pool({
+    connectionString: `postgresql://postgres:postgres@127.0.0.1:${relayPort}/postgres`,
+    max: 4,
+  });
   // Requests: statements the saver sends (pool.query and client.query alike go through Client#query).
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
@@ -329,7 +336,11 @@ export async function run() {
     try {
       const pg = await postgres();
       closers.push(pg.close);
-      contenders.push({ name: "budget + @langchain/langgraph-checkpoint-postgres (PGlite socket)", ...pg, budget: true });
+      contenders.push({
+        name: "budget + @langchain/langgraph-checkpoint-postgres (PGlite socket)",
+        ...pg,
+        budget: true,
+      });
     } catch (err) {
       console.log(`(Postgres saver skipped: ${(err as Error).message})`);
     }
