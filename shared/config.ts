@@ -67,8 +67,14 @@ const Settings = z.object({
   SESSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(25_000).default(20_000),
   /** The offline stand-in's pause between streamed words, so streaming is visible locally. */
   OFFLINE_STREAM_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(15),
-  /** A lighter Bedrock model for naming sessions; unset uses BEDROCK_MODEL_ID. */
+  /** A lighter Bedrock model for naming sessions and long sessions' running summaries; unset uses BEDROCK_MODEL_ID. */
   BEDROCK_NAMING_MODEL_ID: z.string().min(1).optional(),
+  /**
+   * The most input tokens one chat model call is sent (graph/chat/context.ts); unset picks one
+   * that fits the model (defaultContextBudget). Counted by shared/models/token-estimate.ts,
+   * calibrated by the previous call's reported usage.
+   */
+  CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(1000).optional(),
 
   /** Intercom: API base URL, the bot admin that replies, and the app's secrets (env locally, Secrets Manager in AWS). */
   INTERCOM_API_URL: z.url().default("https://api.intercom.io"),

@@ -1,9 +1,12 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { BaseChatModel, BaseChatModelCallOptions } from "@langchain/core/language_models/chat_models";
 import { SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { toolsTokens } from "../../shared/models/token-estimate";
+import { ChatState, contextWindow, type ChatStateType, type ContextOptions } from "./context";
 import { ModelError } from "./errors";
 import { systemPrompt } from "./prompt";
 
@@ -11,6 +14,8 @@ export interface ChatGraphDeps {
   model: BaseChatModel;
   tools: StructuredToolInterface[];
   checkpointer: BaseCheckpointSaver;
+  /** the context budget, running summary and prompt caching; without it every call gets the whole history */
+  context?: ContextOptions;
 }
 
 /**
@@ -18,29 +23,43 @@ export interface ChatGraphDeps {
  * The input of a run is only the new message: history comes from the checkpoint
  * (thread_id = session_id) and each node returns only what it adds.
  */
-export function buildChatGraph({ model, tools, checkpointer }: ChatGraphDeps) {
-  const bound = tools.length > 0 ? model.bindTools!(tools) : model;
+export function buildChatGraph({ model, tools, checkpointer, context }: ChatGraphDeps) {
+  // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).
+  const cacheOption = (
+    context?.cache ? { cache_control: { type: "ephemeral" } } : {}
+  ) as Partial<BaseChatModelCallOptions>;
+  const bound = tools.length > 0 ? model.bindTools!(tools, cacheOption) : model.withConfig(cacheOption);
   const prompt = new SystemMessage(systemPrompt(tools));
+  // Tools counted as the model is sent them: name, description, JSON schema.
+  const window =
+    context && contextWindow(systemPrompt(tools), toolsTokens(tools.map((t) => convertToOpenAITool(t))), context);
 
-  async function agent(state: typeof MessagesAnnotation.State, config?: Parameters<typeof bound.invoke>[1]) {
+  async function agent(state: ChatStateType, config?: Parameters<typeof bound.invoke>[1]) {
     try {
-      const response = await bound.invoke([prompt, ...state.messages], config);
-      return { messages: [response] };
+      if (!window) return { messages: [await bound.invoke([prompt, ...state.messages], config)] };
+      const input = window.modelInput(state);
+      const response = await bound.invoke(input.messages, config);
+      const tokenRatio = window.calibrate(response, input.estimate);
+      return { messages: [response], ...(tokenRatio !== undefined ? { tokenRatio } : {}) };
     } catch (err) {
       throw new ModelError(err);
     }
   }
 
-  return (
-    new StateGraph(MessagesAnnotation)
-      .addNode("agent", agent)
-      .addNode("tools", new ToolNode(tools))
-      .addEdge(START, "agent")
-      // LangGraph's own router: to "tools" while the last message calls one, else to the end.
-      .addConditionalEdges("agent", toolsCondition, ["tools", END])
-      .addEdge("tools", "agent")
-      .compile({ checkpointer })
-  );
+  const graph = new StateGraph(ChatState)
+    .addNode("agent", agent)
+    .addNode("tools", new ToolNode(tools))
+    .addEdge(START, "agent")
+    // LangGraph's own router: to "tools" while the last message calls one, else to the end.
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
+    .addEdge("tools", "agent");
+  if (!window) return graph.compile({ checkpointer });
+  // Compaction runs beside the turn's first agent call, off the reply path (context.ts).
+  return graph
+    .addNode("compact", (state: ChatStateType) => window.compact(state))
+    .addEdge(START, "compact")
+    .addEdge("compact", END)
+    .compile({ checkpointer }) as unknown as ReturnType<typeof graph.compile>;
 }
 
 export type ChatGraph = ReturnType<typeof buildChatGraph>;

@@ -4,7 +4,9 @@ import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
+import { defaultContextBudget } from "./context";
 import { buildChatGraph } from "./graph";
+import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { chatTools } from "../tools/registry";
 
@@ -34,7 +36,18 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     tableName: config.CHECKPOINT_TABLE,
     ttlDays: config.CHECKPOINT_TTL_DAYS,
   });
-  const graph = buildChatGraph({ model: model.value, tools, checkpointer });
+  const graph = buildChatGraph({
+    model: model.value,
+    tools,
+    checkpointer,
+    context: {
+      budget: config.CONTEXT_TOKEN_BUDGET ?? defaultContextBudget(config.BEDROCK_MODEL_ID),
+      // The light model that names sessions also keeps the running summary.
+      summarizer: (namer ?? model).value,
+      cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
+      onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
+    },
+  });
   const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   return {
     ...backends,

@@ -30,6 +30,7 @@ import {
   decodeChannels,
   encodeChannels,
   MissingPieceError,
+  type Chains,
   type Descriptors,
   type LogEntry,
   type ValueSource,
@@ -100,7 +101,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly tableName: string;
   private readonly ttlSeconds?: number;
   private readonly retry: RetryPolicy;
-  private readonly cache = new Map<string, Descriptors>();
+  private readonly cache = new Map<string, Remembered>();
   private readonly cacheSize: number;
   private readonly warn: (message: string) => void;
 
@@ -183,7 +184,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       ns,
       now,
       refreshAfter: this.ttlSeconds === undefined ? undefined : this.ttlSeconds / 2,
-      parent,
+      parent: parent?.descriptors,
+      parentChains: parent?.chains,
     });
     const { channel_values: _values, ...skeleton } = checkpoint;
     const doc: CheckpointDoc = {
@@ -207,7 +209,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       await this.write(dependencies);
       await this.write([item]);
     }
-    this.remember(threadId, ns, checkpoint.id, channels.descriptors);
+    this.remember(threadId, ns, checkpoint.id, { descriptors: channels.descriptors, chains: channels.chains });
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -349,15 +351,16 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     try {
       const doc = known ?? (await this.readDoc(threadId, raw.item));
       if (doc === undefined) throw new MissingPieceError("checkpoint payload");
+      const chains: Chains = {};
       const [skeleton, metadata, channelValues, pendingWrites] = await Promise.all([
         fromInline(this.serde, doc.c) as Promise<Omit<Checkpoint, "channel_values">>,
         fromInline(this.serde, doc.m) as Promise<CheckpointMetadata>,
-        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns)),
+        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns), chains),
         this.decodeWrites(threadId, raw.writes),
       ]);
       const checkpoint = { ...skeleton, channel_values: channelValues } as Checkpoint;
       if (checkpoint.v < 4 && doc.p !== undefined) await this.migratePendingSends(threadId, raw.ns, doc.p, checkpoint);
-      this.remember(threadId, raw.ns, raw.id, doc.ch);
+      this.remember(threadId, raw.ns, raw.id, { descriptors: doc.ch, chains });
       const tuple: CheckpointTuple = {
         config: { configurable: { thread_id: threadId, checkpoint_ns: raw.ns, checkpoint_id: raw.id } },
         checkpoint,
@@ -377,14 +380,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   private valueSource(threadId: string, ns: string): ValueSource {
     return {
-      logEntries: async (channel, length) => {
+      logEntries: async (channel, from, length) => {
         const entries: LogEntry[] = [];
+        // Only the live window's positions: entries of a dropped prefix are never read.
         for await (const item of this.query({
           KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
           ExpressionAttributeValues: {
             ":pk": threadId,
-            ":a": keys.logPrefix(ns, channel),
-            ":b": keys.logUpperBound(ns, channel, length),
+            ":a": keys.logLowerBound(ns, channel, from),
+            ":b": keys.logUpperBound(ns, channel, from + length),
           },
         })) {
           entries.push(item as unknown as LogEntry);
@@ -462,8 +466,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     return { [CHECKPOINT_TABLE.ttlAttribute]: now + Math.ceil(this.ttlSeconds * factor) };
   }
 
-  /** The parent's channel descriptors: remembered from this process, else one consistent GetItem. */
-  private async descriptorsOf(threadId: string, ns: string, id: string): Promise<Descriptors | undefined> {
+  /**
+   * The parent's channel descriptors: remembered from this process (with its log chains),
+   * else one consistent GetItem (without them: a dropped prefix is then written afresh).
+   */
+  private async descriptorsOf(threadId: string, ns: string, id: string): Promise<Remembered | undefined> {
     const cached = this.cache.get(cacheKey(threadId, ns, id));
     if (cached !== undefined) return cached;
     const out = await this.doc.send(
@@ -474,15 +481,22 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       }),
     );
     if (out.Item === undefined) return undefined;
-    return (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
+    const descriptors = (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
+    return descriptors && { descriptors };
   }
 
-  private remember(threadId: string, ns: string, id: string, descriptors: Descriptors): void {
+  private remember(threadId: string, ns: string, id: string, remembered: Remembered): void {
     const key = cacheKey(threadId, ns, id);
     this.cache.delete(key);
-    this.cache.set(key, descriptors);
+    this.cache.set(key, remembered);
     if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
   }
+}
+
+/** What the saver keeps in memory about a checkpoint it read or wrote. */
+interface Remembered {
+  descriptors: Descriptors;
+  chains?: Chains;
 }
 
 const cacheKey = (threadId: string, ns: string, id: string) => `${threadId}\u0000${ns}\u0000${id}`;

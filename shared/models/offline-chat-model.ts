@@ -11,6 +11,7 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { randomUUID } from "node:crypto";
 import { hintOf, structuredRule, type OfflineHint } from "./offline-rules";
+import { messagesTokens, messageText, textTokens, toolsTokens } from "./token-estimate";
 
 const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?[\s,:]+(.+?)\s*$/is;
 const QUESTION_START =
@@ -39,15 +40,37 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  *
  * A rule whose tool is not bound falls through to a plain reply.
  *
+ * Like Bedrock it has a context window (`contextWindow`, default 8192 tokens) and reports
+ * `usage_metadata`, both counted by the rule in token-estimate.ts (input: every message,
+ * system included, plus the bound tools' definitions; output: the reply's text and tool
+ * calls). An input over the window is rejected with the error Bedrock's Converse API
+ * gives: a `ValidationException` (HTTP 400) "Input is too long for requested model."
+ *
  * Structured output (withStructuredOutput binds one tool and expects a call to it) is answered by
  * the rule the output's owner registered under its name (offlineStructuredRule).
  */
+export const OFFLINE_CONTEXT_WINDOW = 8192;
+
+/**
+ * Bedrock's error for an input over the window, in the SDK's shape (name, fault, HTTP status)
+ * without importing the SDK: the offline path stays free of the Bedrock client.
+ */
+function inputTooLong(): Error {
+  return Object.assign(new Error("Input is too long for requested model."), {
+    name: "ValidationException",
+    $fault: "client",
+    $metadata: { httpStatusCode: 400 },
+  });
+}
+
 export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   private readonly streamDelayMs: number;
+  readonly contextWindow: number;
 
-  constructor(fields: { streamDelayMs?: number } = {}) {
+  constructor(fields: { streamDelayMs?: number; contextWindow?: number } = {}) {
     super({});
     this.streamDelayMs = fields.streamDelayMs ?? 0;
+    this.contextWindow = fields.contextWindow ?? OFFLINE_CONTEXT_WINDOW;
   }
 
   static override lc_name() {
@@ -107,6 +130,7 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
         message: new AIMessageChunk({
           id,
           content: "",
+          usage_metadata: message.usage_metadata,
           tool_call_chunks: message.tool_calls.map((c, index) => ({
             id: c.id,
             name: c.name,
@@ -122,13 +146,27 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     for (const [i, word] of words.entries()) {
       // A generation pace, so a local client sees tokens arrive over time as it would from Bedrock.
       if (i > 0 && this.streamDelayMs > 0) await new Promise((r) => setTimeout(r, this.streamDelayMs));
-      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word }) });
+      // Usage rides on the first chunk; concatenating the chunks sums it once.
+      const usage = i === 0 ? { usage_metadata: message.usage_metadata } : {};
+      const chunk = new ChatGenerationChunk({
+        text: word,
+        message: new AIMessageChunk({ id, content: word, ...usage }),
+      });
       yield chunk;
       await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
     }
   }
 
   private respond(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
+    const input = messagesTokens(messages) + toolsTokens(options.tools ?? []);
+    if (input > this.contextWindow) throw inputTooLong();
+    const message = this.reply(messages, options);
+    const output = textTokens(messageText(message));
+    message.usage_metadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
+    return message;
+  }
+
+  private reply(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
     const bound = (options.tools ?? []).map((t) => t.function.name);
     const hints = options.hints ?? {};
     const id = `offline-${randomUUID()}`;

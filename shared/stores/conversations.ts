@@ -25,8 +25,18 @@ export interface TraceStep {
   /** tool arguments */
   args?: unknown;
   success?: boolean;
-  /** model token usage, when the model reports it */
-  usage?: { input_tokens?: number; output_tokens?: number; total_tokens?: number };
+  /**
+   * Model token usage, when the model reports it. input_tokens counts every input token,
+   * cached or not; cache_read_tokens / cache_write_tokens are the parts read from and
+   * written to Bedrock's prompt cache (absent when the model does not cache).
+   */
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    total_tokens?: number;
+    cache_read_tokens?: number;
+    cache_write_tokens?: number;
+  };
   error?: string;
 }
 

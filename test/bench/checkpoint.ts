@@ -50,7 +50,7 @@ async function contenders(dynamo: LocalDynamo): Promise<Contender[]> {
 }
 
 /** The two tables the rwai saver documents in its README. */
-async function createRwaiTables(client: DynamoDBClient) {
+export async function createRwaiTables(client: DynamoDBClient) {
   const table = (name: string, hash: string, range: string) =>
     client.send(
       new CreateTableCommand({

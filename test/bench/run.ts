@@ -11,6 +11,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   extraction: () => import("./extraction"),
   ingest: () => import("./ingest"),
   "cold-start": () => import("./cold-start"),
+  "long-conversation": () => import("./long-conversation"),
 };
 
 const wanted = process.argv.slice(2);
