@@ -6,6 +6,7 @@ import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shar
 import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import { decodeCursor } from "../shared/stores/conversations";
 import { SessionOwners } from "../shared/stores/session-owners";
 
 const logger = createLogger("sessions");
@@ -13,7 +14,12 @@ const logger = createLogger("sessions");
 const SessionId = z.uuid();
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(512).optional(),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)")
+    .optional(),
 });
 
 const historyUnavailable = () =>

@@ -3,9 +3,9 @@ import { isAIMessage, SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { ModelError } from "./errors";
 import { systemPrompt } from "./prompt";
+import { ExplainingToolNode } from "./tool-node";
 
 export interface ChatGraphDeps {
   model: BaseChatModel;
@@ -38,7 +38,7 @@ export function buildChatGraph({ model, tools, checkpointer }: ChatGraphDeps) {
 
   return new StateGraph(MessagesAnnotation)
     .addNode("agent", agent)
-    .addNode("tools", new ToolNode(tools))
+    .addNode("tools", new ExplainingToolNode(tools))
     .addEdge(START, "agent")
     .addConditionalEdges("agent", shouldContinue, ["tools", END])
     .addEdge("tools", "agent")

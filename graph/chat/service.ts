@@ -10,6 +10,7 @@ import {
 import { randomUUID } from "node:crypto";
 import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
+import { truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import type { SessionLeases } from "../../shared/stores/session-lease";
 import type { SessionOwners } from "../../shared/stores/session-owners";
@@ -213,10 +214,8 @@ export class ChatService {
   }
 }
 
-/** A short summary of a tool result for stream events: its first 200 characters. */
-function summarize(content: string): string {
-  return content.length > 200 ? `${content.slice(0, 200)}…` : content;
-}
+/** A short summary of a tool result for stream events: its first 200 code points. */
+const summarize = (content: string) => truncateCodePoints(content, 200);
 
 /** The text of a message: string content, or the text blocks of structured content. */
 export function textOf(message: BaseMessage): string {

@@ -24,6 +24,7 @@ import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
 import {
   lambdaContext,
+  MalformedPath,
   matchResource,
   proxyEvent,
   readBody,
@@ -233,6 +234,7 @@ async function serve(
     if (!result) return error(502, "bad_gateway", "the handler returned no response");
     sendProxyResult(res, result);
   } catch (err) {
+    if (err instanceof MalformedPath) return error(400, "invalid_path", err.message);
     // What API Gateway answers when the function itself crashes.
     console.error(err);
     if (!res.headersSent) error(502, "bad_gateway", "internal server error");

@@ -1,5 +1,6 @@
 import { tool } from "@langchain/core/tools";
 import * as z from "zod";
+import { storable } from "../../../shared/text";
 import { guarded, type ToolDeps } from "./context";
 
 export function searchKnowledgeTool(deps: ToolDeps) {
@@ -23,7 +24,7 @@ export function searchKnowledgeTool(deps: ToolDeps) {
         "Search the company's documents (policies, FAQs, guides) by keywords and meaning. Use it for questions " +
         "about the product, pricing, policies or how to do something. Cite the source you used.",
       schema: z.object({
-        query: z.string().trim().min(1).max(1000).describe("The question or keywords."),
+        query: storable(z.string().trim().min(1).max(1000)).describe("The question or keywords."),
         limit: z.number().int().min(1).max(10).nullish().describe("How many passages to return (default 5)."),
       }),
     },

@@ -1,5 +1,6 @@
 import { tool } from "@langchain/core/tools";
 import * as z from "zod";
+import { storable } from "../../../shared/text";
 import { guarded, scopeOf, type ToolDeps } from "./context";
 
 const MEMORY_UNAVAILABLE = "Memory is unavailable right now, so nothing was saved or recalled. Please try again later.";
@@ -33,12 +34,12 @@ export function storeMemoryTool(deps: ToolDeps) {
         "or something about them or their work. Use it when the user asks you to remember something, or states " +
         "something worth keeping. One self-contained fact per call. Storing a fact twice is harmless.",
       schema: z.object({
-        content: z.string().trim().min(1).max(2000).describe("The fact, written so it makes sense on its own later."),
+        content: storable(z.string().trim().min(1).max(2000)).describe("The fact, written so it makes sense on its own later."),
         metadata: z
           .object({
-            title: z.string().max(200).nullish(),
-            category: z.string().max(64).nullish().describe("e.g. preference, personal, work, decision"),
-            tags: z.array(z.string().max(64)).max(10).nullish(),
+            title: storable(z.string().max(200)).nullish(),
+            category: storable(z.string().max(64)).nullish().describe("e.g. preference, personal, work, decision"),
+            tags: z.array(storable(z.string().max(64))).max(10).nullish(),
           })
           .nullish(),
       }),
@@ -79,10 +80,10 @@ export function recallMemoryTool(deps: ToolDeps) {
         "Search what you remember about the user from earlier conversations, by meaning. Use it before answering " +
         "questions about the user's preferences, history, plans or anything they told you before.",
       schema: z.object({
-        query: z.string().trim().min(1).max(1000).describe("What to look for, in natural language."),
+        query: storable(z.string().trim().min(1).max(1000)).describe("What to look for, in natural language."),
         limit: z.number().int().min(1).max(10).nullish().describe("How many memories to return (default 5)."),
-        category: z.string().max(64).nullish(),
-        tags: z.array(z.string().max(64)).max(10).nullish(),
+        category: storable(z.string().max(64)).nullish(),
+        tags: z.array(storable(z.string().max(64))).max(10).nullish(),
       }),
     },
   );
