@@ -51,3 +51,12 @@ export const MAX_ID_LENGTH = 128;
 
 /** A client-named id (user, project): 1–128 characters of storable text, trimmed. */
 export const identifier = () => storable(z.string().trim().min(1).max(MAX_ID_LENGTH));
+
+/** toStorableText over every string (and key) of a JSON value, for jsonb columns. */
+export function toStorableDeep<T>(value: T): T {
+  if (typeof value === "string") return toStorableText(value) as T;
+  if (Array.isArray(value)) return value.map(toStorableDeep) as T;
+  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [toStorableText(k), toStorableDeep(v)])) as T;
+  return value;
+}

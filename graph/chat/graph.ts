@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { ModelError } from "./errors";
+import { repairHistory } from "./history";
 import { systemPrompt } from "./prompt";
 import { ExplainingToolNode } from "./tool-node";
 
@@ -24,7 +25,8 @@ export function buildChatGraph({ model, tools, checkpointer }: ChatGraphDeps) {
 
   async function agent(state: typeof MessagesAnnotation.State, config?: Parameters<typeof bound.invoke>[1]) {
     try {
-      const response = await bound.invoke([prompt, ...state.messages], config);
+      // Repaired before every call: a crash can leave a history Converse would reject (./history.ts).
+      const response = await bound.invoke([prompt, ...repairHistory(state.messages)], config);
       return { messages: [response] };
     } catch (err) {
       throw new ModelError(err);
