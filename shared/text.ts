@@ -35,7 +35,7 @@ export function storable<S extends z.ZodType<string>>(schema: S) {
 export function toStorableText(text: string): string {
   if (isStorableText(text)) return text;
   return text
-    .replace(/\u0000/g, "")
+    .replaceAll("\u0000", "")
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 }
 

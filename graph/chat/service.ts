@@ -13,7 +13,7 @@ import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors
 import type { QueuePublisher } from "../../shared/queue";
 import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
-import type { SessionLeases } from "../../shared/stores/session-lease";
+import { LeaseLost, type SessionLeases } from "../../shared/stores/session-lease";
 import type { SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
@@ -29,6 +29,12 @@ export interface ChatTurn {
   message: string;
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
+  /**
+   * Epoch ms by which the run must have ended (the function's deadline less what saving the turn
+   * needs). Bounds the wait for a busy session, and aborts the model calls, the naming call and the
+   * tools once passed, so nothing keeps running after the response is lost.
+   */
+  deadline?: number;
 }
 
 export interface ChatReply {
@@ -78,6 +84,14 @@ const projectMismatch = (project: string | null) =>
       : `this session belongs to project "${project}"; send that project_id or none, or start a new session`,
   );
 
+/** Least time a run is left after waiting for a busy session: waiting longer would only time out. */
+export const MIN_RUN_MS = 10_000;
+
+const turnTimeout = (cause: unknown) =>
+  new AppError(504, "turn_timeout", "the answer did not finish within the time this request has", { cause });
+const leaseLost = (cause: unknown) =>
+  new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
+
 const sessionBusy = () =>
   new AppError(
     409,
@@ -101,9 +115,10 @@ export class ChatService {
     else await this.sessionProject(sessionId, turn);
     const lease =
       turn.ifBusy === "queue"
-        ? await this.deps.leases.acquire(sessionId, this.deps.queueWaitMs ?? 20_000)
+        ? await this.deps.leases.acquire(sessionId, this.queueWait(turn.deadline))
         : await this.deps.leases.tryAcquire(sessionId);
     if (!lease) throw sessionBusy();
+    const signal = runSignal(lease.signal, turn.deadline);
     const human = new HumanMessage({ id: randomUUID(), content: turn.message });
     let ran = false;
     try {
@@ -112,11 +127,18 @@ export class ChatService {
       const projectId = isNew ? (turn.projectId ?? null) : await this.sessionProject(sessionId, turn);
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
-      const naming = isNew ? this.name(turn.message) : undefined;
+      const naming = isNew ? this.name(turn.message, signal) : undefined;
       const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
       const askedAt = new Date().toISOString();
       ran = true;
-      const answer = await this.run(sessionId, { ...turn, projectId: projectId ?? undefined }, human, tracer, observer);
+      const answer = await this.run(
+        sessionId,
+        { ...turn, projectId: projectId ?? undefined },
+        human,
+        tracer,
+        observer,
+        signal,
+      );
       // The client's text was checked at the boundary; the model's is made storable rather than
       // refused, so a reply that already streamed is never lost over a stray surrogate or NUL.
       const reply = toStorableText(textOf(answer));
@@ -152,8 +174,9 @@ export class ChatService {
       });
       return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
     } catch (err) {
-      // A turn is in both the graph state and the transcript, or in neither.
-      if (ran) await this.undoTurn(sessionId, human.id!);
+      // A turn is in both the graph state and the transcript, or in neither. Not when the lease
+      // was lost: the session is another run's now, and its messages follow this one's.
+      if (ran && !lease.signal.aborted) await this.undoTurn(sessionId, human.id!);
       throw err;
     } finally {
       await lease.release();
@@ -192,6 +215,7 @@ export class ChatService {
     human: HumanMessage,
     tracer: TraceCollector,
     observer: TurnObserver,
+    signal: AbortSignal,
   ) {
     let answer: AIMessage | undefined;
     try {
@@ -206,6 +230,7 @@ export class ChatService {
           },
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
+          signal,
           streamMode: observer.onToken ? ["updates", "messages"] : ["updates"],
         },
       );
@@ -226,14 +251,23 @@ export class ChatService {
           observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
       }
     } catch (err) {
+      if (signal.aborted) throw signal.reason instanceof LeaseLost ? leaseLost(err) : turnTimeout(err);
       throw agentFailure(err, this.deps.recursionLimit);
     }
     if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
     return answer;
   }
 
-  private name(message: string): Promise<string> {
-    return this.deps.namingModel ? nameSession(this.deps.namingModel, message) : Promise.resolve(firstWords(message));
+  private name(message: string, signal: AbortSignal): Promise<string> {
+    return this.deps.namingModel
+      ? nameSession(this.deps.namingModel, message, { signal })
+      : Promise.resolve(firstWords(message));
+  }
+
+  /** An `if_busy: "queue"` request waits no longer than its deadline leaves room for a run. */
+  private queueWait(deadline: number | undefined): number {
+    const configured = this.deps.queueWaitMs ?? 20_000;
+    return deadline === undefined ? configured : Math.max(0, Math.min(configured, deadline - Date.now() - MIN_RUN_MS));
   }
 
   /** The reply never waits for extraction: only for the queue to accept the turn, and never fails on it. */
@@ -274,6 +308,12 @@ export class ChatService {
     if (turn.projectId !== undefined && turn.projectId !== session.projectId) throw projectMismatch(session.projectId);
     return session.projectId;
   }
+}
+
+/** Aborted when the lease is lost or the deadline passes, whichever comes first. */
+function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): AbortSignal {
+  if (deadline === undefined) return leaseSignal;
+  return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
 }
 
 /** A short summary of a tool result for stream events: its first 200 code points. */

@@ -191,6 +191,6 @@ describe("repairHistory", () => {
     ];
     const repaired = repairHistory(valid);
     expect(repaired).toHaveLength(valid.length);
-    repaired.forEach((m, i) => expect(m).toBe(valid[i]));
+    for (const [i, m] of repaired.entries()) expect(m).toBe(valid[i]);
   });
 });

@@ -1,8 +1,7 @@
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import { randomUUID } from "node:crypto";
 import { buildChatGraph } from "../../graph/chat/graph";
 import { ChatService, type ChatServiceDeps } from "../../graph/chat/service";
-import { agentTools } from "../../graph/chat/tools";
+import { chatTools } from "../../graph/tools/registry";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../shared/models/offline-chat-model";
 import type { ConversationStore } from "../../shared/stores/conversations";
@@ -20,7 +19,7 @@ afterAll(() => harness.close());
 async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | OfflineChatModel | ScriptedModel, extra: Partial<ChatServiceDeps> = {}) {
   const { checkpointer, owners, leases } = await harness.stateTables();
   const chatModel = typeof model === "function" ? new ScriptedModel(model) : model;
-  const tools = agentTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.3 });
+  const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.3 });
   const graph = buildChatGraph({ model: chatModel, tools, checkpointer });
   const published: { project_id: string | null; user_message: string }[] = [];
   const chat = new ChatService({
