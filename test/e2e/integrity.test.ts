@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FUNCTIONS } from "../../infra/manifest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { signIntercom } from "../../shared/intercom/signature";
 
@@ -169,13 +170,15 @@ describe("fuzz: every route answers bad input with a 4xx and an error code, and 
     fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
     fc.constantFrom("", "null", "{", '{"message":"hi"}', '{"message":"remember that my tea is green"}'),
   );
-  const route: fc.Arbitrary<[string, string]> = fc.oneof<fc.Arbitrary<[string, string]>[]>(
-    fc.tuple(fc.constantFrom("POST"), fc.constantFrom("/api/chat", "/api/chat/stream", "/webhooks/intercom")),
-    fc.tuple(fc.constantFrom("GET"), fc.oneof(fc.constant("/api/sessions"), fc.constant("/api/memories"))),
-    fc.tuple(fc.constantFrom("GET"), pathId.map((id) => `/api/sessions/${id}/messages`)),
-    fc.tuple(fc.constantFrom("DELETE"), pathId.map((id) => `/api/sessions/${id}`)),
-    fc.tuple(fc.constantFrom("DELETE"), pathId.map((id) => `/api/memories/${id}`)),
-    fc.tuple(fc.constantFrom("HEAD", "PUT", "PATCH"), fc.constantFrom("/webhooks/intercom", "/api/chat", "/api/sessions")),
+  /** Every route the deployment declares (infra/manifest.ts), path ids drawn from pathId, plus unrouted methods. */
+  const declared = FUNCTIONS.flatMap((f) => f.routes ?? []);
+  const route: fc.Arbitrary<[string, string]> = fc.oneof(
+    ...declared.map((r) =>
+      (r.path.includes("{id}") ? pathId.map((id) => r.path.replace("{id}", id)) : fc.constant(r.path)).map(
+        (path): [string, string] => [r.method, path],
+      ),
+    ),
+    fc.tuple(fc.constantFrom("PUT", "PATCH", "HEAD"), fc.constantFrom(...declared.map((r) => r.path.replace("{id}", "x")))),
   );
   const requestArb = fc.record({ route, query, headers, body, sign: fc.boolean() });
 
