@@ -11,19 +11,25 @@ import { createLogger } from "../shared/logger";
 import type { QueuePublisher } from "../shared/queue";
 import { secretSource } from "../shared/secrets";
 import { OnceMarkers } from "../shared/stores/once-markers";
+import { storable } from "../shared/text";
 
 const logger = createLogger("intercom-webhook");
 
-const Author = z.object({ type: z.string(), id: z.string().optional() });
-const Part = z.object({ id: z.string(), author: Author });
+/**
+ * Intercom's ids are short; every field that reaches storage or a queue is capped and must be
+ * storable text (shared/text.ts). An id over the cap is a 400: a 5xx would be retried forever.
+ */
+const field = (max: number) => storable(z.string().max(max));
+const Author = z.object({ type: field(64), id: field(128).optional() });
+const Part = z.object({ id: field(128), author: Author });
 const Notification = z.object({
   type: z.literal("notification_event"),
-  id: z.string().min(1),
-  topic: z.string().min(1),
+  id: field(256).min(1),
+  topic: field(128).min(1),
   data: z.object({
     item: z
       .object({
-        id: z.string().optional(),
+        id: field(128).optional(),
         source: Part.partial({ id: true }).optional(),
         conversation_parts: z.object({ conversation_parts: z.array(Part) }).optional(),
       })

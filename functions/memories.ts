@@ -6,12 +6,13 @@ import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
+import { storable } from "../shared/text";
 
 const logger = createLogger("memories");
 
 const ListQuery = z.object({
-  category: z.string().trim().min(1).max(64).optional(),
-  tag: z.string().trim().min(1).max(64).optional(),
+  category: storable(z.string().trim().min(1).max(64)).optional(),
+  tag: storable(z.string().trim().min(1).max(64)).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 

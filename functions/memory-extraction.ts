@@ -1,6 +1,6 @@
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { ExtractionMessage } from "../graph/memory/message";
+import { InvalidQueueMessage, parseExtractionMessage, type ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
@@ -29,7 +29,17 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
     processTurn ??= makeIdempotent((turn: ExtractionMessage) => extractor.process(turn), idempotency);
 
     const handleRecord = async (record: SQSRecord) => {
-      const turn = ExtractionMessage.parse(JSON.parse(record.body));
+      let turn: ExtractionMessage;
+      try {
+        turn = parseExtractionMessage(record.body);
+      } catch (err) {
+        if (err instanceof InvalidQueueMessage)
+          logger.error("invalid message: it fails until it is dead-lettered", {
+            messageId: record.messageId,
+            reason: err.reason,
+          });
+        throw err;
+      }
       const result = (await processTurn!(turn)) as {
         facts: number;
         added: number;

@@ -6,6 +6,8 @@ import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shar
 import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import { decodeCursor } from "../shared/stores/conversations";
+import { SessionLeases } from "../shared/stores/session-lease";
 import { SessionOwners } from "../shared/stores/session-owners";
 
 const logger = createLogger("sessions");
@@ -13,7 +15,12 @@ const logger = createLogger("sessions");
 const SessionId = z.uuid();
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(512).optional(),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)")
+    .optional(),
 });
 
 const historyUnavailable = () =>
@@ -50,13 +57,27 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
     if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
 
     if (event.httpMethod === "DELETE") {
-      // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
-      await conversations?.deleteSession(sessionId, userId).catch((err) => {
-        throw storeUnavailable(err);
-      });
-      // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
-      const { DynamoDBSaver } = await import("../graph/checkpoint");
-      await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
+      // Under the session's lease, as a turn runs: a running turn finishes (and is saved) first,
+      // and a turn that waited for the lease finds the session gone (graph/chat/service.ts checks
+      // the owner again under the lease). So a 204 means nothing of the session comes back.
+      const lease = await new SessionLeases(dynamo, config.CHECKPOINT_TABLE).acquire(
+        sessionId,
+        config.SESSION_QUEUE_WAIT_MS,
+      );
+      if (!lease) throw new AppError(409, "session_busy", "a message in this session is still being answered; retry");
+      try {
+        if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
+        // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
+        await conversations?.deleteSession(sessionId, userId).catch((err) => {
+          throw storeUnavailable(err);
+        });
+        // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
+        const { DynamoDBSaver } = await import("../graph/checkpoint");
+        // The whole partition goes, the owner record and this lease with it.
+        await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
+      } finally {
+        await lease.release();
+      }
       logger.info("session deleted", { sessionId });
       return { statusCode: 204, body: "" };
     }

@@ -4,11 +4,13 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
+import { toolsCondition } from "@langchain/langgraph/prebuilt";
 import { toolsTokens } from "../../shared/models/token-estimate";
 import { ChatState, contextWindow, type ChatStateType, type ContextOptions } from "./context";
 import { ModelError } from "./errors";
+import { repairHistory } from "./history";
 import { systemPrompt } from "./prompt";
+import { ExplainingToolNode } from "./tool-node";
 
 export interface ChatGraphDeps {
   model: BaseChatModel;
@@ -36,8 +38,10 @@ export function buildChatGraph({ model, tools, checkpointer, context }: ChatGrap
 
   async function agent(state: ChatStateType, config?: Parameters<typeof bound.invoke>[1]) {
     try {
-      if (!window) return { messages: [await bound.invoke([prompt, ...state.messages], config)] };
-      const input = window.modelInput(state);
+      // Repaired before every call: a crash can leave a history Converse would reject (./history.ts).
+      const messages = repairHistory(state.messages);
+      if (!window) return { messages: [await bound.invoke([prompt, ...messages], config)] };
+      const input = window.modelInput({ ...state, messages });
       const response = await bound.invoke(input.messages, config);
       const tokenRatio = window.calibrate(response, input.estimate);
       return { messages: [response], ...(tokenRatio !== undefined ? { tokenRatio } : {}) };
@@ -48,7 +52,7 @@ export function buildChatGraph({ model, tools, checkpointer, context }: ChatGrap
 
   const graph = new StateGraph(ChatState)
     .addNode("agent", agent)
-    .addNode("tools", new ToolNode(tools))
+    .addNode("tools", new ExplainingToolNode(tools))
     .addEdge(START, "agent")
     // LangGraph's own router: to "tools" while the last message calls one, else to the end.
     .addConditionalEdges("agent", toolsCondition, ["tools", END])

@@ -60,6 +60,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       conversations,
       recursionLimit: config.AGENT_RECURSION_LIMIT,
       extractionQueue,
+      onUndoFailure: (error) => logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
       onExtractionPublishFailure: (error) =>
         logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
     }),

@@ -5,11 +5,13 @@ import {
   type BaseMessage,
   HumanMessage,
   isAIMessage,
+  RemoveMessage,
   type ToolMessage,
 } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
+import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, type SessionLeases } from "../../shared/stores/session-lease";
 import type { SessionOwners } from "../../shared/stores/session-owners";
@@ -67,9 +69,20 @@ export interface ChatServiceDeps {
   recursionLimit: number;
   /** receives every finished turn for memory extraction */
   extractionQueue?: QueuePublisher;
+  /** a failed turn that could not be taken back out of the graph state is reported here */
+  onUndoFailure?: (err: unknown) => void;
   /** a failed hand-off is reported here and never fails the reply */
   onExtractionPublishFailure?: (err: unknown) => void;
 }
+
+const projectMismatch = (project: string | null) =>
+  new AppError(
+    409,
+    "project_mismatch",
+    project === null
+      ? "this session belongs to no project; send no project_id, or start a new session"
+      : `this session belongs to project "${project}"; send that project_id or none, or start a new session`,
+  );
 
 /** Least time a run is left after waiting for a busy session: waiting longer would only time out. */
 export const MIN_RUN_MS = 10_000;
@@ -97,54 +110,98 @@ export class ChatService {
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     const sessionId = turn.sessionId ?? randomUUID();
-    await this.enterSession(sessionId, turn);
+    // Unknown, another user's or another project's session is answered before waiting for it.
+    if (isNew) await this.claimSession(sessionId, turn);
+    else await this.sessionProject(sessionId, turn);
     const lease =
       turn.ifBusy === "queue"
         ? await this.deps.leases.acquire(sessionId, this.queueWait(turn.deadline))
         : await this.deps.leases.tryAcquire(sessionId);
     if (!lease) throw sessionBusy();
     const signal = runSignal(lease.signal, turn.deadline);
+    const human = new HumanMessage({ id: randomUUID(), content: turn.message });
+    let ran = false;
     try {
+      // Checked again under the lease: DELETE /api/sessions/{id} takes the lease too, so a turn
+      // that waited for it never writes into a session deleted meanwhile.
+      const projectId = isNew ? (turn.projectId ?? null) : await this.sessionProject(sessionId, turn);
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
       const naming = isNew ? this.name(turn.message, signal) : undefined;
       const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
-      const human = new HumanMessage({ id: randomUUID(), content: turn.message });
       const askedAt = new Date().toISOString();
-      const answer = await this.run(sessionId, turn, human, tracer, observer, signal);
-      const reply = textOf(answer);
+      ran = true;
+      const answer = await this.run(
+        sessionId,
+        { ...turn, projectId: projectId ?? undefined },
+        human,
+        tracer,
+        observer,
+        signal,
+      );
+      // The client's text was checked at the boundary; the model's is made storable rather than
+      // refused, so a reply that already streamed is never lost over a stray surrogate or NUL.
+      const reply = toStorableText(textOf(answer));
       const messageId = answer.id!;
-      const sessionName = naming ? await naming : undefined;
+      const sessionName = naming ? toStorableText(await naming) : undefined;
       if (sessionName) observer.onSessionName?.(sessionName);
 
       const saved = await this.deps.conversations
         ?.recordTurn({
           sessionId,
           userId: turn.userId,
-          projectId: turn.projectId ?? null,
+          projectId,
           sessionName: sessionName ?? firstWords(turn.message),
           turnId: messageId,
           messages: [
             { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
             { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
           ],
-          trace: tracer.steps,
+          trace: toStorableDeep(tracer.steps),
         })
         .catch((err) => {
           throw storeUnavailable(err);
         });
       if (saved === "forbidden") throw sessionNotFound();
+      ran = false; // recorded: from here on the turn stands
       await this.handOffForExtraction({
         user_id: turn.userId,
-        project_id: turn.projectId ?? null,
+        project_id: projectId,
         session_id: sessionId,
         turn_id: messageId,
         user_message: turn.message,
         assistant_reply: reply,
       });
       return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
+    } catch (err) {
+      // A turn is in both the graph state and the transcript, or in neither. Not when the lease
+      // was lost: the session is another run's now, and its messages follow this one's.
+      if (ran && !lease.signal.aborted) await this.undoTurn(sessionId, human.id!);
+      throw err;
     } finally {
       await lease.release();
+    }
+  }
+
+  /**
+   * Takes a failed turn back out of the graph state: its human message and everything after it
+   * are removed (LangGraph's RemoveMessage, written as a new checkpoint by the agent node). The
+   * order of writes is state first (the run), transcript second (recordTurn); this undoes the
+   * first when the second, or the run itself, fails. If the undo cannot be written either (the
+   * state store is down), the history repair before every model call (./history.ts) still gives
+   * the model a valid conversation, and the failure is reported.
+   */
+  private async undoTurn(sessionId: string, humanId: string) {
+    const config = { configurable: { thread_id: sessionId } };
+    try {
+      const state = await this.deps.graph.getState(config);
+      const messages = ((state.values as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
+      const start = messages.findIndex((m) => m.id === humanId);
+      if (start < 0) return;
+      const removals = messages.slice(start).map((m) => new RemoveMessage({ id: m.id! }));
+      await this.deps.graph.updateState(config, { messages: removals }, "agent");
+    } catch (err) {
+      this.deps.onUndoFailure?.(err);
     }
   }
 
@@ -223,19 +280,33 @@ export class ChatService {
     }
   }
 
-  /** A new session is claimed for the caller; an existing one must be theirs. */
-  private async enterSession(sessionId: string, turn: ChatTurn) {
+  /** A new session is claimed for the caller, in the turn's project for good. */
+  private async claimSession(sessionId: string, turn: ChatTurn) {
+    let claimed: boolean;
     try {
-      if (turn.sessionId === undefined) {
-        if (!(await this.deps.owners.claim(sessionId, turn.userId)))
-          throw new Error(`session id ${sessionId} already taken`);
-        return;
-      }
-      if ((await this.deps.owners.owner(sessionId)) === turn.userId) return;
+      claimed = await this.deps.owners.claim(sessionId, turn.userId, turn.projectId ?? null);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    throw sessionNotFound();
+    if (!claimed) throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
+  }
+
+  /**
+   * The project an existing session of the caller's runs in. A session's project is fixed when it
+   * starts: a turn naming another gets 409 project_mismatch, one naming none runs in the session's.
+   * (A session recorded before projects were kept takes the turn's.)
+   */
+  private async sessionProject(sessionId: string, turn: ChatTurn): Promise<string | null> {
+    let session: Awaited<ReturnType<SessionOwners["session"]>>;
+    try {
+      session = await this.deps.owners.session(sessionId);
+    } catch (err) {
+      throw agentFailure(err, this.deps.recursionLimit);
+    }
+    if (session?.userId !== turn.userId) throw sessionNotFound();
+    if (session.projectId === undefined) return turn.projectId ?? null;
+    if (turn.projectId !== undefined && turn.projectId !== session.projectId) throw projectMismatch(session.projectId);
+    return session.projectId;
   }
 }
 
@@ -245,10 +316,8 @@ function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): Abor
   return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
 }
 
-/** A short summary of a tool result for stream events: its first 200 characters. */
-function summarize(content: string): string {
-  return content.length > 200 ? `${content.slice(0, 200)}…` : content;
-}
+/** A short summary of a tool result for stream events: its first 200 code points. */
+const summarize = (content: string) => truncateCodePoints(content, 200);
 
 /** The text of a message: string content, or the text blocks of structured content. */
 export function textOf(message: BaseMessage): string {

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { storable } from "../../shared/text";
 import { defineTool } from "./tool";
 
 export const searchKnowledge = defineTool({
@@ -7,7 +8,7 @@ export const searchKnowledge = defineTool({
     "Search the company's documents (policies, FAQs, guides) by keywords and meaning. Use it for questions " +
     "about the product, pricing, policies or how to do something. Cite the source you used.",
   schema: z.object({
-    query: z.string().trim().min(1).max(1000).describe("The question or keywords."),
+    query: storable(z.string().trim().min(1).max(1000)).describe("The question or keywords."),
     limit: z.number().int().min(1).max(10).nullish().describe("How many passages to return (default 5)."),
   }),
   needs: ["store", "embeddings"],

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { MEMORY_UNAVAILABLE } from "./memory-store";
+import { storable } from "../../shared/text";
 import { defineTool } from "./tool";
 
 export const recallMemory = defineTool({
@@ -8,10 +9,10 @@ export const recallMemory = defineTool({
     "Search what you remember about the user from earlier conversations, by meaning. Use it before answering " +
     "questions about the user's preferences, history, plans or anything they told you before.",
   schema: z.object({
-    query: z.string().trim().min(1).max(1000).describe("What to look for, in natural language."),
+    query: storable(z.string().trim().min(1).max(1000)).describe("What to look for, in natural language."),
     limit: z.number().int().min(1).max(10).nullish().describe("How many memories to return (default 5)."),
-    category: z.string().max(64).nullish(),
-    tags: z.array(z.string().max(64)).max(10).nullish(),
+    category: storable(z.string().max(64)).nullish(),
+    tags: z.array(storable(z.string().max(64))).max(10).nullish(),
   }),
   needs: ["store", "embeddings"],
   unavailable: MEMORY_UNAVAILABLE,

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { subjectOf } from "../../shared/facts";
+import { storable } from "../../shared/text";
 import { defineTool } from "./tool";
 
 export const MEMORY_UNAVAILABLE =
@@ -12,20 +13,17 @@ export const storeMemory = defineTool({
     "or something about them or their work. Use it when the user asks you to remember something, or states " +
     "something worth keeping. One self-contained fact per call. Storing a fact twice is harmless.",
   schema: z.object({
-    content: z.string().trim().min(1).max(2000).describe("The fact, written so it makes sense on its own later."),
-    subject: z
-      .string()
-      .trim()
-      .max(100)
+    content: storable(z.string().trim().min(1).max(2000)).describe("The fact, written so it makes sense on its own later."),
+    subject: storable(z.string().trim().max(100))
       .nullish()
       .describe(
         'What the fact is about, as a short lower-case phrase ("dog\'s name", "home city"): a later fact with the same subject replaces this one.',
       ),
     metadata: z
       .object({
-        title: z.string().max(200).nullish(),
-        category: z.string().max(64).nullish().describe("e.g. preference, personal, work, decision"),
-        tags: z.array(z.string().max(64)).max(10).nullish(),
+        title: storable(z.string().max(200)).nullish(),
+        category: storable(z.string().max(64)).nullish().describe("e.g. preference, personal, work, decision"),
+        tags: z.array(storable(z.string().max(64))).max(10).nullish(),
       })
       .nullish(),
   }),

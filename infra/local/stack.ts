@@ -17,6 +17,7 @@ import type { Wiring } from "../../shared/wiring";
 import { deployedFunctions, queueSettings, type QueueName } from "../manifest";
 import {
   lambdaContext,
+  MalformedPath,
   matchResource,
   proxyEvent,
   readBody,
@@ -236,6 +237,7 @@ async function serve(
     if (!result) return error(502, "bad_gateway", "the handler returned no response");
     sendProxyResult(res, result);
   } catch (err) {
+    if (err instanceof MalformedPath) return error(400, "invalid_path", err.message);
     // What API Gateway answers when the function itself crashes.
     console.error(err);
     if (!res.headersSent) error(502, "bad_gateway", "internal server error");

@@ -10,6 +10,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { randomUUID } from "node:crypto";
+import { truncateCodePoints } from "../text";
 import { hintOf, structuredRule, type OfflineHint } from "./offline-rules";
 import { messagesTokens, messageText, textTokens, toolsTokens } from "./token-estimate";
 
@@ -233,7 +234,10 @@ function answerFromTools(messages: BaseMessage[], hints: Record<string, OfflineH
   for (const result of results) {
     const output = parseToolOutput(String(result.content));
     if (output.success === false || result.status === "error") {
-      problems.push(String(output.error ?? output.text ?? "a tool failed"));
+      const problem = String(output.error ?? output.text ?? "a tool failed");
+      // Saving is what the user asked for: say plainly that it did not happen, and why.
+      if (result.name && hints[result.name]?.confirms) return `I couldn't save that. ${plainProblem(problem)}`;
+      problems.push(problem);
       continue;
     }
     if (result.name && hints[result.name]?.confirms) return `Got it. ${String(output.message ?? "Saved.")}`;
@@ -249,6 +253,9 @@ function answerFromTools(messages: BaseMessage[], hints: Record<string, OfflineH
   return `Here is what I found:\n${found.join("\n")}${notes}`;
 }
 
+/** A tool's explanation without the instructions meant for a model ("Tell the user…"). */
+const plainProblem = (problem: string) => problem.replace(/\s*Tell the user plainly;.*$/s, "");
+
 /** Tool outputs are JSON objects here; anything else is kept as text. */
 function parseToolOutput(content: string): Record<string, unknown> & { text?: string } {
   try {
@@ -263,5 +270,5 @@ function parseToolOutput(content: string): Record<string, unknown> & { text?: st
 function plainReply(text: string): string {
   if (GREETING.test(text)) return "Hello! How can I help you today?";
   if (text.length === 0) return "I'm here. What would you like to talk about?";
-  return `I hear you: "${text.length > 200 ? `${text.slice(0, 200)}…` : text}". Ask me a question, or tell me something to remember.`;
+  return `I hear you: "${truncateCodePoints(text, 200)}". Ask me a question, or tell me something to remember.`;
 }

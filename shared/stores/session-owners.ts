@@ -6,6 +6,11 @@ import { CHECKPOINT_TABLE } from "./checkpoint-table";
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";
 
+export interface SessionRecord {
+  userId: string;
+  projectId: string | null | undefined;
+}
+
 /**
  * Who owns each chat session, kept in the thread's own partition of the checkpoint table:
  * one consistent GetItem per turn, a conditional put when a session starts, and it goes
@@ -23,13 +28,16 @@ export class SessionOwners {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  /** Records a new session for `userId`; false when the id is already taken. */
-  async claim(sessionId: string, userId: string): Promise<boolean> {
+  /**
+   * Records a new session for `userId`, in `projectId` (null: none) for good: a session's project
+   * is fixed when it starts. False when the id is already taken.
+   */
+  async claim(sessionId: string, userId: string, projectId: string | null = null): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: sessionId, sk: OWNER_SORT_KEY, user_id: userId, ...this.expiry() },
+          Item: { pk: sessionId, sk: OWNER_SORT_KEY, user_id: userId, project_id: projectId, ...this.expiry() },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
@@ -42,6 +50,14 @@ export class SessionOwners {
 
   /** The owner, or undefined for a session that does not exist. Keeps an active session from expiring. */
   async owner(sessionId: string): Promise<string | undefined> {
+    return (await this.session(sessionId))?.userId;
+  }
+
+  /**
+   * The session's owner and project (null: none; undefined: a session recorded before projects
+   * were kept here), or undefined for a session that does not exist.
+   */
+  async session(sessionId: string): Promise<SessionRecord | undefined> {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: sessionId, sk: OWNER_SORT_KEY }, ConsistentRead: true }),
     );
@@ -58,7 +74,8 @@ export class SessionOwners {
         }),
       );
     }
-    return out.Item.user_id as string;
+    const projectId = out.Item.project_id as string | null | undefined;
+    return { userId: out.Item.user_id as string, projectId };
   }
 
   private expiry(): Record<string, number> {
