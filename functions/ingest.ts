@@ -69,7 +69,7 @@ export const createHandler = ({ backends }: Wiring) =>
   createIngestHandler(
     once(async () => {
       const b = await backends();
-      return buildIngestRuntime(b, b.documents ?? new S3ObjectSource(new S3Client({})));
+      return buildIngestRuntime(b, b.documents ?? new S3ObjectSource(new S3Client({})), b.documentProcessor);
     }),
   );
 
