@@ -51,6 +51,8 @@ export interface LocalStack {
   routes: Array<Pick<Route, "name" | "method" | "resource" | "timeoutMs">>;
   /** the local documents bucket */
   dropDir: string;
+  /** resolves once the drop folder's boot scan has sent what changed while the stack was stopped */
+  dropFolderReconciled: Promise<void>;
   /** one line per backend, saying which is in use */
   describe: string[];
   close(): Promise<void>;
@@ -176,6 +178,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       routes: routes.map(({ name, method, resource, timeoutMs }) => ({ name, method, resource, timeoutMs })),
       intercom,
       dropDir,
+      dropFolderReconciled: watcher.reconciled,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
