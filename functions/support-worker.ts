@@ -30,39 +30,15 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
   // Sequential: two parts of one conversation in a batch must not run at once (the second
   // would find the lease taken and be retried minutes later), and order matters to the customer.
   const runBatch = sqsBatchHandler({ metrics, logger, processing: "sequential" });
-  let answer: ((m: SupportMessage) => Promise<unknown>) | undefined;
   return async (event: SQSEvent, context: Context) => {
     const rt = await runtime();
     rt.idempotency.config.registerLambdaContext(context);
-    // The run stops when the function's time is nearly out or the lease is lost: a reply sent
-    // after Lambda stopped the invocation would be one nobody recorded.
     const deadline = runDeadline(context);
-    answer = makeIdempotent(async (m: SupportMessage) => {
-      const thread = `intercom:${m.conversation_id}`;
-      const lease = await rt.leases.tryAcquire(thread);
-      if (!lease) throw new Error(`conversation ${m.conversation_id} is already being answered`);
-      try {
-        const state = await rt.graph.invoke(
-          { conversation_id: m.conversation_id, part_id: m.part_id, max_hops: rt.maxHops },
-          {
-            configurable: { thread_id: thread },
-            recursionLimit: 40,
-            signal: AbortSignal.any([lease.signal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]),
-          },
-        );
-        return {
-          delivery: state.response_delivery,
-          ...(state.ignored_reason ? { ignored: state.ignored_reason } : {}),
-          hops: state.hops.filter((h) => h.part_id === m.part_id).length,
-          error: state.error,
-        };
-      } finally {
-        await lease.release();
-      }
-    }, rt.idempotency);
+    // Idempotent per part (Powertools): a redelivered message returns the first outcome.
+    const answer = makeIdempotent((m: SupportMessage) => rt.support.answer(m, deadline), rt.idempotency);
     const handleRecord = async (record: SQSRecord) => {
       const message = SupportMessage.parse(JSON.parse(record.body));
-      const outcome = await answer!(message);
+      const outcome = await answer(message);
       logger.info("conversation handled", {
         messageId: record.messageId,
         conversationId: message.conversation_id,

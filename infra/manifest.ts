@@ -117,6 +117,15 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     defers: "the store client",
   },
   {
+    name: "health",
+    kind: "api",
+    timeoutSeconds: 10,
+    memoryMB: 256,
+    routes: [{ method: "GET", path: "/api/health/deep" }],
+    grants: ["checkpoints", "supabase"],
+    defers: "the store clients",
+  },
+  {
     name: "memory-extraction",
     kind: "consumer",
     timeoutSeconds: 60,

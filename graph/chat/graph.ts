@@ -1,9 +1,9 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { isAIMessage, SystemMessage } from "@langchain/core/messages";
+import { SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { ModelError } from "./errors";
 import { systemPrompt } from "./prompt";
 
@@ -31,18 +31,16 @@ export function buildChatGraph({ model, tools, checkpointer }: ChatGraphDeps) {
     }
   }
 
-  function shouldContinue(state: typeof MessagesAnnotation.State): "tools" | typeof END {
-    const last = state.messages[state.messages.length - 1];
-    return last !== undefined && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tools" : END;
-  }
-
-  return new StateGraph(MessagesAnnotation)
-    .addNode("agent", agent)
-    .addNode("tools", new ToolNode(tools))
-    .addEdge(START, "agent")
-    .addConditionalEdges("agent", shouldContinue, ["tools", END])
-    .addEdge("tools", "agent")
-    .compile({ checkpointer });
+  return (
+    new StateGraph(MessagesAnnotation)
+      .addNode("agent", agent)
+      .addNode("tools", new ToolNode(tools))
+      .addEdge(START, "agent")
+      // LangGraph's own router: to "tools" while the last message calls one, else to the end.
+      .addConditionalEdges("agent", toolsCondition, ["tools", END])
+      .addEdge("tools", "agent")
+      .compile({ checkpointer })
+  );
 }
 
 export type ChatGraph = ReturnType<typeof buildChatGraph>;

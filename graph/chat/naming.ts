@@ -1,10 +1,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import * as z from "zod";
+import { offlineStructuredRule } from "../../shared/models/offline-rules";
 
 export const MAX_NAME_WORDS = 5;
 /** The structured-output tool's name; the offline stand-in answers it by rule. */
 export const SESSION_NAME_TOOL = "session_name";
+
+// The offline stand-in names a session by the same rule as the fallback.
+offlineStructuredRule(SESSION_NAME_TOOL, (prompt) => ({ name: firstWords(prompt) }));
 
 const SessionName = z.object({ name: z.string().describe(`A title for the chat, at most ${MAX_NAME_WORDS} words.`) });
 

@@ -9,6 +9,7 @@ import { SessionLeases } from "../../shared/stores/session-lease";
 import { DynamoDBSaver } from "../checkpoint";
 import { buildSupportGraph } from "./graph";
 import { McpTools } from "./mcp-tools";
+import { SupportService } from "./service";
 
 /** Wires the support worker: Intercom client, model, knowledge base, checkpointer, once-markers. */
 export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof fetch) {
@@ -37,8 +38,11 @@ export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof
   });
   return {
     graph,
-    maxHops: config.SUPPORT_MAX_HOPS,
-    leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+    support: new SupportService({
+      graph,
+      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+      maxHops: config.SUPPORT_MAX_HOPS,
+    }),
     idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "[conversation_id, part_id]"),
   };
 }

@@ -1,11 +1,11 @@
 import { App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { widthMismatch } from "../supabase/embedding-width";
-import { readSettings, SettingsError } from "./settings";
+import { readSettings, SettingsError, type StackSettings } from "./settings";
 import { AgentStack, stackName } from "./stack";
 
 const app = new App();
-let settings;
+let settings: StackSettings;
 try {
   settings = readSettings(app);
   const mismatch = widthMismatch(settings.embeddingDimension);

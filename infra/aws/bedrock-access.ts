@@ -1,4 +1,4 @@
-import { Aws, Stack } from "aws-cdk-lib";
+import { Aws, type Stack } from "aws-cdk-lib";
 import { PolicyStatement, type IGrantable } from "aws-cdk-lib/aws-iam";
 
 /**

@@ -107,7 +107,9 @@ export function watchDropFolder(dir: string, queue: LocalQueue, options: DropFol
     );
   };
   const removed = (key: string) => {
-    queue.send(s3Notification({ eventName: "ObjectRemoved:Delete", bucket: LOCAL_BUCKET, key, sequencer: sequencer() }));
+    queue.send(
+      s3Notification({ eventName: "ObjectRemoved:Delete", bucket: LOCAL_BUCKET, key, sequencer: sequencer() }),
+    );
   };
 
   /** The boot scan: every entry under the folder, then the documents whose file is gone. */

@@ -72,7 +72,11 @@ export class IntercomStandIn {
   /** Written whole to a temporary file and renamed over the old one, so a crash leaves either. */
   private save(): void {
     if (!this.stateFile) return;
-    const state: State = { nextId: this.nextId, conversations: [...this.conversations.values()], actions: this.actions };
+    const state: State = {
+      nextId: this.nextId,
+      conversations: [...this.conversations.values()],
+      actions: this.actions,
+    };
     writeFileSync(`${this.stateFile}.tmp`, JSON.stringify(state));
     renameSync(`${this.stateFile}.tmp`, this.stateFile);
   }

@@ -46,7 +46,9 @@ function utf8(bytes: Uint8Array): string {
  * (String.prototype.toWellFormed is ES2024, past this project's target).
  */
 const storable = (text: string) =>
-  text.replace(/\u0000/g, "").replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+  text
+    .replace(/\u0000/g, "")
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 
 /** The text of a document, by the type its key names, within `limits`. */
 export async function extractText(
@@ -138,9 +140,7 @@ async function pdfText(bytes: Uint8Array, limits: DocumentLimits): Promise<strin
       const content = await (await pdf.getPage(n)).getTextContent().catch((err: unknown) => {
         throw unreadable(err);
       });
-      const text = content.items
-        .map((item) => ("str" in item ? item.str + (item.hasEOL ? "\n" : "") : ""))
-        .join("");
+      const text = content.items.map((item) => ("str" in item ? item.str + (item.hasEOL ? "\n" : "") : "")).join("");
       length += text.length;
       checkTextLength(length, limits);
       pages.push(text);

@@ -29,6 +29,5 @@ export function checkDeadline(limits: Pick<DocumentLimits, "deadline" | "timeout
 }
 
 export function checkTextLength(length: number, limits: DocumentLimits): void {
-  if (length > limits.maxTextChars)
-    throw new OverLimit(`its text is over the ${limits.maxTextChars}-character limit`);
+  if (length > limits.maxTextChars) throw new OverLimit(`its text is over the ${limits.maxTextChars}-character limit`);
 }

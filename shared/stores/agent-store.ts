@@ -106,9 +106,7 @@ export type DocumentWriteResult = "replaced" | "deleted" | "stale";
  * `reason`), or "begin" with the earlier attempts at it that never finished.
  */
 export type DocumentAttempt =
-  | { state: "stale" }
-  | { state: "skipped"; reason: string }
-  | { state: "begin"; interrupted: number };
+  { state: "stale" } | { state: "skipped"; reason: string } | { state: "begin"; interrupted: number };
 
 export type DocumentStatus = "processing" | "ingested" | "skipped" | "failed" | "deleted";
 
@@ -149,6 +147,8 @@ export interface AgentStore {
   deleteMemory(userId: string, id: string): Promise<boolean>;
   getUserContext(userId: string): Promise<UserContext | undefined>;
   matchKnowledge(query: KnowledgeQuery): Promise<KnowledgeMatch[]>;
+  /** One cheap round trip that fails when the database cannot be reached (health checks). */
+  ping(): Promise<void>;
 }
 
 /** pgvector's text form, accepted by both a `::vector` cast and PostgREST. */
@@ -169,7 +169,8 @@ export const toDocumentRecord = (r: Record<string, any>): DocumentRecord => ({
   updatedAt: iso(r.status_at ?? r.updated_at),
 });
 
-export const DOCUMENT_COLUMNS = "document_id,source,etag,deleted,chunk_count,status,reason,status_etag,status_at,updated_at";
+export const DOCUMENT_COLUMNS =
+  "document_id,source,etag,deleted,chunk_count,status,reason,status_etag,status_at,updated_at";
 
 /** begin_document_attempt's row as a DocumentAttempt. */
 export const toDocumentAttempt = (r: { state: string; interrupted: number; reason: string | null }): DocumentAttempt =>

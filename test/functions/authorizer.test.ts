@@ -129,10 +129,10 @@ async function chatAs(body: Record<string, unknown>, authorizer: Record<string, 
     async () =>
       ({
         chat: {
-          reply: async (turn: { userId: string }) => (
-            seen.push(turn.userId),
-            { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
-          ),
+          reply: async (turn: { userId: string }) => {
+            seen.push(turn.userId);
+            return { reply: "ok", sessionId: "s", messageId: "m", trace: [] };
+          },
         },
       }) as never,
   );

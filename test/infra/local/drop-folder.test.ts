@@ -110,7 +110,10 @@ describe("the drop folder reconciles with the knowledge base at boot (class 13)"
     for (const e of events) await ingestor.handle(e);
   };
   const sources = async () =>
-    (await store.listDocuments(LOCAL_BUCKET)).filter((d) => !d.deleted).map((d) => d.source).sort();
+    (await store.listDocuments(LOCAL_BUCKET))
+      .filter((d) => !d.deleted)
+      .map((d) => d.source)
+      .sort();
   const md5 = (s: string) => createHash("md5").update(s).digest("hex");
 
   it("deletes what was removed while stopped, re-reads what was replaced with an older mtime, and leaves the rest", async () => {
@@ -140,10 +143,9 @@ describe("the drop folder reconciles with the knowledge base at boot (class 13)"
     expect(await sources()).toEqual(["keep.md", "sub dir.md", "swapped.md"]);
     const swapped = (await store.listDocuments(LOCAL_BUCKET)).find((d) => d.source === "swapped.md");
     expect(swapped).toMatchObject({ status: "ingested", etag: md5(second) });
-    const chunks = await db.query<{ content: string }>(
-      "select content from knowledge_chunks where document_id = $1",
-      [`${LOCAL_BUCKET}/swapped.md`],
-    );
+    const chunks = await db.query<{ content: string }>("select content from knowledge_chunks where document_id = $1", [
+      `${LOCAL_BUCKET}/swapped.md`,
+    ]);
     expect(chunks.rows.map((r) => r.content)).toEqual([second]);
 
     // A third boot with nothing changed sends nothing.

@@ -42,7 +42,7 @@ describe("the local Intercom stand-in", () => {
         ["POST", "/_local/intercom/conversations", "[1,2]"],
         ["POST", "/_local/intercom/conversations", '"a string"'],
         ["POST", `/_local/intercom/api/conversations/${conversation_id}/reply`, "null"],
-        ["POST", `/_local/intercom/api/conversations/${conversation_id}/reply`, "{\"body\":"],
+        ["POST", `/_local/intercom/api/conversations/${conversation_id}/reply`, '{"body":'],
         ["POST", `/_local/intercom/api/conversations/${conversation_id}/parts`, "7"],
         ["GET", "/_local/intercom/api/conversations/%E0%A4%A", undefined],
         ["GET", "/_local/intercom/api/contacts/%zz", undefined],

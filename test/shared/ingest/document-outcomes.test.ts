@@ -73,7 +73,10 @@ describe("bounds on what a document may make extraction do (class 10)", () => {
     put("bomb.docx", bomb);
     const outcome = await ingestor().handle(created("bomb.docx"));
     expect(outcome).toMatchObject({ action: "skipped", reason: expect.stringMatching(/inflate|unzip/i) });
-    expect(await row("bomb.docx")).toMatchObject({ status: "skipped", reason: expect.stringMatching(/inflate|unzip/i) });
+    expect(await row("bomb.docx")).toMatchObject({
+      status: "skipped",
+      reason: expect.stringMatching(/inflate|unzip/i),
+    });
     // An ordinary DOCX under the same bounds still goes in.
     put("fine.docx", await tinyDocx(["Parcels ship within two days."]));
     expect(await ingestor().handle(created("fine.docx"))).toMatchObject({ action: "replaced", chunks: 1 });
@@ -142,7 +145,10 @@ describe("every document ends ingested, skipped or failed, recorded and logged (
     const warn = vi.spyOn(Logger.prototype, "warn");
     const info = vi.spyOn(Logger.prototype, "info");
     put("nul.txt", "before\u0000after, a text with a NUL inside");
-    put("noise.md", Uint8Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256));
+    put(
+      "noise.md",
+      Uint8Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 256),
+    );
     const depth = 120_000; // arrays, two bytes a level, to stay under maxBytes
     put("deep.json", `${"[".repeat(depth)}"the answer at the bottom"${"]".repeat(depth)}`);
     const handler = createIngestHandler(async () => ({ ingestor: ingestor() }));
@@ -202,7 +208,11 @@ describe("every document ends ingested, skipped or failed, recorded and logged (
   it("lists each document's status for an operator", async () => {
     const docs = await store.listDocuments("docs");
     const byKey = new Map(docs.map((d) => [d.source, d]));
-    expect(byKey.get("nul.txt")).toMatchObject({ status: "skipped", reason: expect.stringMatching(/NUL/), chunkCount: 0 });
+    expect(byKey.get("nul.txt")).toMatchObject({
+      status: "skipped",
+      reason: expect.stringMatching(/NUL/),
+      chunkCount: 0,
+    });
     expect(byKey.get("lucky.md")).toMatchObject({ status: "ingested", chunkCount: 1, deleted: false });
     expect(byKey.get("unlucky.md")).toMatchObject({ status: "failed" });
   });
