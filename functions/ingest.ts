@@ -4,7 +4,8 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
-import { parseS3Notification } from "../shared/ingest/s3-events";
+import { parseS3Notification, type S3ObjectEvent } from "../shared/ingest/s3-events";
+import type { IngestOutcome } from "../shared/ingest/ingestor";
 import { sqsBatchHandler } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
@@ -33,7 +34,7 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
   return async (event: SQSEvent, context: Context) => {
     const { ingestor } = await runtime();
     const handleRecord = async (record: SQSRecord) => {
-      let events;
+      let events: S3ObjectEvent[];
       try {
         events = parseS3Notification(record.body);
       } catch (err) {
@@ -47,7 +48,7 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
           kind: objectEvent.kind,
           sequencer: objectEvent.sequencer,
         };
-        let outcome;
+        let outcome: IngestOutcome;
         try {
           outcome = await ingestor.handle(objectEvent);
         } catch (err) {
@@ -69,7 +70,7 @@ export const createHandler = ({ backends }: Wiring) =>
   createIngestHandler(
     once(async () => {
       const b = await backends();
-      return buildIngestRuntime(b, b.documents ?? new S3ObjectSource(new S3Client({})));
+      return buildIngestRuntime(b, b.documents ?? new S3ObjectSource(new S3Client({})), b.documentProcessor);
     }),
   );
 

@@ -5,6 +5,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, type Config } from "./config";
 import { once } from "./once";
 import { secretSource } from "./secrets";
+import type { DocumentProcessor } from "./documents/process";
 import type { ObjectSource } from "./ingest/object-source";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
@@ -27,6 +28,8 @@ export interface Backends {
   supportQueue?: QueuePublisher;
   /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
   documents?: ObjectSource;
+  /** extraction and chunking: in the handler's thread in AWS; a worker thread locally */
+  documentProcessor?: DocumentProcessor;
   /** how the support worker reaches Intercom: fetch in AWS, the stand-in locally */
   intercomFetch?: typeof fetch;
 }

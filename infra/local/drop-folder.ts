@@ -1,4 +1,4 @@
-import chokidar, { type FSWatcher } from "chokidar";
+import chokidar from "chokidar";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";

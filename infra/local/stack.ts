@@ -30,6 +30,7 @@ import {
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
+import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { SQSEvent, Context, SQSBatchResponse } from "aws-lambda";
@@ -51,6 +52,8 @@ export interface LocalStack {
   routes: Array<Pick<Route, "name" | "method" | "resource" | "timeoutMs">>;
   /** the local documents bucket */
   dropDir: string;
+  /** resolves once the drop folder's boot scan has sent what changed while the stack was stopped */
+  dropFolderReconciled: Promise<void>;
   /** one line per backend, saying which is in use */
   describe: string[];
   close(): Promise<void>;
@@ -94,9 +97,12 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support };
   const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
   let watcher: DropFolder | undefined;
+  // Documents are extracted on a worker thread, so a large one cannot stall the API.
+  const documentProcessor = workerDocumentProcessor();
   const close = async () => {
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
+    await documentProcessor.close();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -122,6 +128,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),
+      documentProcessor,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
       intercomFetch: (input, init) =>
         fetch(String(input).replace(config.INTERCOM_API_URL, `${url}/_local/intercom/api`), init),
@@ -172,6 +179,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       routes: routes.map(({ name, method, resource, timeoutMs }) => ({ name, method, resource, timeoutMs })),
       intercom,
       dropDir,
+      dropFolderReconciled: watcher.reconciled,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,

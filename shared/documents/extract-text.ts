@@ -47,7 +47,7 @@ function utf8(bytes: Uint8Array): string {
  */
 const storable = (text: string) =>
   text
-    .replace(/\u0000/g, "")
+    .replaceAll("\u0000", "")
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
 
 /** The text of a document, by the type its key names, within `limits`. */

@@ -1,6 +1,6 @@
 import { GetObjectCommand, NoSuchKey, type S3Client } from "@aws-sdk/client-s3";
 import { constants, type Stats } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { SkipDocument } from "../documents/skip";
 
@@ -71,7 +71,7 @@ export class FolderObjectSource implements ObjectSource {
   async get(_bucket: string, key: string, maxBytes: number): Promise<StoredObject | undefined> {
     const path = resolve(this.root, key);
     if (!path.startsWith(this.root + sep)) return undefined; // a key cannot climb out of the bucket
-    let handle;
+    let handle: FileHandle;
     try {
       handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (err) {

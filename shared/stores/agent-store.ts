@@ -156,7 +156,7 @@ export const vectorLiteral = (embedding: number[]) => `[${embedding.join(",")}]`
 
 export const iso = (v: Date | string) => new Date(v).toISOString();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a SQL or PostgREST row, typed by this mapper
 export const toDocumentRecord = (r: Record<string, any>): DocumentRecord => ({
   documentId: r.document_id,
   source: r.source,

@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "memory-scale": () => import("./memory-scale"),
   extraction: () => import("./extraction"),
   ingest: () => import("./ingest"),
+  "hostile-documents": () => import("./hostile-documents"),
   "cold-start": () => import("./cold-start"),
   "long-conversation": () => import("./long-conversation"),
 };
