@@ -1,6 +1,6 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { awsBackends } from "../shared/backends";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
@@ -26,7 +26,9 @@ const OUTCOME_METRIC = {
  * logged with their key and reason, and acknowledged.
  */
 export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
-  const runBatch = sqsBatchHandler({ metrics, logger });
+  // Sequential: extraction and chunking are CPU- and memory-heavy, and five large documents at
+  // once could exhaust the function's memory; embedding calls are already concurrent per document.
+  const runBatch = sqsBatchHandler({ metrics, logger, processing: "sequential" });
   return async (event: SQSEvent, context: Context) => {
     const { ingestor } = await runtime();
     const handleRecord = async (record: SQSRecord) => {
@@ -48,6 +50,13 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
   };
 }
 
-export const handler = createIngestHandler(
-  once(async () => buildIngestRuntime(await awsBackends(), new S3ObjectSource(new S3Client({})))),
-);
+/** The handler on any wiring: Lambda's below (documents from S3), or the local stack's (a folder). */
+export const createHandler = ({ backends }: Wiring) =>
+  createIngestHandler(
+    once(async () => {
+      const b = await backends();
+      return buildIngestRuntime(b, b.documents ?? new S3ObjectSource(new S3Client({})));
+    }),
+  );
+
+export const handler = createHandler(awsWiring());

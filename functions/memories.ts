@@ -5,7 +5,7 @@ import { callerId } from "../shared/identity";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import type { Backends } from "../shared/backends";
-import { deferredRuntime } from "../shared/deferred";
+import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("memories");
 
@@ -60,11 +60,9 @@ export function createMemoriesHandler(backends: () => Promise<Backends> | Backen
   });
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) => createMemoriesHandler(backends);
+
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
-export const handler = createMemoriesHandler(
-  deferredRuntime(
-    () => import("../shared/backends"),
-    ({ awsBackends }) => awsBackends(),
-  ),
-);
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -2,7 +2,7 @@ import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
 import { ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
-import { awsBackends } from "../shared/backends";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { sqsBatchHandler } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
@@ -18,7 +18,9 @@ const metrics = createMetrics("memory-extraction");
  * (Powertools idempotency records in DynamoDB): a redelivered turn adds nothing.
  */
 export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime>) {
-  const runBatch = sqsBatchHandler({ metrics, logger });
+  // Parallel: each record is one model call waiting on the network, and a batch of 10 in turn
+  // would not fit the timeout; reconciliation converges whatever order two turns land in.
+  const runBatch = sqsBatchHandler({ metrics, logger, processing: "parallel" });
   let processTurn: ((turn: ExtractionMessage) => Promise<unknown>) | undefined;
 
   return async (event: SQSEvent, context: Context) => {
@@ -49,4 +51,8 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
   };
 }
 
-export const handler = createExtractionHandler(once(async () => buildExtractionRuntime(await awsBackends())));
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) =>
+  createExtractionHandler(once(async () => buildExtractionRuntime(await backends())));
+
+export const handler = createHandler(awsWiring());

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
-import { deferredRuntime } from "../shared/deferred";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
 import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
@@ -82,11 +82,9 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
   });
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) => createSessionsHandler(backends);
+
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
-export const handler = createSessionsHandler(
-  deferredRuntime(
-    () => import("../shared/backends"),
-    ({ awsBackends }) => awsBackends(),
-  ),
-);
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -4,7 +4,8 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, type Config } from "./config";
 import { once } from "./once";
-import { secretValue } from "./secrets";
+import { secretSource } from "./secrets";
+import type { ObjectSource } from "./ingest/object-source";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsPublisher, type QueuePublisher } from "./queue";
@@ -22,14 +23,20 @@ export interface Backends {
   store?: AgentStore;
   /** where each finished turn goes for memory extraction; absent: no extraction */
   extractionQueue?: QueuePublisher;
+  /** where the Intercom webhook queues notifications for the support worker */
+  supportQueue?: QueuePublisher;
+  /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
+  documents?: ObjectSource;
+  /** how the support worker reaches Intercom: fetch in AWS, the stand-in locally */
+  intercomFetch?: typeof fetch;
 }
 
 /** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
-  if (!config.SUPABASE_URL) return { config, dynamo };
-  const key = await secretValue(
+  if (!config.SUPABASE_URL) return { config, dynamo, ...queues(config) };
+  const key = secretSource(
     "SUPABASE_SERVICE_ROLE_KEY",
     config.SUPABASE_SERVICE_ROLE_KEY,
     config.SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN,
@@ -40,8 +47,16 @@ export const awsBackends = once(async (): Promise<Backends> => {
     dynamo,
     conversations: new PostgrestConversationStore(rest),
     store: new PostgrestAgentStore(rest),
-    ...(config.EXTRACTION_QUEUE_URL
-      ? { extractionQueue: new SqsPublisher(new SQSClient({}), config.EXTRACTION_QUEUE_URL) }
-      : {}),
+    ...queues(config),
   };
 });
+
+/** The queues this function sends to, from the URLs the stack gave it; one SQS client for all. */
+function queues(config: Config): Pick<Backends, "extractionQueue" | "supportQueue"> {
+  if (!config.EXTRACTION_QUEUE_URL && !config.SUPPORT_QUEUE_URL) return {};
+  const sqs = new SQSClient({});
+  return {
+    ...(config.EXTRACTION_QUEUE_URL ? { extractionQueue: new SqsPublisher(sqs, config.EXTRACTION_QUEUE_URL) } : {}),
+    ...(config.SUPPORT_QUEUE_URL ? { supportQueue: new SqsPublisher(sqs, config.SUPPORT_QUEUE_URL) } : {}),
+  };
+}

@@ -1,10 +1,10 @@
 import type { BaseChatModel, BaseChatModelCallOptions } from "@langchain/core/language_models/chat_models";
-import { isAIMessage, SystemMessage } from "@langchain/core/messages";
+import { SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { toolsTokens } from "../../shared/models/token-estimate";
 import { ChatState, contextWindow, type ChatStateType, type ContextOptions } from "./context";
 import { ModelError } from "./errors";
@@ -46,16 +46,12 @@ export function buildChatGraph({ model, tools, checkpointer, context }: ChatGrap
     }
   }
 
-  function shouldContinue(state: ChatStateType): "tools" | typeof END {
-    const last = state.messages[state.messages.length - 1];
-    return last !== undefined && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tools" : END;
-  }
-
   const graph = new StateGraph(ChatState)
     .addNode("agent", agent)
     .addNode("tools", new ToolNode(tools))
     .addEdge(START, "agent")
-    .addConditionalEdges("agent", shouldContinue, ["tools", END])
+    // LangGraph's own router: to "tools" while the last message calls one, else to the end.
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
     .addEdge("tools", "agent");
   if (!window) return graph.compile({ checkpointer });
   // Compaction runs beside the turn's first agent call, off the reply path (context.ts).

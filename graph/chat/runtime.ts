@@ -8,7 +8,7 @@ import { defaultContextBudget } from "./context";
 import { buildChatGraph } from "./graph";
 import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
-import { agentTools } from "./tools";
+import { chatTools } from "../tools/registry";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -24,14 +24,13 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     createEmbeddings(config),
     config.BEDROCK_NAMING_MODEL_ID ? createChatModel(config, undefined, config.BEDROCK_NAMING_MODEL_ID) : undefined,
   ]);
-  const tools = store
-    ? agentTools({
-        store,
-        embeddings: embeddings.value,
-        minMemoryScore: config.MEMORY_MIN_SCORE,
-        onError: (tool, error) => logger?.error("tool failed", { tool, error }),
-      })
-    : [];
+  // The registry's tools these backends can run: without a store, none.
+  const tools = chatTools({
+    store,
+    embeddings: embeddings.value,
+    minMemoryScore: config.MEMORY_MIN_SCORE,
+    onError: (tool, error) => logger?.error("tool failed", { tool, error }),
+  });
   const checkpointer = new DynamoDBSaver({
     client: dynamo,
     tableName: config.CHECKPOINT_TABLE,

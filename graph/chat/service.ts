@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
-import type { SessionLeases } from "../../shared/stores/session-lease";
+import { LeaseLost, type SessionLeases } from "../../shared/stores/session-lease";
 import type { SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
@@ -27,6 +27,12 @@ export interface ChatTurn {
   message: string;
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
+  /**
+   * Epoch ms by which the run must have ended (the function's deadline less what saving the turn
+   * needs). Bounds the wait for a busy session, and aborts the model calls, the naming call and the
+   * tools once passed, so nothing keeps running after the response is lost.
+   */
+  deadline?: number;
 }
 
 export interface ChatReply {
@@ -65,6 +71,14 @@ export interface ChatServiceDeps {
   onExtractionPublishFailure?: (err: unknown) => void;
 }
 
+/** Least time a run is left after waiting for a busy session: waiting longer would only time out. */
+export const MIN_RUN_MS = 10_000;
+
+const turnTimeout = (cause: unknown) =>
+  new AppError(504, "turn_timeout", "the answer did not finish within the time this request has", { cause });
+const leaseLost = (cause: unknown) =>
+  new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
+
 const sessionBusy = () =>
   new AppError(
     409,
@@ -86,17 +100,18 @@ export class ChatService {
     await this.enterSession(sessionId, turn);
     const lease =
       turn.ifBusy === "queue"
-        ? await this.deps.leases.acquire(sessionId, this.deps.queueWaitMs ?? 20_000)
+        ? await this.deps.leases.acquire(sessionId, this.queueWait(turn.deadline))
         : await this.deps.leases.tryAcquire(sessionId);
     if (!lease) throw sessionBusy();
+    const signal = runSignal(lease.signal, turn.deadline);
     try {
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
-      const naming = isNew ? this.name(turn.message) : undefined;
+      const naming = isNew ? this.name(turn.message, signal) : undefined;
       const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
       const human = new HumanMessage({ id: randomUUID(), content: turn.message });
       const askedAt = new Date().toISOString();
-      const answer = await this.run(sessionId, turn, human, tracer, observer);
+      const answer = await this.run(sessionId, turn, human, tracer, observer, signal);
       const reply = textOf(answer);
       const messageId = answer.id!;
       const sessionName = naming ? await naming : undefined;
@@ -143,6 +158,7 @@ export class ChatService {
     human: HumanMessage,
     tracer: TraceCollector,
     observer: TurnObserver,
+    signal: AbortSignal,
   ) {
     let answer: AIMessage | undefined;
     try {
@@ -157,6 +173,7 @@ export class ChatService {
           },
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
+          signal,
           streamMode: observer.onToken ? ["updates", "messages"] : ["updates"],
         },
       );
@@ -177,14 +194,23 @@ export class ChatService {
           observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
       }
     } catch (err) {
+      if (signal.aborted) throw signal.reason instanceof LeaseLost ? leaseLost(err) : turnTimeout(err);
       throw agentFailure(err, this.deps.recursionLimit);
     }
     if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
     return answer;
   }
 
-  private name(message: string): Promise<string> {
-    return this.deps.namingModel ? nameSession(this.deps.namingModel, message) : Promise.resolve(firstWords(message));
+  private name(message: string, signal: AbortSignal): Promise<string> {
+    return this.deps.namingModel
+      ? nameSession(this.deps.namingModel, message, { signal })
+      : Promise.resolve(firstWords(message));
+  }
+
+  /** An `if_busy: "queue"` request waits no longer than its deadline leaves room for a run. */
+  private queueWait(deadline: number | undefined): number {
+    const configured = this.deps.queueWaitMs ?? 20_000;
+    return deadline === undefined ? configured : Math.max(0, Math.min(configured, deadline - Date.now() - MIN_RUN_MS));
   }
 
   /** The reply never waits for extraction: only for the queue to accept the turn, and never fails on it. */
@@ -211,6 +237,12 @@ export class ChatService {
     }
     throw sessionNotFound();
   }
+}
+
+/** Aborted when the lease is lost or the deadline passes, whichever comes first. */
+function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): AbortSignal {
+  if (deadline === undefined) return leaseSignal;
+  return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
 }
 
 /** A short summary of a tool result for stream events: its first 200 characters. */

@@ -1,12 +1,35 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import * as z from "zod";
+import { offlineStructuredRule } from "../../shared/models/offline-rules";
 import { transcript } from "./context-window";
 
 /** The structured-output tool's name; the offline stand-in answers it by rule. */
 export const SUMMARY_TOOL = "conversation_summary";
 /** What the summariser is asked to stay under; a longer answer is cut at twice this. */
 export const SUMMARY_MAX_WORDS = 250;
+
+/**
+ * The offline stand-in's rule: the previous summary's lines, then one line per user message
+ * leaving the window, quoted. It cannot condense, so it stays bounded by keeping the first
+ * lines (how the conversation began) and the latest ones.
+ */
+const OFFLINE_HEAD_LINES = 4;
+const OFFLINE_TAIL_LINES = 8;
+offlineStructuredRule(SUMMARY_TOOL, (prompt) => {
+  const previous = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(prompt)?.[1] ?? "";
+  const conversation = /<conversation>([\s\S]*?)<\/conversation>/.exec(prompt)?.[1] ?? "";
+  const lines = previous.split("\n").filter((l) => l.startsWith("- "));
+  for (const said of conversation.matchAll(/^user: (.*)$/gm)) {
+    const text = said[1]!.trim();
+    lines.push(`- The user said: "${text.length > 120 ? `${text.slice(0, 120)}…` : text}"`);
+  }
+  const kept =
+    lines.length > OFFLINE_HEAD_LINES + OFFLINE_TAIL_LINES
+      ? [...lines.slice(0, OFFLINE_HEAD_LINES), ...lines.slice(-OFFLINE_TAIL_LINES)]
+      : lines;
+  return { summary: kept.join("\n") };
+});
 
 const Summary = z.object({ summary: z.string().describe("The updated summary.") });
 

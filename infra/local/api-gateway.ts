@@ -16,6 +16,8 @@ export interface Route {
   /** API Gateway resource path, e.g. /api/sessions/{id}/messages */
   resource: string;
   handler: ProxyHandler | StreamingHandler;
+  /** the function's timeout: its context's remaining time starts there */
+  timeoutMs: number;
 }
 
 /** Matches a request path against a resource template; returns the path parameters. */
@@ -89,8 +91,8 @@ export function proxyEvent(
   };
 }
 
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 29_000; // API Gateway's integration timeout
+export function lambdaContext(functionName: string, timeoutMs = 29_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

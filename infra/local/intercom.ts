@@ -111,11 +111,10 @@ export class IntercomStandIn {
     } else if (req.method === "POST" && (m = /^\/api\/conversations\/([^/]+)\/(reply|parts)$/.exec(path))) {
       const c = this.conversations.get(decodeURIComponent(m[1]!));
       const b = await body();
-      if (!c)
-        return (
-          send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] }),
-          true
-        );
+      if (!c) {
+        send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] });
+        return true;
+      }
       const kind =
         m[2] === "parts" && b.message_type === "snoozed" ? "snooze" : b.message_type === "note" ? "note" : "reply";
       const text =

@@ -16,6 +16,8 @@ export interface LocalQueueOptions {
   /** how often an idle queue looks for visible messages */
   pollIntervalMs?: number;
   deadLetterQueue?: LocalQueue;
+  /** the consumer's timeout, which its context's remaining time starts from */
+  functionTimeoutMs?: number;
 }
 
 interface Stored {
@@ -40,11 +42,12 @@ interface Stored {
 export class LocalQueue implements QueuePublisher {
   readonly name: string;
   private readonly messages = new Map<string, Stored>();
-  private readonly visibilityTimeoutMs: number;
-  private readonly maxReceiveCount: number;
-  private readonly batchSize: number;
+  readonly visibilityTimeoutMs: number;
+  readonly maxReceiveCount: number;
+  readonly batchSize: number;
   private readonly pollIntervalMs: number;
   private readonly deadLetterQueue?: LocalQueue;
+  readonly functionTimeoutMs?: number;
   private handler?: SqsHandler;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -57,6 +60,7 @@ export class LocalQueue implements QueuePublisher {
     this.batchSize = options.batchSize ?? 10;
     this.pollIntervalMs = options.pollIntervalMs ?? 50;
     this.deadLetterQueue = options.deadLetterQueue;
+    this.functionTimeoutMs = options.functionTimeoutMs;
   }
 
   async publish(body: unknown): Promise<void> {
@@ -146,7 +150,7 @@ export class LocalQueue implements QueuePublisher {
     const records = batch.map((m) => this.record(m));
     let failed: Set<string>;
     try {
-      const response = await this.handler({ Records: records }, lambdaContext(this.name));
+      const response = await this.handler({ Records: records }, lambdaContext(this.name, this.functionTimeoutMs));
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch {
       // A thrown handler fails the whole batch: every message comes back after its timeout.
@@ -180,14 +184,28 @@ export class LocalQueue implements QueuePublisher {
 }
 
 /** A queue and its dead-letter queue, redriven after 3 receives as the CDK stack sets them up. */
-export function queueWithDeadLetters(name: string, visibilityTimeoutMs: number, batchSize: number) {
+export function queueWithDeadLetters(
+  name: string,
+  {
+    visibilityTimeoutMs,
+    batchSize,
+    maxReceives,
+    functionTimeoutMs,
+  }: {
+    visibilityTimeoutMs: number;
+    batchSize: number;
+    maxReceives: number;
+    functionTimeoutMs: number;
+  },
+) {
   const deadLetters = new LocalQueue({ name: `${name}-dlq` });
   const queue = new LocalQueue({
     name,
     visibilityTimeoutMs,
-    maxReceiveCount: MAX_RECEIVES,
+    maxReceiveCount: maxReceives,
     batchSize,
     deadLetterQueue: deadLetters,
+    functionTimeoutMs,
   });
   return { queue, deadLetters };
 }

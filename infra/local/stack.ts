@@ -5,23 +5,16 @@ import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
-import { createChatHandler } from "../../functions/chat";
-import { createChatStreamHandler } from "../../functions/chat-stream";
-import { buildChatRuntime } from "../../graph/chat/runtime";
 import type { Backends } from "../../shared/backends";
-import { createExtractionHandler } from "../../functions/memory-extraction";
-import { createMemoriesHandler } from "../../functions/memories";
-import { createIntercomWebhookHandler, webhookDeps } from "../../functions/intercom-webhook";
-import { createSupportWorker } from "../../functions/support-worker";
-import { buildSupportRuntime } from "../../graph/support/runtime";
 import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
-import { createSessionsHandler } from "../../functions/sessions";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
-import { buildExtractionRuntime } from "../../graph/memory/runtime";
 import { createIdempotencyTable } from "../../shared/idempotency";
+import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
+import type { Wiring } from "../../shared/wiring";
+import { deployedFunctions, queueSettings, type QueueName } from "../manifest";
 import {
   lambdaContext,
   matchResource,
@@ -37,10 +30,9 @@ import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { watchDropFolder } from "./drop-folder";
-import { createIngestHandler } from "../../functions/ingest";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
-import { buildIngestRuntime } from "../../shared/ingest/runtime";
 import type { FSWatcher } from "chokidar";
+import type { SQSEvent, Context, SQSBatchResponse } from "aws-lambda";
 
 const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples/knowledge");
 
@@ -55,6 +47,8 @@ export interface LocalStack {
     supportDeadLetters: LocalQueue;
   };
   intercom: IntercomStandIn;
+  /** what the HTTP server routes to which function, with each function's timeout */
+  routes: Array<Pick<Route, "name" | "method" | "resource" | "timeoutMs">>;
   /** the local documents bucket */
   dropDir: string;
   /** one line per backend, saying which is in use */
@@ -83,14 +77,21 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let dynamo: LocalDynamo | undefined;
   let postgres: PGlite | undefined;
   let server: Server | undefined;
-  // The queues as the stack deploys them: 3 receives, then their dead-letter queue.
-  const { queue: extraction, deadLetters: extractionDeadLetters } = queueWithDeadLetters(
-    "memory-extraction",
-    10_000,
-    10,
-  );
-  const { queue: ingest, deadLetters: ingestDeadLetters } = queueWithDeadLetters("ingest", 30_000, 5);
-  const { queue: support, deadLetters: supportDeadLetters } = queueWithDeadLetters("support", 30_000, 5);
+  // The queues as the stack deploys them (infra/manifest.ts): its visibility timeouts, batch sizes
+  // and receive counts, then their dead-letter queues.
+  const localQueue = (name: QueueName) => {
+    const settings = queueSettings(name);
+    return queueWithDeadLetters(name === "extraction" ? "memory-extraction" : name, {
+      visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
+      batchSize: settings.batchSize,
+      maxReceives: settings.maxReceives,
+      functionTimeoutMs: settings.consumerTimeoutSeconds * 1000,
+    });
+  };
+  const { queue: extraction, deadLetters: extractionDeadLetters } = localQueue("extraction");
+  const { queue: ingest, deadLetters: ingestDeadLetters } = localQueue("ingest");
+  const { queue: support, deadLetters: supportDeadLetters } = localQueue("support");
+  const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support };
   const intercom = new IntercomStandIn();
   let watcher: FSWatcher | undefined;
   const close = async () => {
@@ -111,53 +112,43 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE),
       createIdempotencyTable(dynamo.client, config.IDEMPOTENCY_TABLE),
     ]);
+    const dropDir = join(dataDir, "drop");
+    let url = "";
     const backends: Backends = {
       config,
       dynamo: dynamo.client,
       conversations: new SqlConversationStore(postgres),
       store: new SqlAgentStore(postgres),
       extractionQueue: extraction,
+      supportQueue: support,
+      documents: new FolderObjectSource(dropDir),
+      // The worker reaches the stand-in over HTTP, as it reaches Intercom.
+      intercomFetch: (input, init) =>
+        fetch(String(input).replace(config.INTERCOM_API_URL, `${url}/_local/intercom/api`), init),
     };
-    const runtime = await buildChatRuntime(backends);
-    const extractionRuntime = await buildExtractionRuntime(backends);
-    extraction.start(createExtractionHandler(async () => extractionRuntime));
-    const dropDir = join(dataDir, "drop");
-    const ingestRuntime = await buildIngestRuntime(backends, new FolderObjectSource(dropDir));
-    ingest.start(createIngestHandler(async () => ingestRuntime));
+    // Every function of the manifest, built by its own createHandler on these stand-ins, exactly
+    // as Lambda builds it on AWS's; there is no authorizer locally (shared/identity.ts).
+    const wiring: Wiring = { config: () => config, backends: async () => backends };
+    const routes: Route[] = [];
+    for (const fn of deployedFunctions({ intercom: true })) {
+      if (fn.kind === "authorizer") continue;
+      const module = (await import(`../../functions/${fn.name}.ts`)) as { createHandler(wiring: Wiring): unknown };
+      const handler = module.createHandler(wiring);
+      if (fn.source)
+        queues[fn.source.queue].start(
+          handler as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>,
+        );
+      for (const route of fn.routes ?? [])
+        routes.push({
+          name: fn.name,
+          method: route.method,
+          resource: route.path,
+          handler: handler as ProxyHandler | StreamingHandler,
+          timeoutMs: fn.timeoutSeconds * 1000,
+        });
+    }
     watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
-    let url = "";
-    // The worker reaches the stand-in over HTTP, as it reaches Intercom.
-    const supportRuntime = await buildSupportRuntime(
-      { ...backends, config: { ...config, INTERCOM_API_URL: "http://placeholder" } },
-      (input, init) => fetch(String(input).replace("http://placeholder", `${url}/_local/intercom/api`), init),
-    );
-    support.start(createSupportWorker(async () => supportRuntime));
-    const webhook = createIntercomWebhookHandler(webhookDeps(backends, support));
-    const memories = createMemoriesHandler(() => backends);
-    const sessions = createSessionsHandler(() => backends);
-    const routes: Route[] = [
-      {
-        name: "chat",
-        method: "POST",
-        resource: "/api/chat",
-        handler: createChatHandler(runtime.config, async () => runtime),
-      },
-      {
-        name: "chat-stream",
-        method: "POST",
-        resource: "/api/chat/stream",
-        handler: awslambda.streamifyResponse(
-          createChatStreamHandler(runtime.config, async () => runtime),
-        ) as unknown as StreamingHandler,
-      },
-      { name: "sessions", method: "GET", resource: "/api/sessions", handler: sessions },
-      { name: "sessions", method: "GET", resource: "/api/sessions/{id}/messages", handler: sessions },
-      { name: "sessions", method: "DELETE", resource: "/api/sessions/{id}", handler: sessions },
-      { name: "intercom-webhook", method: "POST", resource: "/webhooks/intercom", handler: webhook },
-      { name: "intercom-webhook", method: "HEAD", resource: "/webhooks/intercom", handler: webhook },
-      { name: "memories", method: "GET", resource: "/api/memories", handler: memories },
-      { name: "memories", method: "DELETE", resource: "/api/memories/{id}", handler: memories },
-    ];
+    const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
 
     server = createServer((req, res) => {
       void (async () => {
@@ -174,6 +165,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     return {
       url: `http://localhost:${port}`,
       queues: { extraction, extractionDeadLetters, ingest, ingestDeadLetters, support, supportDeadLetters },
+      routes: routes.map(({ name, method, resource, timeoutMs }) => ({ name, method, resource, timeoutMs })),
       intercom,
       dropDir,
       describe: [
@@ -184,7 +176,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
         `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,
-        ...runtime.descriptions,
+        model.description,
+        embeddings.description,
         `data: ${dataDir}`,
       ],
       close,
@@ -225,11 +218,18 @@ async function serve(
     const event = proxyEvent(req, url, body, match.route.resource, match.params!);
     if (isStreaming(match.route.handler)) {
       const stream = responseStream(res);
-      await (match.route.handler as StreamingHandler)(event, stream, lambdaContext(match.route.name));
+      await (match.route.handler as StreamingHandler)(
+        event,
+        stream,
+        lambdaContext(match.route.name, match.route.timeoutMs),
+      );
       if (!stream.writableEnded) stream.end();
       return;
     }
-    const result = await (match.route.handler as ProxyHandler)(event, lambdaContext(match.route.name));
+    const result = await (match.route.handler as ProxyHandler)(
+      event,
+      lambdaContext(match.route.name, match.route.timeoutMs),
+    );
     if (!result) return error(502, "bad_gateway", "the handler returned no response");
     sendProxyResult(res, result);
   } catch (err) {

@@ -11,26 +11,18 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { ValidationException } from "@aws-sdk/client-bedrock-runtime";
 import { randomUUID } from "node:crypto";
-import { factsIn } from "../facts";
+import { hintOf, structuredRule, type OfflineHint } from "./offline-rules";
 import { messagesTokens, messageText, textTokens, toolsTokens } from "./token-estimate";
-import { SUPPORT_RULES } from "./offline-support-rules";
-
-/** Tool names the offline model knows when to call. The agent's tools use the same names. */
-export const OFFLINE_TOOL_RULES = {
-  storeMemory: "store_memory",
-  recallMemory: "recall_memory",
-  searchKnowledge: "search_knowledge_base",
-  userContext: "get_user_context",
-} as const;
 
 const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?[\s,:]+(.+?)\s*$/is;
 const QUESTION_START =
   /^\s*(what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|was|were|can|could|should|would|will|have|has|tell me|show me|find)\b/i;
-const ABOUT_ACCOUNT = /\b(plan|subscription|tier|usage|quota|limit|account|billing|preferences?|settings)\b/i;
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening))\b[\s!.]*$/i;
 
 interface OfflineCallOptions extends BaseChatModelCallOptions {
   tools?: ReturnType<typeof convertToOpenAITool>[];
+  /** each bound tool's hint (offline-rules.ts), by name */
+  hints?: Record<string, OfflineHint>;
 }
 
 /**
@@ -38,10 +30,14 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  * set. It is not a language model: it follows a few rules so that the whole agent
  * (tool calls, tool loop, streaming) runs offline and in tests.
  *
- * - "remember (that) X"  -> calls store_memory with X
- * - a question           -> calls recall_memory and search_knowledge_base (and get_user_context when it
- *                           is about the account), then answers from their results
- * - anything else        -> a plain reply
+ * It knows no tool by name: each bound tool says in its hint (offline-rules.ts) when to call it.
+ *
+ * - a message matching a tool's pattern -> calls those tools only
+ * - "remember (that) X"                 -> calls the tools that remember, with X
+ * - a question                          -> calls the tools that answer questions (those narrowed
+ *                                          with `about` only when it matches), then answers from
+ *                                          their results, quoting them
+ * - anything else                       -> a plain reply
  *
  * A rule whose tool is not bound falls through to a plain reply.
  *
@@ -51,10 +47,8 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  * calls). An input over the window is rejected with the error Bedrock's Converse API
  * gives: a `ValidationException` (HTTP 400) "Input is too long for requested model."
  *
- * Structured output (withStructuredOutput binds one tool and expects a call to it) is
- * answered by rules for the schemas this project asks for: `memory_facts` reads facts
- * out of the <user_message> of the prompt with shared/facts.ts; `session_name` takes the
- * message's first five words.
+ * Structured output (withStructuredOutput binds one tool and expects a call to it) is answered by
+ * the rule the output's owner registered under its name (offlineStructuredRule).
  */
 export const OFFLINE_CONTEXT_WINDOW = 8192;
 
@@ -77,10 +71,14 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   }
 
   override bindTools(tools: BindToolsInput[], kwargs?: Partial<OfflineCallOptions>) {
-    return this.withConfig({
-      tools: tools.map((t) => convertToOpenAITool(t)),
-      ...kwargs,
-    } as Partial<OfflineCallOptions>);
+    const converted = tools.map((t) => convertToOpenAITool(t));
+    const hints = Object.fromEntries(
+      tools.flatMap((t, i) => {
+        const hint = hintOf(t);
+        return hint ? [[converted[i]!.function.name, hint]] : [];
+      }),
+    );
+    return this.withConfig({ tools: converted, hints, ...kwargs } as Partial<OfflineCallOptions>);
   }
 
   /**
@@ -88,7 +86,8 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
    * return the arguments of the call the rules make to it. (The base implementation only
    * accepts message chunks from invoke.)
    */
-  override withStructuredOutput(schema: unknown, config?: { name?: string }): any {
+  // biome-ignore lint/suspicious/noExplicitAny: overrides a generic LangChain signature whose return type depends on its call's type parameters
+  override withStructuredOutput(_schema: unknown, config?: { name?: string }): any {
     const name = config?.name ?? "extract";
     const bound = this.bindTools([
       { type: "function", function: { name, description: name, parameters: { type: "object" } } },
@@ -162,70 +161,48 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   }
 
   private reply(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
-    const bound = new Set((options.tools ?? []).map((t) => t.function.name));
+    const bound = (options.tools ?? []).map((t) => t.function.name);
+    const hints = options.hints ?? {};
     const id = `offline-${randomUUID()}`;
     const last = messages[messages.length - 1];
     if (last instanceof ToolMessage || last?.getType() === "tool") {
-      return new AIMessage({ id, content: answerFromTools(messages) });
+      return new AIMessage({ id, content: answerFromTools(messages, hints) });
     }
     const text = typeof last?.content === "string" ? last.content.trim() : "";
-    for (const [name, respond] of Object.entries(STRUCTURED)) {
-      if (bound.has(name)) return toolCalls(id, [[name, respond(text)]]);
+    for (const name of bound) {
+      const rule = structuredRule(name);
+      if (rule) return toolCalls(id, [[name, rule(text)]]);
     }
+    const hinted = bound.flatMap((name) => (hints[name] ? [[name, hints[name]] as const] : []));
+    const call = (name: string, hint: OfflineHint, input: string): [string, Record<string, unknown>] => [
+      name,
+      hint.args ? hint.args(input) : { query: input },
+    ];
+    const matching = hinted.filter(([, h]) => h.trigger instanceof RegExp && h.trigger.test(text));
+    if (matching.length > 0)
+      return toolCalls(
+        id,
+        matching.map(([name, hint]) => call(name, hint, text)),
+      );
     const remembered = REMEMBER.exec(text);
-    if (remembered && bound.has(OFFLINE_TOOL_RULES.storeMemory)) {
-      return toolCalls(id, [[OFFLINE_TOOL_RULES.storeMemory, { content: remembered[1]!.replace(/[.!]+$/, "") }]]);
+    const rememberers = hinted.filter(([, h]) => h.trigger === "remember");
+    if (remembered && rememberers.length > 0) {
+      const fact = remembered[1]!.replace(/[.!]+$/, "");
+      return toolCalls(
+        id,
+        rememberers.map(([name, hint]) => call(name, hint, fact)),
+      );
     }
     if (isQuestion(text)) {
-      const calls: [string, Record<string, unknown>][] = [
-        OFFLINE_TOOL_RULES.recallMemory,
-        OFFLINE_TOOL_RULES.searchKnowledge,
-      ]
-        .filter((name) => bound.has(name))
-        .map((name) => [name, { query: text }]);
-      if (ABOUT_ACCOUNT.test(text) && bound.has(OFFLINE_TOOL_RULES.userContext))
-        calls.push([OFFLINE_TOOL_RULES.userContext, {}]);
-      if (calls.length > 0) return toolCalls(id, calls);
+      const answerers = hinted.filter(([, h]) => h.trigger === "question" && (!h.about || h.about.test(text)));
+      if (answerers.length > 0)
+        return toolCalls(
+          id,
+          answerers.map(([name, hint]) => call(name, hint, text)),
+        );
     }
     return new AIMessage({ id, content: plainReply(text) });
   }
-}
-
-/** Rule-based answers to the structured outputs this project asks for, by tool name. */
-const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = {
-  memory_facts: (prompt) => ({ facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? "") }),
-  ...SUPPORT_RULES,
-  conversation_summary: (prompt) => ({ summary: offlineSummary(prompt) }),
-  session_name: (prompt) => ({
-    name: prompt
-      .trim()
-      .split(/\s+/)
-      .slice(0, 5)
-      .join(" ")
-      .replace(/[.,;:!?]+$/, ""),
-  }),
-};
-
-/**
- * The running-summary rule: the previous summary's lines, then one line per user message
- * leaving the window, quoted. It cannot condense, so it stays bounded by keeping the
- * first lines (how the conversation began) and the latest ones.
- */
-const SUMMARY_HEAD_LINES = 4;
-const SUMMARY_TAIL_LINES = 8;
-function offlineSummary(prompt: string): string {
-  const previous = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(prompt)?.[1] ?? "";
-  const conversation = /<conversation>([\s\S]*?)<\/conversation>/.exec(prompt)?.[1] ?? "";
-  const lines = previous.split("\n").filter((l) => l.startsWith("- "));
-  for (const said of conversation.matchAll(/^user: (.*)$/gm)) {
-    const text = said[1]!.trim();
-    lines.push(`- The user said: "${text.length > 120 ? `${text.slice(0, 120)}…` : text}"`);
-  }
-  const kept =
-    lines.length > SUMMARY_HEAD_LINES + SUMMARY_TAIL_LINES
-      ? [...lines.slice(0, SUMMARY_HEAD_LINES), ...lines.slice(-SUMMARY_TAIL_LINES)]
-      : lines;
-  return kept.join("\n");
 }
 
 function isQuestion(text: string): boolean {
@@ -241,7 +218,7 @@ function toolCalls(id: string, calls: [string, Record<string, unknown>][]): AIMe
 }
 
 /** Answers from the tool results that follow the model's last tool-calling message. */
-function answerFromTools(messages: BaseMessage[]): string {
+function answerFromTools(messages: BaseMessage[], hints: Record<string, OfflineHint>): string {
   const results: ToolMessage[] = [];
   for (let i = messages.length - 1; i >= 0 && messages[i]!.getType() === "tool"; i--)
     results.unshift(messages[i] as ToolMessage);
@@ -253,7 +230,7 @@ function answerFromTools(messages: BaseMessage[]): string {
       problems.push(String(output.error ?? output.text ?? "a tool failed"));
       continue;
     }
-    if (result.name === OFFLINE_TOOL_RULES.storeMemory) return `Got it. ${String(output.message ?? "Saved.")}`;
+    if (result.name && hints[result.name]?.confirms) return `Got it. ${String(output.message ?? "Saved.")}`;
     if (typeof output.summary === "string") found.push(`- ${output.summary}`);
     // The best three of each tool: the stand-in quotes, it cannot summarise.
     for (const item of ((output.results as { content: string; source?: string }[] | undefined) ?? []).slice(0, 3)) {

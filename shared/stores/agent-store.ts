@@ -116,6 +116,8 @@ export interface AgentStore {
   deleteMemory(userId: string, id: string): Promise<boolean>;
   getUserContext(userId: string): Promise<UserContext | undefined>;
   matchKnowledge(query: KnowledgeQuery): Promise<KnowledgeMatch[]>;
+  /** One cheap round trip that fails when the database cannot be reached (health checks). */
+  ping(): Promise<void>;
 }
 
 /** pgvector's text form, accepted by both a `::vector` cast and PostgREST. */

@@ -126,4 +126,9 @@ export class PostgrestAgentStore implements AgentStore {
     );
     return rows.map(toKnowledgeMatch);
   }
+
+  async ping() {
+    // A head request on a small table: PostgREST answers it without sending rows.
+    unwrap("ping", await this.rest.from("knowledge_documents").select("document_id", { head: true }).limit(1));
+  }
 }

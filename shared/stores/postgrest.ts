@@ -5,10 +5,26 @@ import { PostgrestClient } from "@supabase/postgrest-js";
  * postgrest-js directly rather than supabase-js: no realtime client (which needs a
  * WebSocket on Node 20) and a much smaller Lambda bundle.
  */
-export function supabaseRest(url: string, serviceRoleKey: string, fetchImpl?: typeof fetch): PostgrestClient {
-  return new PostgrestClient(`${url.replace(/\/+$/, "")}/rest/v1`, {
-    headers: { apikey: serviceRoleKey, Authorization: `Bearer ${serviceRoleKey}` },
-    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+export function supabaseRest(
+  url: string,
+  serviceRoleKey: string | (() => Promise<string>),
+  fetchImpl: typeof fetch = fetch,
+): PostgrestClient {
+  const endpoint = `${url.replace(/\/+$/, "")}/rest/v1`;
+  if (typeof serviceRoleKey === "string")
+    return new PostgrestClient(endpoint, {
+      headers: { apikey: serviceRoleKey, Authorization: `Bearer ${serviceRoleKey}` },
+      fetch: fetchImpl,
+    });
+  // A key read per request (from a cache), so a rotated key reaches a warm container.
+  return new PostgrestClient(endpoint, {
+    fetch: async (input, init) => {
+      const key = await serviceRoleKey();
+      const headers = new Headers(init?.headers);
+      headers.set("apikey", key);
+      headers.set("Authorization", `Bearer ${key}`);
+      return fetchImpl(input, { ...init, headers });
+    },
   });
 }
 

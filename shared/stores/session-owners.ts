@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
+import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";

@@ -17,6 +17,7 @@ import {
 } from "./agent-store";
 import type { SqlClient } from "./sql";
 
+// biome-ignore lint/suspicious/noExplicitAny: a SQL row, typed by the mapper that reads it
 type Row = Record<string, any>;
 
 const MEMORY_COLUMNS = "id, user_id, project_id, content, category, tags, metadata, created_at, updated_at";
@@ -154,5 +155,9 @@ export class SqlAgentStore implements AgentStore {
       q.fullTextWeight ?? 1,
     ]);
     return rows.map(toKnowledgeMatch);
+  }
+
+  async ping() {
+    await this.db.query("select 1");
   }
 }

@@ -12,6 +12,7 @@ import {
 } from "./conversations";
 import type { SqlClient } from "./sql";
 
+// biome-ignore lint/suspicious/noExplicitAny: a SQL row, typed by the mapper that reads it
 type Row = Record<string, any>;
 
 export const toSessionSummary = (r: Row): SessionSummary => ({

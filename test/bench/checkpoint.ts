@@ -92,7 +92,7 @@ async function conversation(c: Contender) {
     const t0 = performance.now();
     const tuple = await c.saver.getTuple(config);
     reads.push({ ms: performance.now() - t0, requests: c.meter?.requests ?? 0, bytes: c.meter?.bytesRead ?? 0 });
-    if ((tuple?.checkpoint.channel_values.messages as unknown[]).length !== 2 * TURNS)
+    if ((tuple!.checkpoint.channel_values.messages as unknown[]).length !== 2 * TURNS)
       throw new Error(`${c.name}: wrong state`);
   }
   return { ms, requests, written, units, reads };

@@ -11,7 +11,7 @@ import { performance } from "node:perf_hooks";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { defaultContextBudget } from "../../graph/chat/context";
 import { buildChatGraph } from "../../graph/chat/graph";
-import { agentTools } from "../../graph/chat/tools";
+import { chatTools } from "../../graph/tools/registry";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
@@ -266,7 +266,7 @@ async function session(
   deps: Awaited<ReturnType<typeof knowledgeStore>>,
 ): Promise<{ rows: Row[]; failed?: { turn: number; error: string } }> {
   const model = new OfflineChatModel();
-  const tools = agentTools({ store: deps.store, embeddings: deps.embedder, minMemoryScore: 0.15 });
+  const tools = chatTools({ store: deps.store, embeddings: deps.embedder, minMemoryScore: 0.15 });
   const graph = buildChatGraph({
     model,
     tools,

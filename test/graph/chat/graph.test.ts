@@ -5,6 +5,7 @@ import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService, type ChatServiceDeps } from "../../../graph/chat/service";
 import { AppError } from "../../../shared/errors";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { OFFLINE_HINT } from "../../../shared/models/offline-rules";
 import { failingModel, loopingModel, ScriptedModel } from "../../support/models";
 import { backendsHarness } from "../../support/stack";
 
@@ -22,7 +23,13 @@ function recordingMemoryTool() {
       calls.push({ content, userId: config.configurable?.user_id, projectId: config.configurable?.project_id });
       return JSON.stringify({ success: true, memoryId: "m-1", message: `I'll remember that ${content}.` });
     },
-    { name: "store_memory", description: "Stores a fact about the user", schema: z.object({ content: z.string() }) },
+    {
+      name: "store_memory",
+      description: "Stores a fact about the user",
+      schema: z.object({ content: z.string() }),
+      // what the stand-in knows of a tool: when to call it (the registry's store_memory says the same)
+      metadata: { [OFFLINE_HINT]: { trigger: "remember", args: (content: string) => ({ content }), confirms: true } },
+    },
   );
   return { storeMemory, calls };
 }

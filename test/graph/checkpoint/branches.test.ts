@@ -49,8 +49,8 @@ describe("branches and incomplete writes", () => {
     );
 
     const served = await saver.getTuple(thread);
-    expect(served?.checkpoint.id).not.toBe(latest?.checkpoint.id);
-    expect((served?.checkpoint.channel_values.messages as unknown[]).length).toBe(7);
+    expect(served!.checkpoint.id).not.toBe(latest?.checkpoint.id);
+    expect((served!.checkpoint.channel_values.messages as unknown[]).length).toBe(7);
     expect(warnings.join()).toMatch(/incomplete/);
     expect(await saver.getTuple(latest!.config)).toBeUndefined();
   });

@@ -174,7 +174,10 @@ describe("support graph routing", () => {
     const calls: unknown[] = [];
     const mcp: ExternalTools = {
       names: async () => ["get_order_status"],
-      call: async (name, args) => (calls.push([name, args]), "shipped Monday"),
+      call: async (name, args) => {
+        calls.push([name, args]);
+        return "shipped Monday";
+      },
     };
     const { state, model } = await run(
       {

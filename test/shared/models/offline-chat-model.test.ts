@@ -1,13 +1,17 @@
-import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { type AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import * as z from "zod";
+import { toolNamed } from "../../../graph/tools/registry";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { OFFLINE_HINT } from "../../../shared/models/offline-rules";
 
+/** A tool that does nothing, carrying the registry tool's offline hint: the stand-in knows tools only by their hints. */
 const noop = (name: string) =>
   tool(async () => "", {
     name,
     description: name,
     schema: z.object({ query: z.string().optional(), content: z.string().optional() }),
+    metadata: { [OFFLINE_HINT]: toolNamed(name)!.offline },
   });
 const tools = [noop("store_memory"), noop("recall_memory"), noop("search_knowledge_base"), noop("get_user_context")];
 const model = new OfflineChatModel({}).bindTools(tools);
@@ -16,7 +20,10 @@ describe("offline stand-in model", () => {
   it("calls store_memory for 'remember that ...'", async () => {
     const out = (await model.invoke([new HumanMessage("Remember that my favourite colour is teal.")])) as AIMessage;
     expect(out.tool_calls).toEqual([
-      expect.objectContaining({ name: "store_memory", args: { content: "my favourite colour is teal" } }),
+      expect.objectContaining({
+        name: "store_memory",
+        args: { content: "my favourite colour is teal", subject: "favourite colour" },
+      }),
     ]);
   });
 
