@@ -22,8 +22,9 @@ const OUTCOME_METRIC = {
 /**
  * SQS consumer of S3 notifications for the documents bucket. Each message's object events
  * are applied in order; a malformed message, or a store or embeddings failure, fails only
- * its own record (retried, then dead-lettered). Documents that can never be ingested are
- * logged with their key and reason, and acknowledged.
+ * its own record (retried, then dead-lettered). Every document is logged with its key and how it
+ * ended (ingested, skipped with the reason, failed with the error) and recorded on its
+ * knowledge_documents row; documents that can never be ingested are acknowledged.
  */
 export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
   // Sequential: extraction and chunking are CPU- and memory-heavy, and five large documents at
@@ -32,18 +33,31 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
   return async (event: SQSEvent, context: Context) => {
     const { ingestor } = await runtime();
     const handleRecord = async (record: SQSRecord) => {
-      for (const objectEvent of parseS3Notification(record.body)) {
-        const outcome = await ingestor.handle(objectEvent);
-        metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
+      let events;
+      try {
+        events = parseS3Notification(record.body);
+      } catch (err) {
+        logger.error("malformed S3 notification", { messageId: record.messageId, error: (err as Error).message });
+        throw err;
+      }
+      for (const objectEvent of events) {
         const fields = {
           messageId: record.messageId,
           key: objectEvent.key,
           kind: objectEvent.kind,
           sequencer: objectEvent.sequencer,
-          ...outcome,
         };
-        if (outcome.action === "skipped") logger.warn("document skipped", fields);
-        else logger.info("document ingested", fields);
+        let outcome;
+        try {
+          outcome = await ingestor.handle(objectEvent);
+        } catch (err) {
+          metrics.addMetric("DocumentsFailed", MetricUnit.Count, 1);
+          logger.error("document failed", { ...fields, action: "failed", error: (err as Error).message });
+          throw err;
+        }
+        metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
+        if (outcome.action === "skipped") logger.warn("document skipped", { ...fields, ...outcome });
+        else logger.info("document ingested", { ...fields, ...outcome });
       }
     };
     return runBatch(event, context, handleRecord);

@@ -37,32 +37,39 @@ const unlessFailed =
     state.error ? NODES.escalate : next;
 
 /**
- * initialize -> plan -> gather -> coverage -> (plan again | write_draft | escalate)
+ * initialize -> (ignored: end) -> plan -> gather -> coverage -> (plan again | write_draft | escalate)
  * write_draft -> validate_draft -> respond -> finish; any failure -> escalate_to_team -> finish.
  * The nodes are module-level factories (nodes.ts); this only wires them.
  */
 export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckpointSaver }) {
-  return new StateGraph(SupportState)
-    .addNode(NODES.initialize, guarded("initialize", initializeNode(deps)))
-    .addNode(NODES.plan, guarded("plan", planNode(deps)))
-    .addNode(NODES.gather, guarded("gather", gatherNode(deps)))
-    .addNode(NODES.coverage, guarded("coverage", coverageNode(deps)))
-    .addNode(NODES.draft, guarded("draft", draftNode(deps)))
-    .addNode(NODES.validate, guarded("validate", validateNode(deps)))
-    .addNode(NODES.respond, guarded("respond", respondNode(deps)))
-    .addNode(NODES.escalate, escalateNode(deps))
-    .addNode(NODES.finalize, finalizeNode(deps))
-    .addEdge(START, NODES.initialize)
-    .addConditionalEdges(NODES.initialize, unlessFailed(NODES.plan), [NODES.plan, NODES.escalate])
-    .addConditionalEdges(NODES.plan, unlessFailed(NODES.gather), [NODES.gather, NODES.escalate])
-    .addConditionalEdges(NODES.gather, unlessFailed(NODES.coverage), [NODES.coverage, NODES.escalate])
-    .addConditionalEdges(NODES.coverage, route, [NODES.plan, NODES.draft, NODES.escalate])
-    .addConditionalEdges(NODES.draft, route, [NODES.validate, NODES.escalate])
-    .addConditionalEdges(NODES.validate, route, [NODES.respond, NODES.escalate])
-    .addConditionalEdges(NODES.respond, unlessFailed(NODES.finalize), [NODES.finalize, NODES.escalate])
-    .addEdge(NODES.escalate, NODES.finalize)
-    .addEdge(NODES.finalize, END)
-    .compile({ checkpointer: deps.checkpointer });
+  return (
+    new StateGraph(SupportState)
+      .addNode(NODES.initialize, guarded("initialize", initializeNode(deps)))
+      .addNode(NODES.plan, guarded("plan", planNode(deps)))
+      .addNode(NODES.gather, guarded("gather", gatherNode(deps)))
+      .addNode(NODES.coverage, guarded("coverage", coverageNode(deps)))
+      .addNode(NODES.draft, guarded("draft", draftNode(deps)))
+      .addNode(NODES.validate, guarded("validate", validateNode(deps)))
+      .addNode(NODES.respond, guarded("respond", respondNode(deps)))
+      .addNode(NODES.escalate, escalateNode(deps))
+      .addNode(NODES.finalize, finalizeNode(deps))
+      .addEdge(START, NODES.initialize)
+      // An ignored part (not a customer's message in this conversation) ends the run before anything is said or snoozed.
+      .addConditionalEdges(
+        NODES.initialize,
+        (state) => (state.response_delivery === "ignored" ? END : unlessFailed(NODES.plan)(state)),
+        [NODES.plan, NODES.escalate, END],
+      )
+      .addConditionalEdges(NODES.plan, unlessFailed(NODES.gather), [NODES.gather, NODES.escalate])
+      .addConditionalEdges(NODES.gather, unlessFailed(NODES.coverage), [NODES.coverage, NODES.escalate])
+      .addConditionalEdges(NODES.coverage, route, [NODES.plan, NODES.draft, NODES.escalate])
+      .addConditionalEdges(NODES.draft, route, [NODES.validate, NODES.escalate])
+      .addConditionalEdges(NODES.validate, route, [NODES.respond, NODES.escalate])
+      .addConditionalEdges(NODES.respond, unlessFailed(NODES.finalize), [NODES.finalize, NODES.escalate])
+      .addEdge(NODES.escalate, NODES.finalize)
+      .addEdge(NODES.finalize, END)
+      .compile({ checkpointer: deps.checkpointer })
+  );
 }
 
 export type SupportGraph = ReturnType<typeof buildSupportGraph>;

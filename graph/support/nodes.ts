@@ -2,7 +2,7 @@ import type { Embeddings } from "@langchain/core/embeddings";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
 import type { z } from "zod";
-import { plainText, type IntercomClient } from "../../shared/intercom/client";
+import { plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { OnceMarkers } from "../../shared/stores/once-markers";
 import { TOOLS } from "../tools/registry";
@@ -96,10 +96,34 @@ export const guarded =
     }
   };
 
+/** Authors whose messages the agent answers; admins, bots and teams are the other side. */
+const CUSTOMER_AUTHORS = new Set(["user", "lead", "contact"]);
+/** Part types that carry a customer's message ("open": a reply that reopened the conversation). */
+const MESSAGE_PARTS = new Set(["comment", "open"]);
+
+/**
+ * Why the notified part is not one to answer, or null when it is a customer's message in this
+ * conversation. A notification can name a part that does not exist, one of another
+ * conversation, or the bot's own reply; answering it would answer the conversation's last
+ * customer message, which its own notification answers again.
+ */
+function notAnswerable(conversation: IntercomConversation, partId: string): string | null {
+  const part =
+    conversation.source?.id === partId
+      ? { part_type: "comment", author: conversation.source.author }
+      : conversation.conversation_parts?.conversation_parts?.find((p) => p.id === partId);
+  if (!part) return `part ${partId} is not in conversation ${conversation.id}`;
+  if (!CUSTOMER_AUTHORS.has(part.author?.type) || !MESSAGE_PARTS.has(part.part_type))
+    return `part ${partId} is not a customer's message (${part.part_type} by ${part.author?.type})`;
+  return null;
+}
+
 export const initializeNode =
   (deps: SupportDeps): Node =>
   async (state) => {
     const conversation = await deps.intercom.getConversation(state.conversation_id);
+    const ignored = notAnswerable(conversation, state.part_id);
+    if (ignored) return { ignored_reason: ignored, response_delivery: "ignored", error: null, next_node: null };
     const lines: ChatLine[] = [];
     const role = (type: string): ChatLine["role"] => (type === "admin" || type === "bot" ? "assistant" : "user");
     if (conversation.source?.body)
@@ -128,6 +152,7 @@ export const initializeNode =
       response_delivery: null,
       finalize: null,
       escalation_reason: null,
+      ignored_reason: null,
       response: null,
       error: null,
       next_node: "plan",

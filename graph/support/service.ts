@@ -8,7 +8,9 @@ export interface SupportRequest {
 }
 
 export interface SupportOutcome {
-  delivery: "sent" | "duplicate" | "escalated" | null;
+  delivery: "sent" | "duplicate" | "escalated" | "ignored" | null;
+  /** why the part was not answered: it is not a customer's message in this conversation */
+  ignored?: string;
   hops: number;
   error: string | null;
 }
@@ -46,6 +48,7 @@ export class SupportService {
       );
       return {
         delivery: state.response_delivery,
+        ...(state.ignored_reason ? { ignored: state.ignored_reason } : {}),
         hops: state.hops.filter((h) => h.part_id === request.part_id).length,
         error: state.error,
       };

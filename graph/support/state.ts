@@ -66,7 +66,9 @@ export const SupportState = Annotation.Root({
   draft: last<{ reply: string; route_to_team: boolean; reasoning: string } | null>(null),
   validate: last<{ valid: boolean; issues: string[]; reasoning: string } | null>(null),
   escalate: last<{ reason: string; source: string } | null>(null),
-  response_delivery: last<"sent" | "duplicate" | "escalated" | null>(null),
+  response_delivery: last<"sent" | "duplicate" | "escalated" | "ignored" | null>(null),
+  /** why the notified part was not answered: it is not a customer's message in this conversation */
+  ignored_reason: last<string | null>(null),
   finalize: last<{ status: string; snoozed_until: string | null } | null>(null),
   next_node: last<string | null>(null),
   escalation_reason: last<string | null>(null),

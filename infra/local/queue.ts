@@ -18,6 +18,8 @@ export interface LocalQueueOptions {
   deadLetterQueue?: LocalQueue;
   /** the consumer's timeout, which its context's remaining time starts from */
   functionTimeoutMs?: number;
+  /** where a handler that throws is reported (the Lambda runtime logs it); console.error unless given */
+  onError?: (message: string, error: unknown) => void;
 }
 
 interface Stored {
@@ -47,6 +49,7 @@ export class LocalQueue implements QueuePublisher {
   readonly batchSize: number;
   private readonly pollIntervalMs: number;
   private readonly deadLetterQueue?: LocalQueue;
+  private readonly onError: (message: string, error: unknown) => void;
   readonly functionTimeoutMs?: number;
   private handler?: SqsHandler;
   private timer?: NodeJS.Timeout;
@@ -60,6 +63,7 @@ export class LocalQueue implements QueuePublisher {
     this.batchSize = options.batchSize ?? 10;
     this.pollIntervalMs = options.pollIntervalMs ?? 50;
     this.deadLetterQueue = options.deadLetterQueue;
+    this.onError = options.onError ?? ((message, error) => console.error(message, error));
     this.functionTimeoutMs = options.functionTimeoutMs;
   }
 
@@ -152,8 +156,9 @@ export class LocalQueue implements QueuePublisher {
     try {
       const response = await this.handler({ Records: records }, lambdaContext(this.name, this.functionTimeoutMs));
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    } catch {
+    } catch (err) {
       // A thrown handler fails the whole batch: every message comes back after its timeout.
+      this.onError(`queue ${this.name}: the handler threw; ${batch.length} message(s) will be redelivered`, err);
       failed = new Set(batch.map((m) => m.messageId));
     }
     for (const m of batch) {

@@ -29,9 +29,8 @@ import {
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
-import { watchDropFolder } from "./drop-folder";
+import { knownDocuments, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
-import type { FSWatcher } from "chokidar";
 import type { SQSEvent, Context, SQSBatchResponse } from "aws-lambda";
 
 const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples/knowledge");
@@ -92,8 +91,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const { queue: ingest, deadLetters: ingestDeadLetters } = localQueue("ingest");
   const { queue: support, deadLetters: supportDeadLetters } = localQueue("support");
   const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support };
-  const intercom = new IntercomStandIn();
-  let watcher: FSWatcher | undefined;
+  const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
+  let watcher: DropFolder | undefined;
   const close = async () => {
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
@@ -147,7 +146,11 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
           timeoutMs: fn.timeoutSeconds * 1000,
         });
     }
-    watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
+    watcher = watchDropFolder(dropDir, ingest, {
+      seed: EXAMPLES_DIR,
+      known: await knownDocuments(backends.store!),
+      maxBytes: config.INGEST_MAX_BYTES,
+    });
     const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
 
     server = createServer((req, res) => {

@@ -2,6 +2,9 @@ import type { PostgrestClient } from "@supabase/postgrest-js";
 import { unwrap } from "./postgrest";
 import {
   chunkRows,
+  DOCUMENT_COLUMNS,
+  toDocumentAttempt,
+  toDocumentRecord,
   vectorLiteral,
   type AgentStore,
   type DocumentChunk,
@@ -42,6 +45,46 @@ export class PostgrestAgentStore implements AgentStore {
         p_sequencer: v.sequencer,
       }),
     );
+  }
+
+  async beginDocument(v: DocumentVersion) {
+    const rows = unwrap<{ state: string; interrupted: number; reason: string | null }[]>(
+      "begin_document_attempt",
+      await this.rest.rpc("begin_document_attempt", {
+        p_document_id: v.documentId,
+        p_source: v.source,
+        p_sequencer: v.sequencer,
+        p_etag: v.etag ?? null,
+      }),
+    );
+    return toDocumentAttempt(rows[0]!);
+  }
+
+  async recordDocumentOutcome(v: DocumentVersion, status: "skipped" | "failed", reason: string) {
+    unwrap(
+      "record_document_outcome",
+      await this.rest.rpc("record_document_outcome", {
+        p_document_id: v.documentId,
+        p_source: v.source,
+        p_sequencer: v.sequencer,
+        p_etag: v.etag ?? null,
+        p_status: status,
+        p_reason: reason,
+      }),
+    );
+  }
+
+  async listDocuments(bucket: string) {
+    // PostgREST's like takes * as its wildcard; bucket names cannot contain one.
+    const rows = unwrap<Record<string, unknown>[]>(
+      "knowledge_documents",
+      await this.rest
+        .from("knowledge_documents")
+        .select(DOCUMENT_COLUMNS)
+        .like("document_id", `${bucket}/*`)
+        .order("document_id"),
+    );
+    return rows.map(toDocumentRecord);
   }
 
   async insertMemory(m: NewMemory) {

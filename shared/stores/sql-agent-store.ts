@@ -1,6 +1,9 @@
 import {
   chunkRows,
+  DOCUMENT_COLUMNS,
   iso,
+  toDocumentAttempt,
+  toDocumentRecord,
   vectorLiteral,
   type AgentStore,
   type DocumentChunk,
@@ -78,6 +81,33 @@ export class SqlAgentStore implements AgentStore {
       [v.documentId, v.source, v.sequencer],
     );
     return rows[0]!.result;
+  }
+
+  async beginDocument(v: DocumentVersion) {
+    const { rows } = await this.db.query<{ state: string; interrupted: number; reason: string | null }>(
+      "select * from begin_document_attempt($1, $2, $3, $4)",
+      [v.documentId, v.source, v.sequencer, v.etag ?? null],
+    );
+    return toDocumentAttempt(rows[0]!);
+  }
+
+  async recordDocumentOutcome(v: DocumentVersion, status: "skipped" | "failed", reason: string) {
+    await this.db.query("select record_document_outcome($1, $2, $3, $4, $5, $6)", [
+      v.documentId,
+      v.source,
+      v.sequencer,
+      v.etag ?? null,
+      status,
+      reason,
+    ]);
+  }
+
+  async listDocuments(bucket: string) {
+    const { rows } = await this.db.query(
+      `select ${DOCUMENT_COLUMNS} from knowledge_documents where starts_with(document_id, $1) order by document_id`,
+      [`${bucket}/`],
+    );
+    return rows.map(toDocumentRecord);
   }
 
   async insertMemory(m: NewMemory) {

@@ -7,7 +7,9 @@ import { LOCAL_BUCKET } from "../../../infra/local/drop-folder";
 import { startLocalPostgres } from "../../../infra/local/postgres";
 import { LocalQueue } from "../../../infra/local/queue";
 import { s3Notification } from "../../../infra/local/s3-events";
+import { loadConfig } from "../../../shared/config";
 import { Ingestor } from "../../../shared/ingest/ingestor";
+import { ingestSettings } from "../../../shared/ingest/runtime";
 import { FolderObjectSource } from "../../../shared/ingest/object-source";
 import type { S3ObjectEvent } from "../../../shared/ingest/s3-events";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
@@ -18,7 +20,14 @@ let db: PGlite;
 let store: SqlAgentStore;
 let dir: string;
 let ingestor: Ingestor;
-const settings = { maxBytes: 64 * 1024, chunkSize: 400, chunkOverlap: 50, embedBatchSize: 4, embedConcurrency: 2 };
+const settings = {
+  ...ingestSettings(loadConfig({})),
+  maxBytes: 64 * 1024,
+  chunkSize: 400,
+  chunkOverlap: 50,
+  embedBatchSize: 4,
+  embedConcurrency: 2,
+};
 
 beforeAll(async () => {
   db = await startLocalPostgres();
