@@ -21,9 +21,10 @@ export interface ChatGraphDeps {
 }
 
 /**
- * agent -> (tool calls?) -> tools -> agent ... -> END, over MessagesAnnotation.
- * The input of a run is only the new message: history comes from the checkpoint
- * (thread_id = session_id) and each node returns only what it adds.
+ * agent -> (tool calls?) -> tools -> agent ... -> END, over ChatState (messages plus the
+ * running summary). The input of a run is only the new message: history comes from the
+ * checkpoint (thread_id = session_id) and each node returns only what it adds. With a
+ * context budget, each call is fitted to it and `compact` runs beside the first call.
  */
 export function buildChatGraph({ model, tools, checkpointer, context }: ChatGraphDeps) {
   // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).

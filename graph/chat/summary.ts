@@ -31,26 +31,6 @@ offlineStructuredRule(SUMMARY_TOOL, (prompt) => {
   return { summary: kept.join("\n") };
 });
 
-// The offline stand-in's summary: the previous summary's lines, then one line per user message
-// leaving the window, quoted. It cannot condense, so it stays bounded by keeping the first lines
-// (how the conversation began) and the latest ones.
-const SUMMARY_HEAD_LINES = 4;
-const SUMMARY_TAIL_LINES = 8;
-offlineStructuredRule(SUMMARY_TOOL, (prompt) => {
-  const previous = /<previous_summary>([\s\S]*?)<\/previous_summary>/.exec(prompt)?.[1] ?? "";
-  const conversation = /<conversation>([\s\S]*?)<\/conversation>/.exec(prompt)?.[1] ?? "";
-  const lines = previous.split("\n").filter((l) => l.startsWith("- "));
-  for (const said of conversation.matchAll(/^user: (.*)$/gm)) {
-    const text = said[1]!.trim();
-    lines.push(`- The user said: "${text.length > 120 ? `${text.slice(0, 120)}…` : text}"`);
-  }
-  const kept =
-    lines.length > SUMMARY_HEAD_LINES + SUMMARY_TAIL_LINES
-      ? [...lines.slice(0, SUMMARY_HEAD_LINES), ...lines.slice(-SUMMARY_TAIL_LINES)]
-      : lines;
-  return { summary: kept.join("\n") };
-});
-
 const Summary = z.object({ summary: z.string().describe("The updated summary.") });
 
 /**

@@ -1,9 +1,11 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { createSessionsHandler } from "../../../functions/sessions";
+import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
+import type { TraceStep } from "../../../shared/stores/conversations";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import { prose } from "../../support/conversation";
 import { apiEvent, context } from "../../support/events";
@@ -71,10 +73,14 @@ describe("a conversation longer than the model's window", () => {
       await runtime.chat.reply({ userId: "long", sessionId, message: filler(turn) });
     }
 
-    const state = await runtime.chat["deps"].graph.getState({ configurable: { thread_id: sessionId } });
-    const kept = (state.values.messages as BaseMessage[]).map((m) => String(m.content));
-    expect(kept).not.toContain(first);
-    expect(state.values.summary).toContain(first);
+    // The graph state, as the saver holds it: the working window and the summary.
+    const tuple = await new DynamoDBSaver({ client: harness.dynamo.client, tableName }).getTuple({
+      configurable: { thread_id: sessionId },
+    });
+    const values = tuple!.checkpoint.channel_values as { messages: BaseMessage[]; summary: string };
+    expect(values.messages.map((m) => String(m.content))).not.toContain(first);
+    expect(values.messages.length).toBeLessThan(20);
+    expect(values.summary).toContain(first);
 
     const answer = await runtime.chat.reply({ userId: "long", sessionId, message: "what is my dog called?" });
     expect(answer.reply).toMatch(/Biscuit/);
@@ -90,19 +96,24 @@ describe("a conversation longer than the model's window", () => {
       dynamo: harness.dynamo.client,
       conversations: harness.conversations,
     }));
-    const res = await handler(
-      apiEvent({
-        method: "GET",
-        resource: "/api/sessions/{id}/messages",
-        path: `/api/sessions/${sessionId}/messages`,
-        pathParameters: { id: sessionId },
-        headers: { "x-user-id": "long" },
-      }),
-      context(),
-    );
-    const history = JSON.parse(res!.body) as { role: string; content: string }[];
+    const event = apiEvent({
+      method: "GET",
+      resource: "/api/sessions/{id}/messages",
+      path: `/api/sessions/${sessionId}/messages`,
+      pathParameters: { id: sessionId },
+      headers: { "x-user-id": "long" },
+    });
+    const res = await handler({ ...event, queryStringParameters: { trace: "1" } }, context());
+    const history = JSON.parse(res!.body) as { role: string; content: string; trace?: TraceStep[] }[];
     expect(history).toHaveLength(2 * sent.length);
     expect(history.filter((m) => m.role === "user").map((m) => m.content)).toEqual(sent);
     expect(history.map((m) => m.role)).toEqual(sent.flatMap(() => ["user", "assistant"]));
+    // ?trace=1: each model call of the last reply with its input and output tokens.
+    const lastCalls = history.at(-1)!.trace!.filter((s) => s.type === "model");
+    expect(lastCalls.length).toBeGreaterThanOrEqual(2);
+    for (const call of lastCalls) {
+      expect(call.usage!.input_tokens).toBeGreaterThan(0);
+      expect(call.usage!.output_tokens).toBeGreaterThan(0);
+    }
   }, 120_000);
 });

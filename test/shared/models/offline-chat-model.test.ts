@@ -94,3 +94,33 @@ describe("offline stand-in model", () => {
     );
   });
 });
+
+describe("offline stand-in's context window", () => {
+  it("reports usage by the stated rule: 4 bytes a token, 4 per message", async () => {
+    const plain = new OfflineChatModel({});
+    const reply = (await plain.invoke([new HumanMessage("x".repeat(400))])) as AIMessage;
+    expect(reply.usage_metadata!.input_tokens).toBe(4 + 100);
+    expect(reply.usage_metadata!.output_tokens).toBeGreaterThan(0);
+    expect(reply.usage_metadata!.total_tokens).toBe(
+      reply.usage_metadata!.input_tokens + reply.usage_metadata!.output_tokens,
+    );
+    // Streaming reports the same usage once.
+    let streamed: AIMessageChunk | undefined;
+    for await (const chunk of await plain.stream([new HumanMessage("x".repeat(400))])) {
+      streamed = streamed ? streamed.concat(chunk) : chunk;
+    }
+    expect(streamed!.usage_metadata).toMatchObject(reply.usage_metadata!);
+  });
+
+  it("rejects an input over its window as Bedrock does: ValidationException, 400, 'Input is too long'", async () => {
+    const small = new OfflineChatModel({ contextWindow: 100 });
+    await expect(small.invoke([new HumanMessage("x".repeat(384))])).resolves.toBeDefined(); // 4 + 96
+    const err = await small.invoke([new HumanMessage("x".repeat(404))]).catch((e: unknown) => e); // 4 + 101
+    expect(err).toMatchObject({
+      name: "ValidationException",
+      $fault: "client",
+      $metadata: { httpStatusCode: 400 },
+      message: "Input is too long for requested model.",
+    });
+  });
+});
