@@ -59,6 +59,8 @@ export class AgentStack extends Stack {
   readonly settings: StackSettings;
   readonly checkpointTable: TableV2;
   readonly api: RestApi;
+  /** Every deployed function by its manifest name. */
+  readonly functions: ReadonlyMap<string, LambdaFunction>;
   readonly chatFunction: LambdaFunction;
   readonly chatStreamFunction: LambdaFunction;
   readonly sessionsFunction: LambdaFunction;
@@ -244,6 +246,7 @@ export class AgentStack extends Stack {
       functions.set(spec.name, fn);
     }
 
+    this.functions = functions;
     this.api = this.restApi(settings, specs, functions);
 
     this.chatFunction = functions.get("chat")!;
