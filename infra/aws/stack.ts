@@ -215,6 +215,11 @@ export class AgentStack extends Stack {
         case "intercom-client-secret":
           fn.addEnvironment("INTERCOM_CLIENT_SECRET_ARN", intercom!.clientSecret.secretArn);
           return intercom!.clientSecret.grantRead(fn);
+        default: {
+          // A grant added to the manifest's type without a meaning here fails to compile.
+          const unknown: never = name;
+          throw new Error(`grant ${String(unknown)} has no meaning in the stack`);
+        }
       }
     };
 
