@@ -20,8 +20,8 @@ export default defineConfig({
       exclude: ["infra/aws/app.ts", "infra/local/main.ts", "infra/**/cli.ts", "infra/supabase/set-embedding-dimension.ts"],
       reporter: ["text-summary", "json-summary"],
       reportsDirectory: ".local/coverage",
-      // Measured when the floor was set: statements 89.2%, branches 78.1%, functions 88.4%, lines 91.4%.
-      thresholds: { statements: 88, branches: 77, functions: 87, lines: 90 },
+      // Measured when the floor was last raised: statements 92.6%, branches 82.7%, functions 93.0%, lines 94.6%.
+      thresholds: { statements: 91, branches: 81, functions: 91, lines: 93 },
     },
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
