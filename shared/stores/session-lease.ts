@@ -88,6 +88,14 @@ export class SessionLeases {
   private heldLease(sessionId: string, token: string, until: number): Lease {
     const lost = new AbortController();
     let heldUntil = until;
+    // The lease item, written only while this run's token is still on it.
+    const held = {
+      TableName: this.tableName,
+      Key: { pk: sessionId, sk: LEASE_SORT_KEY },
+      ConditionExpression: "#t = :token",
+      ExpressionAttributeNames: { "#t": "token" },
+      ExpressionAttributeValues: { ":token": token },
+    };
     const loseIt = () => {
       clearInterval(heartbeat);
       if (!lost.signal.aborted) lost.abort(new LeaseLost(sessionId));
@@ -98,13 +106,11 @@ export class SessionLeases {
       try {
         await this.doc.send(
           new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk: sessionId, sk: LEASE_SORT_KEY },
+            ...held,
             UpdateExpression: "SET lease_until = :until, #ttl = :ttl",
-            ConditionExpression: "#t = :token",
-            ExpressionAttributeNames: { "#t": "token", "#ttl": CHECKPOINT_TABLE.ttlAttribute },
+            ExpressionAttributeNames: { ...held.ExpressionAttributeNames, "#ttl": CHECKPOINT_TABLE.ttlAttribute },
             ExpressionAttributeValues: {
-              ":token": token,
+              ...held.ExpressionAttributeValues,
               ":until": this.expiry(now).lease_until,
               ":ttl": this.expiry(now)[CHECKPOINT_TABLE.ttlAttribute],
             },
@@ -125,13 +131,7 @@ export class SessionLeases {
         clearInterval(heartbeat);
         try {
           await this.doc.send(
-            new DeleteCommand({
-              TableName: this.tableName,
-              Key: { pk: sessionId, sk: LEASE_SORT_KEY },
-              ConditionExpression: "#t = :token",
-              ExpressionAttributeNames: { "#t": "token" },
-              ExpressionAttributeValues: { ":token": token },
-            }),
+            new DeleteCommand(held),
           );
         } catch (err) {
           // Already expired and taken by another run: it is theirs now.
