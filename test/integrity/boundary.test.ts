@@ -16,7 +16,7 @@ import { OnceMarkers } from "../../shared/stores/once-markers";
 import { apiEvent, chatEvent, context } from "../support/events";
 import { backendsHarness } from "../support/stack";
 
-// Issue 14, classes 1 and 8: text that cannot be stored faithfully, and input that used to reach
+// Text that cannot be stored faithfully, and input that used to reach
 // a store or a decoder unchecked, is refused at the boundary with a 400 and a code.
 
 let harness: Awaited<ReturnType<typeof backendsHarness>>;
@@ -42,7 +42,7 @@ const unstorable = (base: string) => [
   `${base.slice(0, 1)}\u0000${base.slice(1)}`, // NUL inside
 ];
 
-describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
+describe("Ill-formed Unicode and NUL never reach storage", () => {
   // The runtime is never asked for: a refused request loads nothing and writes nothing.
   const chat = () =>
     createChatHandler(config(), async () => {
@@ -142,7 +142,7 @@ describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
   });
 });
 
-describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
+describe("Bad input gets a 400 with a code, never a 5xx", () => {
   const sessions = () =>
     createSessionsHandler(() => ({
       config: config(),

@@ -12,7 +12,7 @@ import { ChatService } from "../../graph/chat/service";
 import { converseProblems } from "../support/converse";
 import { backendsHarness } from "../support/stack";
 
-// Issue 14, class 7: before every model call the history is a valid Converse conversation, even
+// Before every model call the history is a valid Converse conversation, even
 // after a turn was killed mid-run. Bedrock cannot run here: the requests are built by
 // @langchain/aws's own Converse request builder (ChatBedrockConverse over a mocked client) and
 // checked against Converse's documented rules (test/support/converse.ts).
@@ -116,7 +116,7 @@ async function killedThenNext(kill: "before the model answers" | "during a tool 
   return { left, reply, request };
 }
 
-describe("class 7: a turn killed mid-run leaves the next turn a valid Converse request", () => {
+describe("A turn killed mid-run leaves the next turn a valid Converse request", () => {
   it("after a kill before the model answered (a human message with no reply)", async () => {
     const { left, reply, request } = await killedThenNext("before the model answers");
     expect(left.map((m) => m.getType())).toEqual(["human"]);

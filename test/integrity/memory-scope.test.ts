@@ -39,7 +39,7 @@ async function recall(user: string, query: string, project: string | null = null
   return matches.map((m) => m.content).sort();
 }
 
-describe("class 3: supersession never crosses scopes", () => {
+describe("Supersession never crosses scopes", () => {
   it("a correction inside a project leaves the unprojected fact current outside it", async () => {
     await say("hal", "My car is a Volvo");
     await say("hal", "Actually my car is a Tesla", "garage");
@@ -66,7 +66,7 @@ describe("class 3: supersession never crosses scopes", () => {
   });
 });
 
-describe("class 4: deleting a memory does not resurrect the fact it replaced", () => {
+describe("Deleting a memory does not resurrect the fact it replaced", () => {
   it("keeps the replaced fact superseded after its successor is deleted", async () => {
     await say("kim", "My bike is red");
     await say("kim", "My bike is now green");
