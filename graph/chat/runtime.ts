@@ -1,7 +1,6 @@
 import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
 import { createChatModel, createEmbeddings } from "../../shared/models";
-import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 import { defaultContextBudget } from "./context";
@@ -54,7 +53,6 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     chat: new ChatService({
       graph,
       owners,
-      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
       queueWaitMs: config.SESSION_QUEUE_WAIT_MS,
       namingModel: (namer ?? model).value,
       conversations,

@@ -86,58 +86,97 @@ export class SessionLeases {
   }
 
   private heldLease(sessionId: string, token: string, until: number): Lease {
-    const lost = new AbortController();
-    let heldUntil = until;
-    // The lease item, written only while this run's token is still on it.
-    const held = {
-      TableName: this.tableName,
-      Key: { pk: sessionId, sk: LEASE_SORT_KEY },
-      ConditionExpression: "#t = :token",
-      ExpressionAttributeNames: { "#t": "token" },
-      ExpressionAttributeValues: { ":token": token },
-    };
-    const loseIt = () => {
-      clearInterval(heartbeat);
-      if (!lost.signal.aborted) lost.abort(new LeaseLost(sessionId));
-    };
-    const renew = async () => {
-      const now = Date.now();
-      if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
-      try {
-        await this.doc.send(
-          new UpdateCommand({
-            ...held,
-            UpdateExpression: "SET lease_until = :until, #ttl = :ttl",
-            ExpressionAttributeNames: { ...held.ExpressionAttributeNames, "#ttl": CHECKPOINT_TABLE.ttlAttribute },
-            ExpressionAttributeValues: {
-              ...held.ExpressionAttributeValues,
-              ":until": this.expiry(now).lease_until,
-              ":ttl": this.expiry(now)[CHECKPOINT_TABLE.ttlAttribute],
-            },
-          }),
-        );
-        heldUntil = now + this.leaseMs;
-      } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) loseIt();
-        // Otherwise a passing fault: the next beat tries again, well inside the lease.
-      }
-    };
-    // unref: a heartbeat alone never keeps a process (or a test) alive.
-    const heartbeat = setInterval(() => void renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
-    heartbeat.unref();
-    return {
-      signal: lost.signal,
-      release: async () => {
-        clearInterval(heartbeat);
-        try {
-          await this.doc.send(
-            new DeleteCommand(held),
-          );
-        } catch (err) {
-          // Already expired and taken by another run: it is theirs now.
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        }
-      },
-    };
+    return holdLease(this.doc, {
+      sessionId,
+      tableName: this.tableName,
+      key: { pk: sessionId, sk: LEASE_SORT_KEY },
+      tokenAttribute: "token",
+      token,
+      heldUntil: until,
+      leaseMs: this.leaseMs,
+      renewal: (now) => this.expiry(now),
+      release: "delete",
+    });
   }
+}
+
+/** A lease held on an item: where it is, whose token, and how it is renewed and let go. */
+export interface HeldLeaseItem {
+  sessionId: string;
+  tableName: string;
+  key: Record<string, string>;
+  /** the attribute holding the holder's token */
+  tokenAttribute: string;
+  token: string;
+  heldUntil: number;
+  leaseMs: number;
+  /** the attributes a heartbeat sets (the new lease_until, and a TTL where the item has its own) */
+  renewal: (now: number) => Record<string, number>;
+  /** "delete": the item is the lease; "remove": the lease is two attributes on an item that stays */
+  release: "delete" | "remove";
+}
+
+/**
+ * A held lease: renewed by a heartbeat every third of its length while its run is alive, its
+ * signal aborted when a renewal finds another token (or none could be made for a whole lease),
+ * and released by its holder only. Every write is conditional on this run's token.
+ */
+export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lease {
+  const lost = new AbortController();
+  let heldUntil = item.heldUntil;
+  const held = {
+    TableName: item.tableName,
+    Key: item.key,
+    ConditionExpression: "#t = :token",
+    ExpressionAttributeNames: { "#t": item.tokenAttribute } as Record<string, string>,
+    ExpressionAttributeValues: { ":token": item.token } as Record<string, unknown>,
+  };
+  const loseIt = () => {
+    clearInterval(heartbeat);
+    if (!lost.signal.aborted) lost.abort(new LeaseLost(item.sessionId));
+  };
+  const renew = async () => {
+    const now = Date.now();
+    if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
+    const values = Object.entries(item.renewal(now));
+    try {
+      await doc.send(
+        new UpdateCommand({
+          ...held,
+          UpdateExpression: `SET ${values.map((_, i) => `#r${i} = :r${i}`).join(", ")}`,
+          ExpressionAttributeNames: {
+            ...held.ExpressionAttributeNames,
+            ...Object.fromEntries(values.map(([name], i) => [`#r${i}`, name])),
+          },
+          ExpressionAttributeValues: {
+            ...held.ExpressionAttributeValues,
+            ...Object.fromEntries(values.map(([, value], i) => [`:r${i}`, value])),
+          },
+        }),
+      );
+      heldUntil = now + item.leaseMs;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) loseIt();
+      // Otherwise a passing fault: the next beat tries again, well inside the lease.
+    }
+  };
+  // unref: a heartbeat alone never keeps a process (or a test) alive.
+  const heartbeat = setInterval(() => void renew(), Math.max(10, Math.floor(item.leaseMs / 3)));
+  heartbeat.unref();
+  return {
+    signal: lost.signal,
+    release: async () => {
+      clearInterval(heartbeat);
+      try {
+        await doc.send(
+          item.release === "delete"
+            ? new DeleteCommand(held)
+            : new UpdateCommand({ ...held, UpdateExpression: "REMOVE #t, lease_until" }),
+        );
+      } catch (err) {
+        // Already expired and taken by another run (or the session deleted): not ours to touch.
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      }
+    },
+  };
 }

@@ -52,7 +52,7 @@ const slowLookup = tool(
  * what it had written. Then the next turn goes through the chat service on the same thread.
  */
 async function killedThenNext(kill: "before the model answers" | "during a tool call") {
-  const { checkpointer: saver, owners, leases } = await harness.stateTables();
+  const { checkpointer: saver, owners } = await harness.stateTables();
   const inFlight: Promise<unknown>[] = [];
   const checkpointer = new Proxy(saver, {
     get(target, prop, receiver) {
@@ -110,7 +110,7 @@ async function killedThenNext(kill: "before the model answers" | "during a tool 
   const left = (await graph.getState({ configurable: { thread_id: sessionId } })).values.messages as BaseMessage[];
 
   bedrock.on(ConverseCommand).resolves(said("Sorry about that: order A-17 shipped today."));
-  const chat = new ChatService({ graph, owners, leases, recursionLimit: 6 });
+  const chat = new ChatService({ graph, owners, recursionLimit: 6 });
   const reply = await chat.reply({ userId: "nia", sessionId, message: "Hello? Any news?" });
   const request = bedrock.commandCalls(ConverseCommand).at(-1)!.args[0].input;
   return { left, reply, request };

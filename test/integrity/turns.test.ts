@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 
 async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | OfflineChatModel | ScriptedModel, extra: Partial<ChatServiceDeps> = {}) {
-  const { checkpointer, owners, leases } = await harness.stateTables();
+  const { checkpointer, owners } = await harness.stateTables();
   const chatModel = typeof model === "function" ? new ScriptedModel(model) : model;
   const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.3 });
   const graph = buildChatGraph({ model: chatModel, tools, checkpointer });
@@ -25,7 +25,6 @@ async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | O
   const chat = new ChatService({
     graph,
     owners,
-    leases,
     conversations: harness.conversations,
     recursionLimit: 8,
     extractionQueue: { publish: async (m) => void published.push(m as never) },
