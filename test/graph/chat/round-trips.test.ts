@@ -58,4 +58,17 @@ describe("DynamoDB requests per chat turn", () => {
     const first = await counted(() => chat.reply({ userId: "ria", message: "hello there" }));
     expect(first.byCommand).toEqual({ PutItemCommand: 1, QueryCommand: 1, BatchWriteItemCommand: 1, UpdateItemCommand: 1 });
   });
+
+  it("stays at 4 as the session grows, streamed or not: a warm container reads no history back", async () => {
+    const chat = await service();
+    const { sessionId } = await chat.reply({ userId: "ria", message: "hello there" });
+    await chat.reply({ userId: "ria", sessionId, message: "remember that my cat is Tom" });
+    for (const message of ["thanks", "thanks again", "fine", "all good"]) {
+      for (const observer of [{}, { onToken: () => undefined }]) {
+        m.reset();
+        await chat.reply({ userId: "ria", sessionId, message }, observer);
+        expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
+      }
+    }
+  });
 });
