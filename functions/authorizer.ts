@@ -1,6 +1,6 @@
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from "aws-lambda";
 import { apiKeyDirectory, type ApiKeyClient } from "../shared/api-keys";
-import { loadConfig, required } from "../shared/config";
+import { loadConfig, required, type Config } from "../shared/config";
 import { InvalidToken, jwtVerifier } from "../shared/jwt";
 import { createLogger } from "../shared/logger";
 import { secretValue } from "../shared/secrets";
@@ -66,18 +66,31 @@ export function createAuthorizer(verify: (token: string) => Promise<{ sub: strin
   };
 }
 
-let verifier: ReturnType<typeof jwtVerifier> | undefined;
-const config = loadConfig();
-
-export const handler = createAuthorizer(
-  (token) => {
+/**
+ * The JWT check the settings ask for. A deployment without an OIDC issuer (a demo reached with API
+ * keys) refuses every bearer token as Unauthorized (401), never an error (500).
+ */
+export function configuredVerifier(config: Config): (token: string) => Promise<{ sub: string }> {
+  if (!config.OIDC_ISSUER) {
+    return async () => {
+      throw new InvalidToken("no OIDC issuer is configured: this deployment accepts API keys only");
+    };
+  }
+  let verifier: ReturnType<typeof jwtVerifier> | undefined;
+  return (token) => {
     verifier ??= jwtVerifier({
       issuer: required(config, "OIDC_ISSUER"),
       audience: required(config, "OIDC_AUDIENCE"),
       jwksUrl: config.OIDC_JWKS_URL,
     });
     return verifier(token);
-  },
+  };
+}
+
+const config = loadConfig();
+
+export const handler = createAuthorizer(
+  configuredVerifier(config),
   config.USERS_API_KEY_SECRET_ARN
     ? {
         lookup: apiKeyDirectory(),

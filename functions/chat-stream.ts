@@ -1,12 +1,14 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
-import { awsChatRuntime } from "../graph/chat/aws-runtime";
+import { deferredChatRuntime } from "../graph/chat/deferred-runtime";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import type { ChatRuntime } from "../graph/chat/runtime";
 import type { ChatReply } from "../graph/chat/service";
 import { parseChatRequest } from "../shared/chat-request";
-import { loadConfig, type Config } from "../shared/config";
+import type { Config } from "../shared/config";
 import { AppError } from "../shared/errors";
-import { errorBody } from "../shared/http";
+import { runDeadline } from "../shared/deadline";
+import { errorBody, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 
@@ -46,7 +48,7 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
     let started = false;
     let sse: Writable | undefined;
     try {
-      const turn = parseChatRequest(event, config);
+      const turn = { ...parseChatRequest(event, config), deadline: runDeadline(context) };
       const { chat } = await runtime();
       const withTrace = event.queryStringParameters?.trace === "1";
       const emit = (e: Record<string, unknown>) => sse && send(sse, e);
@@ -55,7 +57,12 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
           started = true;
           sse = awslambda.HttpResponseStream.from(responseStream, {
             statusCode: 200,
-            headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+            headers: {
+              "content-type": "text/event-stream",
+              "cache-control": "no-cache",
+              "x-accel-buffering": "no",
+              ...standInHeaders(config),
+            },
           });
           emit({ type: "session", session_id: sessionId });
         },
@@ -81,6 +88,10 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
   };
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ config, backends }: Wiring) =>
+  awslambda.streamifyResponse(createChatStreamHandler(config(), deferredChatRuntime(logger, backends)));
+
 // Settings are validated at init: a missing or bad one fails the cold start, naming it.
-export const handler = awslambda.streamifyResponse(createChatStreamHandler(loadConfig(), awsChatRuntime(logger)));
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -1,11 +1,13 @@
 import type { ChatRuntime } from "../graph/chat/runtime";
 import { apiHandler } from "../shared/api-handler";
 import { parseChatRequest } from "../shared/chat-request";
-import { loadConfig, type Config } from "../shared/config";
-import { json } from "../shared/http";
+import type { Config } from "../shared/config";
+import { runDeadline } from "../shared/deadline";
+import { json, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
-import { awsChatRuntime } from "../graph/chat/aws-runtime";
+import { deferredChatRuntime } from "../graph/chat/deferred-runtime";
+import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("chat");
 const metrics = createMetrics("chat");
@@ -15,18 +17,26 @@ const metrics = createMetrics("chat");
  * asked for, so bad input is answered without loading the agent (shared/deferred.ts).
  */
 export function createChatHandler(config: Config, runtime: () => Promise<Pick<ChatRuntime, "chat">>) {
-  return apiHandler(logger, async (event) => {
-    const turn = parseChatRequest(event, config);
+  return apiHandler(logger, async (event, context) => {
+    const turn = { ...parseChatRequest(event, config), deadline: runDeadline(context) };
     const { chat } = await runtime();
     logger.appendKeys({ sessionId: turn.sessionId, userId: turn.userId });
     const result = await chat.reply(turn);
     recordTurnMetrics(metrics, result.trace);
     metrics.publishStoredMetrics();
     logger.info("reply sent", { sessionId: result.sessionId, messageId: result.messageId });
-    return json(200, { reply: result.reply, session_id: result.sessionId, message_id: result.messageId });
+    return json(
+      200,
+      { reply: result.reply, session_id: result.sessionId, message_id: result.messageId },
+      standInHeaders(config),
+    );
   });
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ config, backends }: Wiring) =>
+  createChatHandler(config(), deferredChatRuntime(logger, backends));
+
 // Settings are validated at init: a missing or bad one fails the cold start, naming it.
-export const handler = createChatHandler(loadConfig(), awsChatRuntime(logger));
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

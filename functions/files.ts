@@ -1,15 +1,12 @@
-import type { S3Event } from "aws-lambda";
 import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
-import { deferredRuntime } from "../shared/deferred";
 import { AppError, badRequest } from "../shared/errors";
 import { json, parseJsonBody } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
-import { parseObjectKey } from "../shared/files/keys";
-import { FileRecords } from "../shared/files/records";
 import { fileService } from "../shared/files/service";
+import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("files");
 
@@ -19,12 +16,15 @@ const CreateFile = z.object({
     .trim()
     .min(1)
     .max(255)
-    .refine((n) => !/[\u0000-\u001f/\\]/.test(n), "must not contain slashes or control characters"),
+    .refine(
+      (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
+      "must not contain slashes or control characters",
+    ),
   media_type: z.string().min(1).max(100),
   bytes: z.number().int().positive(),
 });
 
-const filesUnavailable = () =>
+export const filesUnavailable = () =>
   new AppError(503, "files_unavailable", "file attachments are not configured (ATTACHMENTS_BUCKET)");
 
 /**
@@ -62,38 +62,8 @@ export function createFilesHandler(backends: () => Promise<Backends> | Backends)
   });
 }
 
-/**
- * The bucket's ObjectCreated notification: settles the file as the complete route does, so an
- * upload completes even when the client never calls it. Idempotent (a settled file stays so).
- */
-export function createUploadNotificationHandler(backends: () => Promise<Backends> | Backends) {
-  return async (event: S3Event) => {
-    const resolved = await backends();
-    const service = fileService(resolved);
-    if (!service) throw filesUnavailable();
-    const records = new FileRecords(resolved.dynamo, resolved.config.CHECKPOINT_TABLE);
-    for (const record of event.Records ?? []) {
-      const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, " "));
-      const parsed = parseObjectKey(key);
-      if (!parsed) {
-        logger.warn("object key not made by this API; ignored", { key });
-        continue;
-      }
-      const file = await records.get(parsed.sessionId, parsed.fileId);
-      if (!file || file.key !== key) {
-        logger.warn("no pending file for this object; ignored", { key });
-        continue;
-      }
-      const settled = await service.settle(file);
-      logger.info("upload settled", { fileId: file.file_id, status: settled.status, reason: settled.reason });
-    }
-  };
-}
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) => createFilesHandler(backends);
 
-const deferred = deferredRuntime(
-  () => import("../shared/backends"),
-  ({ awsBackends }) => awsBackends(),
-);
-export const handler = createFilesHandler(deferred);
-export const notificationHandler = createUploadNotificationHandler(deferred);
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

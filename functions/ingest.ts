@@ -1,11 +1,12 @@
 import { S3Client } from "@aws-sdk/client-s3";
-import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { awsBackends } from "../shared/backends";
+import type { SQSRecord } from "aws-lambda";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
 import { parseS3Notification } from "../shared/ingest/s3-events";
-import { sqsBatchHandler } from "../shared/sqs-batch";
+import type { IngestOutcome } from "../shared/ingest/ingestor";
+import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -22,32 +23,52 @@ const OUTCOME_METRIC = {
 /**
  * SQS consumer of S3 notifications for the documents bucket. Each message's object events
  * are applied in order; a malformed message, or a store or embeddings failure, fails only
- * its own record (retried, then dead-lettered). Documents that can never be ingested are
- * logged with their key and reason, and acknowledged.
+ * its own record (retried, then dead-lettered). Every document is logged with its key and how it
+ * ended (ingested, skipped with the reason, failed with the error) and recorded on its
+ * knowledge_documents row; documents that can never be ingested are acknowledged.
  */
 export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
-  const runBatch = sqsBatchHandler({ metrics, logger });
-  return async (event: SQSEvent, context: Context) => {
-    const { ingestor } = await runtime();
-    const handleRecord = async (record: SQSRecord) => {
-      for (const objectEvent of parseS3Notification(record.body)) {
-        const outcome = await ingestor.handle(objectEvent);
-        metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
-        const fields = {
-          messageId: record.messageId,
-          key: objectEvent.key,
-          kind: objectEvent.kind,
-          sequencer: objectEvent.sequencer,
-          ...outcome,
-        };
-        if (outcome.action === "skipped") logger.warn("document skipped", fields);
-        else logger.info("document ingested", fields);
-      }
-    };
-    return runBatch(event, context, handleRecord);
-  };
+  return sqsConsumer({
+    metrics,
+    logger,
+    // Sequential: extraction and chunking are CPU- and memory-heavy, and five large documents at
+    // once could exhaust the function's memory; embedding calls are already concurrent per document.
+    processing: "sequential",
+    runtime,
+    forBatch:
+      ({ ingestor }) =>
+      async (record: SQSRecord) => {
+        const events = parseRecord(record, parseS3Notification, logger, "malformed S3 notification");
+        for (const objectEvent of events) {
+          const fields = {
+            messageId: record.messageId,
+            key: objectEvent.key,
+            kind: objectEvent.kind,
+            sequencer: objectEvent.sequencer,
+          };
+          let outcome: IngestOutcome;
+          try {
+            outcome = await ingestor.handle(objectEvent);
+          } catch (err) {
+            metrics.addMetric("DocumentsFailed", MetricUnit.Count, 1);
+            logger.error("document failed", { ...fields, action: "failed", error: (err as Error).message });
+            throw err;
+          }
+          metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
+          if (outcome.action === "skipped") logger.warn("document skipped", { ...fields, ...outcome });
+          else logger.info("document ingested", { ...fields, ...outcome });
+        }
+      },
+  });
 }
 
-export const handler = createIngestHandler(
-  once(async () => buildIngestRuntime(await awsBackends(), new S3ObjectSource(new S3Client({})))),
-);
+/** The handler on any wiring: Lambda's below (documents from S3), or the local stack's (a folder). */
+export const createHandler = ({ backends }: Wiring) =>
+  createIngestHandler(
+    once(async () => {
+      const b = await backends();
+      return buildIngestRuntime(b, b.documents ?? new S3ObjectSource(new S3Client({})), b.documentProcessor);
+    }),
+  );
+
+export const handler = createHandler(awsWiring());

@@ -1,29 +1,35 @@
 import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
-import { awsBackends, type Backends } from "../shared/backends";
+import type { Backends } from "../shared/backends";
+import { ConfigError } from "../shared/config";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { AppError, badRequest, unauthorized } from "../shared/errors";
 import { json } from "../shared/http";
 import { verifyIntercomSignature } from "../shared/intercom/signature";
 import { createLogger } from "../shared/logger";
 import type { QueuePublisher } from "../shared/queue";
-import { secretValue } from "../shared/secrets";
+import { secretSource } from "../shared/secrets";
 import { OnceMarkers } from "../shared/stores/once-markers";
-import { SqsPublisher } from "../shared/queue";
-import { SQSClient } from "@aws-sdk/client-sqs";
+import { storable } from "../shared/text";
 
 const logger = createLogger("intercom-webhook");
 
-const Author = z.object({ type: z.string(), id: z.string().optional() });
-const Part = z.object({ id: z.string(), author: Author });
+/**
+ * Intercom's ids are short; every field that reaches storage or a queue is capped and must be
+ * storable text (shared/text.ts). An id over the cap is a 400: a 5xx would be retried forever.
+ */
+const field = (max: number) => storable(z.string().max(max));
+const Author = z.object({ type: field(64), id: field(128).optional() });
+const Part = z.object({ id: field(128), author: Author });
 const Notification = z.object({
   type: z.literal("notification_event"),
-  id: z.string().min(1),
-  topic: z.string().min(1),
+  id: field(256).min(1),
+  topic: field(128).min(1),
   data: z.object({
     item: z
       .object({
-        id: z.string().optional(),
+        id: field(128).optional(),
         source: Part.partial({ id: true }).optional(),
         conversation_parts: z.object({ conversation_parts: z.array(Part) }).optional(),
       })
@@ -36,7 +42,8 @@ const CONVERSATION_TOPICS = new Set(["conversation.user.created", "conversation.
 const NOT_CUSTOMERS = new Set(["admin", "bot", "team"]);
 
 export interface WebhookDeps {
-  clientSecret: string;
+  /** read on each request (cached): a rotated secret reaches a warm container within minutes */
+  clientSecret: string | (() => Promise<string>);
   queue: QueuePublisher;
   notifications: OnceMarkers;
 }
@@ -49,7 +56,8 @@ export interface WebhookDeps {
 export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>) {
   return apiHandler(logger, async (event) => {
     if (event.httpMethod === "HEAD") return { statusCode: 200, body: "" };
-    const { clientSecret, queue, notifications } = await deps();
+    const { clientSecret: secret, queue, notifications } = await deps();
+    const clientSecret = typeof secret === "string" ? secret : await secret();
     const raw =
       event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
     if (!verifyIntercomSignature(raw, event.headers?.["x-hub-signature"], clientSecret))
@@ -92,7 +100,7 @@ export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>) {
 }
 
 export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async (): Promise<WebhookDeps> => ({
-  clientSecret: await secretValue(
+  clientSecret: secretSource(
     "INTERCOM_CLIENT_SECRET",
     backends.config.INTERCOM_CLIENT_SECRET,
     backends.config.INTERCOM_CLIENT_SECRET_ARN,
@@ -101,10 +109,14 @@ export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async 
   notifications: new OnceMarkers(backends.dynamo, backends.config.IDEMPOTENCY_TABLE),
 });
 
-export const handler = createIntercomWebhookHandler(
-  once(async () => {
-    const backends = await awsBackends();
-    if (!backends.config.SUPPORT_QUEUE_URL) throw new Error("SUPPORT_QUEUE_URL must be set");
-    return webhookDeps(backends, new SqsPublisher(new SQSClient({}), backends.config.SUPPORT_QUEUE_URL))();
-  }),
-);
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) =>
+  createIntercomWebhookHandler(
+    once(async () => {
+      const b = await backends();
+      if (!b.supportQueue) throw new ConfigError("Missing configuration: SUPPORT_QUEUE_URL must be set");
+      return webhookDeps(b, b.supportQueue)();
+    }),
+  );
+
+export const handler = createHandler(awsWiring());

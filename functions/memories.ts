@@ -5,13 +5,14 @@ import { callerId } from "../shared/identity";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import type { Backends } from "../shared/backends";
-import { deferredRuntime } from "../shared/deferred";
+import { awsWiring, type Wiring } from "../shared/wiring";
+import { storable } from "../shared/text";
 
 const logger = createLogger("memories");
 
 const ListQuery = z.object({
-  category: z.string().trim().min(1).max(64).optional(),
-  tag: z.string().trim().min(1).max(64).optional(),
+  category: storable(z.string().trim().min(1).max(64)).optional(),
+  tag: storable(z.string().trim().min(1).max(64)).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
@@ -60,11 +61,9 @@ export function createMemoriesHandler(backends: () => Promise<Backends> | Backen
   });
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) => createMemoriesHandler(backends);
+
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
-export const handler = createMemoriesHandler(
-  deferredRuntime(
-    () => import("../shared/backends"),
-    ({ awsBackends }) => awsBackends(),
-  ),
-);
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -1,11 +1,12 @@
 import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
-import { deferredRuntime } from "../shared/deferred";
+import { awsWiring, type Wiring } from "../shared/wiring";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
 import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import { decodeCursor } from "../shared/stores/conversations";
 import { SessionOwners } from "../shared/stores/session-owners";
 import { fileService } from "../shared/files/service";
 
@@ -14,7 +15,12 @@ const logger = createLogger("sessions");
 const SessionId = z.uuid();
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(512).optional(),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)")
+    .optional(),
 });
 
 const historyUnavailable = () =>
@@ -51,15 +57,26 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
     if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
 
     if (event.httpMethod === "DELETE") {
-      // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
-      await conversations?.deleteSession(sessionId, userId).catch((err) => {
-        throw storeUnavailable(err);
-      });
-      // The files' objects before their records, which go with the thread's partition below.
-      await fileService(await backends())?.deleteSessionFiles(sessionId);
-      // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
-      const { DynamoDBSaver } = await import("../graph/checkpoint");
-      await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
+      // Under the session's lease, as a turn runs: a running turn finishes (and is saved) first,
+      // and a turn that waited for the lease finds the session gone (the lease is on the owner
+      // record, which goes with the partition). So a 204 means nothing of the session comes back.
+      const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
+      if (!session) throw sessionNotFound();
+      if (!lease) throw new AppError(409, "session_busy", "a message in this session is still being answered; retry");
+      try {
+        // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
+        await conversations?.deleteSession(sessionId, userId).catch((err) => {
+          throw storeUnavailable(err);
+        });
+        // The files' objects before their records, which go with the thread's partition below.
+        await fileService(await backends())?.deleteSessionFiles(sessionId);
+        // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
+        const { DynamoDBSaver } = await import("../graph/checkpoint");
+        // The whole partition goes, the owner record and the lease on it with it.
+        await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
+      } finally {
+        await lease.release();
+      }
       logger.info("session deleted", { sessionId });
       return { statusCode: 204, body: "" };
     }
@@ -85,11 +102,9 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
   });
 }
 
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) => createSessionsHandler(backends);
+
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
-export const handler = createSessionsHandler(
-  deferredRuntime(
-    () => import("../shared/backends"),
-    ({ awsBackends }) => awsBackends(),
-  ),
-);
+export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

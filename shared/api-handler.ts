@@ -1,11 +1,11 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
 import middy from "@middy/core";
 import httpHeaderNormalizer from "@middy/http-header-normalizer";
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
 import { jsonErrors } from "./http";
 import type { Logger } from "./logger";
 
-type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 /**
  * The middleware every API Gateway handler shares: Lambda context and the request id
@@ -16,8 +16,8 @@ export function apiHandler(logger: Logger, handler: Handler) {
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(httpHeaderNormalizer())
     .use(jsonErrors(logger))
-    .handler((event) => {
+    .handler((event, context) => {
       logger.appendKeys({ requestId: event.requestContext?.requestId });
-      return handler(event);
+      return handler(event, context);
     });
 }

@@ -4,7 +4,9 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, type Config } from "./config";
 import { once } from "./once";
-import { secretValue } from "./secrets";
+import { secretSource } from "./secrets";
+import type { DocumentProcessor } from "./documents/process";
+import type { ObjectSource } from "./ingest/object-source";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsPublisher, type QueuePublisher } from "./queue";
@@ -25,6 +27,14 @@ export interface Backends {
   extractionQueue?: QueuePublisher;
   /** the attachments bucket (a folder locally); absent: no file routes, no data tools */
   files?: FileObjects;
+  /** where the Intercom webhook queues notifications for the support worker */
+  supportQueue?: QueuePublisher;
+  /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
+  documents?: ObjectSource;
+  /** extraction and chunking: in the handler's thread in AWS; a worker thread locally */
+  documentProcessor?: DocumentProcessor;
+  /** how the support worker reaches Intercom: fetch in AWS, the stand-in locally */
+  intercomFetch?: typeof fetch;
 }
 
 /** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
@@ -32,8 +42,8 @@ export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
   const files = await attachmentsBucket(config);
-  if (!config.SUPABASE_URL) return { config, dynamo, ...files };
-  const key = await secretValue(
+  if (!config.SUPABASE_URL) return { config, dynamo, ...files, ...queues(config) };
+  const key = secretSource(
     "SUPABASE_SERVICE_ROLE_KEY",
     config.SUPABASE_SERVICE_ROLE_KEY,
     config.SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN,
@@ -45,9 +55,7 @@ export const awsBackends = once(async (): Promise<Backends> => {
     ...files,
     conversations: new PostgrestConversationStore(rest),
     store: new PostgrestAgentStore(rest),
-    ...(config.EXTRACTION_QUEUE_URL
-      ? { extractionQueue: new SqsPublisher(new SQSClient({}), config.EXTRACTION_QUEUE_URL) }
-      : {}),
+    ...queues(config),
   };
 });
 
@@ -59,4 +67,14 @@ async function attachmentsBucket(config: Config): Promise<{ files?: FileObjects 
     import("./files/objects"),
   ]);
   return { files: new S3FileObjects(new S3Client({}), config.ATTACHMENTS_BUCKET) };
+}
+
+/** The queues this function sends to, from the URLs the stack gave it; one SQS client for all. */
+function queues(config: Config): Pick<Backends, "extractionQueue" | "supportQueue"> {
+  if (!config.EXTRACTION_QUEUE_URL && !config.SUPPORT_QUEUE_URL) return {};
+  const sqs = new SQSClient({});
+  return {
+    ...(config.EXTRACTION_QUEUE_URL ? { extractionQueue: new SqsPublisher(sqs, config.EXTRACTION_QUEUE_URL) } : {}),
+    ...(config.SUPPORT_QUEUE_URL ? { supportQueue: new SqsPublisher(sqs, config.SUPPORT_QUEUE_URL) } : {}),
+  };
 }

@@ -3,8 +3,9 @@ import * as z from "zod";
 import type { Config } from "./config";
 import { parseJsonBody } from "./http";
 import { callerId } from "./identity";
+import { identifier, storableTextProblem } from "./text";
 
-const id = z.string().trim().min(1).max(128);
+const id = identifier();
 
 /**
  * The body of POST /api/chat and /api/chat/stream. Unknown fields are ignored. API Gateway
@@ -19,7 +20,9 @@ export function chatRequest(maxMessageBytes: number) {
       .string({ error: "is required and must be a string" })
       .max(maxMessageBytes, tooLarge)
       .superRefine((m, ctx) => {
+        const problem = storableTextProblem(m);
         if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+        else if (problem) ctx.addIssue({ code: "custom", message: problem });
         else if (Buffer.byteLength(m) > maxMessageBytes) {
           ctx.addIssue({
             code: "too_big",

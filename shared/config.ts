@@ -47,13 +47,34 @@ const Settings = z.object({
   /** Texts per embeddings call, and calls in flight per document. */
   INGEST_EMBED_BATCH: z.coerce.number().int().min(1).max(256).default(32),
   INGEST_EMBED_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  /**
+   * Bounds on one document (shared/documents/limits.ts): its extracted text, what a DOCX may
+   * inflate to, PDF pages, chunks, and its whole processing time. A document over one is skipped
+   * with the reason. 2000 chunks of 1000 characters is about 600 printed pages; the time bound
+   * leaves a batch of 5 documents, processed in turn, inside the function's 120 s.
+   */
+  INGEST_MAX_TEXT_CHARS: z.coerce.number().int().positive().default(4_000_000),
+  INGEST_MAX_UNZIPPED_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
+  INGEST_MAX_PDF_PAGES: z.coerce.number().int().positive().default(2000),
+  INGEST_MAX_CHUNKS: z.coerce.number().int().positive().default(2000),
+  INGEST_DOCUMENT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(20_000),
 
   /** How long a message sent with if_busy "queue" waits for the session's previous run. */
   SESSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(25_000).default(20_000),
   /** The offline stand-in's pause between streamed words, so streaming is visible locally. */
   OFFLINE_STREAM_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(15),
-  /** A lighter Bedrock model for naming sessions; unset uses BEDROCK_MODEL_ID. */
+  /** A lighter Bedrock model for naming sessions and long sessions' running summaries; unset uses BEDROCK_MODEL_ID. */
   BEDROCK_NAMING_MODEL_ID: z.string().min(1).optional(),
+  /**
+   * The most input tokens one chat model call is sent (graph/chat/context.ts); unset picks one
+   * that fits the model (defaultContextBudget). Counted by shared/models/token-estimate.ts,
+   * calibrated by the previous call's reported usage.
+   */
+  CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(1000).optional(),
 
   /** Intercom: API base URL, the bot admin that replies, and the app's secrets (env locally, Secrets Manager in AWS). */
   INTERCOM_API_URL: z.url().default("https://api.intercom.io"),

@@ -4,8 +4,17 @@ import type { z } from "zod";
 import { AppError, badRequest, payloadTooLarge } from "./errors";
 import type { Logger } from "./logger";
 
-export function json(statusCode: number, body: unknown): APIGatewayProxyResult {
-  return { statusCode, headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return { statusCode, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
+}
+
+/**
+ * Replies written by the offline rule-based model (no BEDROCK_MODEL_ID: the local stack, or a
+ * deployment made with demo=true) say so in a header, so nobody mistakes a stand-in for Bedrock.
+ */
+export const STAND_IN_HEADER = "x-agent-stand-in";
+export function standInHeaders(config: { BEDROCK_MODEL_ID?: string }): Record<string, string> {
+  return config.BEDROCK_MODEL_ID ? {} : { [STAND_IN_HEADER]: "offline rule-based model, not Bedrock" };
 }
 
 export function errorBody(code: string, message: string) {

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import type { Config } from "./config";
 import { badRequest, forbidden, unauthorized } from "./errors";
+import { identifier } from "./text";
 
 interface AuthorizerContext {
   claims?: { sub?: string };
@@ -20,12 +21,14 @@ interface AuthorizerContext {
  * body's user_id or an x-user-id header names the user, and "anonymous" when neither does.
  */
 export function callerId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"], bodyUserId?: string): string {
-  const named = bodyUserId ?? header(event, "x-user-id");
-  if (mode === "local") return named ?? "anonymous";
+  // Read only where it counts: an authenticated caller's stray header is ignored, not judged.
+  const named = () => bodyUserId ?? headerUserId(event);
+  if (mode === "local") return named() ?? "anonymous";
   const authorizer = event.requestContext?.authorizer as AuthorizerContext | null | undefined;
   if (authorizer?.client !== undefined && authorizer.trusted === "true") {
-    if (!named) throw badRequest("user_id_required", "a trusted API key must name the user in user_id or x-user-id");
-    return named;
+    const user = named();
+    if (!user) throw badRequest("user_id_required", "a trusted API key must name the user in user_id or x-user-id");
+    return user;
   }
   const id =
     authorizer?.client !== undefined
@@ -34,6 +37,15 @@ export function callerId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"],
   if (!id) throw unauthorized();
   if (bodyUserId !== undefined && bodyUserId !== id) throw forbidden("user_id does not match the authenticated user");
   return id;
+}
+
+/** x-user-id under the same rule as the body's user_id: storable text, at most 128 characters. */
+function headerUserId(event: APIGatewayProxyEvent): string | undefined {
+  const value = header(event, "x-user-id");
+  if (value === undefined) return undefined;
+  const parsed = identifier().safeParse(value);
+  if (!parsed.success) throw badRequest("invalid_user_id", `x-user-id: ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
 }
 
 /** Header names are case-insensitive; API Gateway hands them over as the client spelled them. */

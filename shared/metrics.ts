@@ -12,12 +12,26 @@ export function createMetrics(service: string): Metrics {
   return new Metrics({ namespace: "AgentBackend", serviceName: service });
 }
 
-/** A chat turn's figures: one reply, its tool calls, and each model call's latency. */
-export function recordTurnMetrics(metrics: Metrics, trace: { type: string; duration_ms?: number }[]): void {
+type Usage = { input_tokens?: number; output_tokens?: number; cache_read_tokens?: number; cache_write_tokens?: number };
+
+/**
+ * A chat turn's figures: one reply, its tool calls, each model call's latency, and the
+ * turn's model tokens (input, output, and the prompt cache's reads and writes).
+ */
+export function recordTurnMetrics(
+  metrics: Metrics,
+  trace: { type: string; duration_ms?: number; usage?: Usage }[],
+): void {
   metrics.addMetric("Replies", MetricUnit.Count, 1);
   metrics.addMetric("ToolCalls", MetricUnit.Count, trace.filter((s) => s.type === "tool").length);
+  const tokens = { InputTokens: 0, OutputTokens: 0, CacheReadTokens: 0, CacheWriteTokens: 0 };
   for (const step of trace) {
-    if (step.type === "model" && step.duration_ms !== undefined)
-      metrics.addMetric("ModelLatency", MetricUnit.Milliseconds, step.duration_ms);
+    if (step.type !== "model") continue;
+    if (step.duration_ms !== undefined) metrics.addMetric("ModelLatency", MetricUnit.Milliseconds, step.duration_ms);
+    tokens.InputTokens += step.usage?.input_tokens ?? 0;
+    tokens.OutputTokens += step.usage?.output_tokens ?? 0;
+    tokens.CacheReadTokens += step.usage?.cache_read_tokens ?? 0;
+    tokens.CacheWriteTokens += step.usage?.cache_write_tokens ?? 0;
   }
+  for (const [name, value] of Object.entries(tokens)) metrics.addMetric(name, MetricUnit.Count, value);
 }

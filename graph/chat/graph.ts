@@ -1,11 +1,16 @@
-import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { isAIMessage, SystemMessage } from "@langchain/core/messages";
+import type { BaseChatModel, BaseChatModelCallOptions } from "@langchain/core/language_models/chat_models";
+import { SystemMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { END, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { END, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { toolsCondition } from "@langchain/langgraph/prebuilt";
+import { toolsTokens } from "../../shared/models/token-estimate";
+import { ChatState, contextWindow, type ChatStateType, type ContextOptions } from "./context";
 import { ModelError } from "./errors";
+import { repairHistory } from "./history";
 import { systemPrompt } from "./prompt";
+import { ExplainingToolNode } from "./tool-node";
 
 export interface ChatGraphDeps {
   model: BaseChatModel;
@@ -13,40 +18,59 @@ export interface ChatGraphDeps {
   checkpointer: BaseCheckpointSaver;
   /** per-call additions to the system prompt (the session's data files), from the run's configuration */
   promptContext?: (config: LangGraphRunnableConfig | undefined) => Promise<string | undefined>;
+  /** the context budget, running summary and prompt caching; without it every call gets the whole history */
+  context?: ContextOptions;
 }
 
 /**
- * agent -> (tool calls?) -> tools -> agent ... -> END, over MessagesAnnotation.
- * The input of a run is only the new message: history comes from the checkpoint
- * (thread_id = session_id) and each node returns only what it adds.
+ * agent -> (tool calls?) -> tools -> agent ... -> END, over ChatState (messages plus the
+ * running summary). The input of a run is only the new message: history comes from the
+ * checkpoint (thread_id = session_id) and each node returns only what it adds. With a
+ * context budget, each call is fitted to it and `compact` runs beside the first call.
  */
-export function buildChatGraph({ model, tools, checkpointer, promptContext }: ChatGraphDeps) {
-  const bound = tools.length > 0 ? model.bindTools!(tools) : model;
+export function buildChatGraph({ model, tools, checkpointer, context, promptContext }: ChatGraphDeps) {
+  // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).
+  const cacheOption = (
+    context?.cache ? { cache_control: { type: "ephemeral" } } : {}
+  ) as Partial<BaseChatModelCallOptions>;
+  const bound = tools.length > 0 ? model.bindTools!(tools, cacheOption) : model.withConfig(cacheOption);
   const prompt = new SystemMessage(systemPrompt(tools));
+  // Tools counted as the model is sent them: name, description, JSON schema.
+  const window =
+    context && contextWindow(systemPrompt(tools), toolsTokens(tools.map((t) => convertToOpenAITool(t))), context);
 
-  async function agent(state: typeof MessagesAnnotation.State, config?: Parameters<typeof bound.invoke>[1]) {
+  async function agent(state: ChatStateType, config?: Parameters<typeof bound.invoke>[1]) {
     try {
+      // Repaired before every call: a crash can leave a history Converse would reject (./history.ts).
+      const messages = repairHistory(state.messages);
       const extra = await promptContext?.(config);
-      const system = extra ? new SystemMessage(`${prompt.content}\n\n${extra}`) : prompt;
-      const response = await bound.invoke([system, ...state.messages], config);
-      return { messages: [response] };
+      if (!window) {
+        const system = extra ? new SystemMessage(`${prompt.content}\n\n${extra}`) : prompt;
+        return { messages: [await bound.invoke([system, ...messages], config)] };
+      }
+      const input = window.modelInput({ ...state, messages }, extra);
+      const response = await bound.invoke(input.messages, config);
+      const tokenRatio = window.calibrate(response, input.estimate);
+      return { messages: [response], ...(tokenRatio !== undefined ? { tokenRatio } : {}) };
     } catch (err) {
       throw new ModelError(err);
     }
   }
 
-  function shouldContinue(state: typeof MessagesAnnotation.State): "tools" | typeof END {
-    const last = state.messages[state.messages.length - 1];
-    return last !== undefined && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? "tools" : END;
-  }
-
-  return new StateGraph(MessagesAnnotation)
+  const graph = new StateGraph(ChatState)
     .addNode("agent", agent)
-    .addNode("tools", new ToolNode(tools))
+    .addNode("tools", new ExplainingToolNode(tools))
     .addEdge(START, "agent")
-    .addConditionalEdges("agent", shouldContinue, ["tools", END])
-    .addEdge("tools", "agent")
-    .compile({ checkpointer });
+    // LangGraph's own router: to "tools" while the last message calls one, else to the end.
+    .addConditionalEdges("agent", toolsCondition, ["tools", END])
+    .addEdge("tools", "agent");
+  if (!window) return graph.compile({ checkpointer });
+  // Compaction runs beside the turn's first agent call, off the reply path (context.ts).
+  return graph
+    .addNode("compact", (state: ChatStateType) => window.compact(state))
+    .addEdge(START, "compact")
+    .addEdge("compact", END)
+    .compile({ checkpointer }) as unknown as ReturnType<typeof graph.compile>;
 }
 
 export type ChatGraph = ReturnType<typeof buildChatGraph>;

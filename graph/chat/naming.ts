@@ -1,10 +1,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import * as z from "zod";
+import { offlineStructuredRule } from "../../shared/models/offline-rules";
 
 export const MAX_NAME_WORDS = 5;
 /** The structured-output tool's name; the offline stand-in answers it by rule. */
 export const SESSION_NAME_TOOL = "session_name";
+
+// The offline stand-in names a session by the same rule as the fallback.
+offlineStructuredRule(SESSION_NAME_TOOL, (prompt) => ({ name: firstWords(prompt) }));
 
 const SessionName = z.object({ name: z.string().describe(`A title for the chat, at most ${MAX_NAME_WORDS} words.`) });
 
@@ -24,14 +28,21 @@ export function firstWords(message: string, words = MAX_NAME_WORDS): string {
  * Names a session from its first message with a light model call, bounded in time. Any
  * failure (error, timeout, empty or overlong answer) falls back to the first five words.
  */
-export async function nameSession(model: BaseChatModel, message: string, timeoutMs = 4000): Promise<string> {
+export async function nameSession(
+  model: BaseChatModel,
+  message: string,
+  { timeoutMs = 4000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<string> {
   try {
     const call = model
       .withStructuredOutput(SessionName, { name: SESSION_NAME_TOOL })
-      .invoke([
-        new SystemMessage(`Give this chat a short title of at most ${MAX_NAME_WORDS} words. No quotes.`),
-        new HumanMessage(message.slice(0, 2000)),
-      ]);
+      .invoke(
+        [
+          new SystemMessage(`Give this chat a short title of at most ${MAX_NAME_WORDS} words. No quotes.`),
+          new HumanMessage(message.slice(0, 2000)),
+        ],
+        { signal },
+      );
     const timeout = new Promise<never>((_, reject) =>
       setTimeout(() => reject(new Error("naming timed out")), timeoutMs).unref(),
     );

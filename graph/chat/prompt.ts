@@ -17,6 +17,11 @@ export function systemPrompt(tools: StructuredToolInterface[]): string {
       "Use memory tools for what the user told you in earlier sessions, and knowledge search for the company's documents.",
       "The user and project are known to the tools already; never ask for or pass ids.",
     );
+    if (tools.some((t) => t.name === "recall_memory")) {
+      lines.push(
+        "In a long conversation, older messages are replaced by a summary; details the user stated earlier can be recalled with recall_memory.",
+      );
+    }
   }
   return lines.join("\n");
 }

@@ -1,13 +1,14 @@
 import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
 import { createChatModel, createEmbeddings } from "../../shared/models";
-import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
+import { defaultContextBudget } from "./context";
 import { buildChatGraph } from "./graph";
+import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
-import { agentTools } from "./tools";
-import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "./tools/data-files";
+import { chatTools } from "../tools/registry";
+import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
 import { FileRecords } from "../../shared/files/records";
 
 export interface ChatRuntime extends Backends {
@@ -36,10 +37,10 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     },
     onError,
   };
+  // The registry's tools these backends can run (without a store, none), and the data-file tools
+  // when the deployment has an attachments bucket.
   const tools = [
-    ...(store
-      ? agentTools({ store, embeddings: embeddings.value, minMemoryScore: config.MEMORY_MIN_SCORE, onError })
-      : []),
+    ...chatTools({ store, embeddings: embeddings.value, minMemoryScore: config.MEMORY_MIN_SCORE, onError }),
     ...(dataFiles ? dataFileTools(dataFiles) : []),
   ];
   const checkpointer = new DynamoDBSaver({
@@ -51,6 +52,13 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     model: model.value,
     tools,
     checkpointer,
+    context: {
+      budget: config.CONTEXT_TOKEN_BUDGET ?? defaultContextBudget(config.BEDROCK_MODEL_ID),
+      // The light model that names sessions also keeps the running summary.
+      summarizer: (namer ?? model).value,
+      cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
+      onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
+    },
     // Only the files' records are read here: the SQL engine loads when a data tool runs.
     ...(dataFiles
       ? { promptContext: async (c) => describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => [])) }
@@ -62,12 +70,12 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     chat: new ChatService({
       graph,
       owners,
-      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
       queueWaitMs: config.SESSION_QUEUE_WAIT_MS,
       namingModel: (namer ?? model).value,
       conversations,
       recursionLimit: config.AGENT_RECURSION_LIMIT,
       extractionQueue,
+      onUndoFailure: (error) => logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
       onExtractionPublishFailure: (error) =>
         logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
     }),

@@ -5,14 +5,16 @@ import {
   type BaseMessage,
   HumanMessage,
   isAIMessage,
+  RemoveMessage,
   type ToolMessage,
 } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
+import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
-import type { SessionLeases } from "../../shared/stores/session-lease";
-import type { SessionOwners } from "../../shared/stores/session-owners";
+import { LeaseLost, type Lease } from "../../shared/stores/session-lease";
+import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
 import type { ChatGraph } from "./graph";
@@ -27,6 +29,12 @@ export interface ChatTurn {
   message: string;
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
+  /**
+   * Epoch ms by which the run must have ended (the function's deadline less what saving the turn
+   * needs). Bounds the wait for a busy session, and aborts the model calls, the naming call and the
+   * tools once passed, so nothing keeps running after the response is lost.
+   */
+  deadline?: number;
 }
 
 export interface ChatReply {
@@ -51,7 +59,6 @@ export interface TurnObserver {
 export interface ChatServiceDeps {
   graph: ChatGraph;
   owners: SessionOwners;
-  leases: SessionLeases;
   /** how long an `if_busy: "queue"` request waits for the session */
   queueWaitMs?: number;
   /** names new sessions; absent: their first five words */
@@ -61,9 +68,28 @@ export interface ChatServiceDeps {
   recursionLimit: number;
   /** receives every finished turn for memory extraction */
   extractionQueue?: QueuePublisher;
+  /** a failed turn that could not be taken back out of the graph state is reported here */
+  onUndoFailure?: (err: unknown) => void;
   /** a failed hand-off is reported here and never fails the reply */
   onExtractionPublishFailure?: (err: unknown) => void;
 }
+
+const projectMismatch = (project: string | null) =>
+  new AppError(
+    409,
+    "project_mismatch",
+    project === null
+      ? "this session belongs to no project; send no project_id, or start a new session"
+      : `this session belongs to project "${project}"; send that project_id or none, or start a new session`,
+  );
+
+/** Least time a run is left after waiting for a busy session: waiting longer would only time out. */
+export const MIN_RUN_MS = 10_000;
+
+const turnTimeout = (cause: unknown) =>
+  new AppError(504, "turn_timeout", "the answer did not finish within the time this request has", { cause });
+const leaseLost = (cause: unknown) =>
+  new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
 
 const sessionBusy = () =>
   new AppError(
@@ -83,53 +109,93 @@ export class ChatService {
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     const sessionId = turn.sessionId ?? randomUUID();
-    await this.enterSession(sessionId, turn);
-    const lease =
-      turn.ifBusy === "queue"
-        ? await this.deps.leases.acquire(sessionId, this.deps.queueWaitMs ?? 20_000)
-        : await this.deps.leases.tryAcquire(sessionId);
-    if (!lease) throw sessionBusy();
+    // One conditional write checks the session is the caller's, reads its project and takes its
+    // lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same lease, so
+    // a turn never writes into a session deleted meanwhile.
+    const { lease, projectId } = isNew
+      ? { lease: await this.claimSession(sessionId, turn), projectId: turn.projectId ?? null }
+      : await this.takeSession(sessionId, turn);
+    const signal = runSignal(lease.signal, turn.deadline);
+    const human = new HumanMessage({ id: randomUUID(), content: turn.message });
+    let ran = false;
     try {
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
-      const naming = isNew ? this.name(turn.message) : undefined;
+      const naming = isNew ? this.name(turn.message, signal) : undefined;
       const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
-      const human = new HumanMessage({ id: randomUUID(), content: turn.message });
       const askedAt = new Date().toISOString();
-      const answer = await this.run(sessionId, turn, human, tracer, observer);
-      const reply = textOf(answer);
+      ran = true;
+      const answer = await this.run(
+        sessionId,
+        { ...turn, projectId: projectId ?? undefined },
+        human,
+        tracer,
+        observer,
+        signal,
+      );
+      // The client's text was checked at the boundary; the model's is made storable rather than
+      // refused, so a reply that already streamed is never lost over a stray surrogate or NUL.
+      const reply = toStorableText(textOf(answer));
       const messageId = answer.id!;
-      const sessionName = naming ? await naming : undefined;
+      const sessionName = naming ? toStorableText(await naming) : undefined;
       if (sessionName) observer.onSessionName?.(sessionName);
 
       const saved = await this.deps.conversations
         ?.recordTurn({
           sessionId,
           userId: turn.userId,
-          projectId: turn.projectId ?? null,
+          projectId,
           sessionName: sessionName ?? firstWords(turn.message),
           turnId: messageId,
           messages: [
             { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
             { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
           ],
-          trace: tracer.steps,
+          trace: toStorableDeep(tracer.steps),
         })
         .catch((err) => {
           throw storeUnavailable(err);
         });
       if (saved === "forbidden") throw sessionNotFound();
+      ran = false; // recorded: from here on the turn stands
       await this.handOffForExtraction({
         user_id: turn.userId,
-        project_id: turn.projectId ?? null,
+        project_id: projectId,
         session_id: sessionId,
         turn_id: messageId,
         user_message: turn.message,
         assistant_reply: reply,
       });
       return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
+    } catch (err) {
+      // A turn is in both the graph state and the transcript, or in neither. Not when the lease
+      // was lost: the session is another run's now, and its messages follow this one's.
+      if (ran && !lease.signal.aborted) await this.undoTurn(sessionId, human.id!);
+      throw err;
     } finally {
       await lease.release();
+    }
+  }
+
+  /**
+   * Takes a failed turn back out of the graph state: its human message and everything after it
+   * are removed (LangGraph's RemoveMessage, written as a new checkpoint by the agent node). The
+   * order of writes is state first (the run), transcript second (recordTurn); this undoes the
+   * first when the second, or the run itself, fails. If the undo cannot be written either (the
+   * state store is down), the history repair before every model call (./history.ts) still gives
+   * the model a valid conversation, and the failure is reported.
+   */
+  private async undoTurn(sessionId: string, humanId: string) {
+    const config = { configurable: { thread_id: sessionId } };
+    try {
+      const state = await this.deps.graph.getState(config);
+      const messages = ((state.values as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
+      const start = messages.findIndex((m) => m.id === humanId);
+      if (start < 0) return;
+      const removals = messages.slice(start).map((m) => new RemoveMessage({ id: m.id! }));
+      await this.deps.graph.updateState(config, { messages: removals }, "agent");
+    } catch (err) {
+      this.deps.onUndoFailure?.(err);
     }
   }
 
@@ -143,6 +209,7 @@ export class ChatService {
     human: HumanMessage,
     tracer: TraceCollector,
     observer: TurnObserver,
+    signal: AbortSignal,
   ) {
     let answer: AIMessage | undefined;
     try {
@@ -157,6 +224,8 @@ export class ChatService {
           },
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
+          signal,
+          durability: "exit",
           streamMode: observer.onToken ? ["updates", "messages"] : ["updates"],
         },
       );
@@ -177,14 +246,23 @@ export class ChatService {
           observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
       }
     } catch (err) {
+      if (signal.aborted) throw signal.reason instanceof LeaseLost ? leaseLost(err) : turnTimeout(err);
       throw agentFailure(err, this.deps.recursionLimit);
     }
     if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
     return answer;
   }
 
-  private name(message: string): Promise<string> {
-    return this.deps.namingModel ? nameSession(this.deps.namingModel, message) : Promise.resolve(firstWords(message));
+  private name(message: string, signal: AbortSignal): Promise<string> {
+    return this.deps.namingModel
+      ? nameSession(this.deps.namingModel, message, { signal })
+      : Promise.resolve(firstWords(message));
+  }
+
+  /** An `if_busy: "queue"` request waits no longer than its deadline leaves room for a run. */
+  private queueWait(deadline: number | undefined): number {
+    const configured = this.deps.queueWaitMs ?? 20_000;
+    return deadline === undefined ? configured : Math.max(0, Math.min(configured, deadline - Date.now() - MIN_RUN_MS));
   }
 
   /** The reply never waits for extraction: only for the queue to accept the turn, and never fails on it. */
@@ -197,26 +275,58 @@ export class ChatService {
     }
   }
 
-  /** A new session is claimed for the caller; an existing one must be theirs. */
-  private async enterSession(sessionId: string, turn: ChatTurn) {
+  /** A new session is claimed for the caller, in the turn's project for good, its lease held. */
+  private async claimSession(sessionId: string, turn: ChatTurn): Promise<Lease> {
+    let lease: Lease | undefined;
     try {
-      if (turn.sessionId === undefined) {
-        if (!(await this.deps.owners.claim(sessionId, turn.userId)))
-          throw new Error(`session id ${sessionId} already taken`);
-        return;
-      }
-      if ((await this.deps.owners.owner(sessionId)) === turn.userId) return;
+      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, turn.projectId ?? null);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    throw sessionNotFound();
+    if (!lease) throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
+    return lease;
+  }
+
+  /**
+   * An existing session of the caller's, its lease held, and the project it runs in. A session's
+   * project is fixed when it starts: a turn naming another gets 409 project_mismatch (at once, even
+   * while the session is busy), one naming none runs in the session's. (A session recorded before
+   * projects were kept takes the turn's.)
+   */
+  private async takeSession(sessionId: string, turn: ChatTurn): Promise<{ lease: Lease; projectId: string | null }> {
+    let attempt: SessionLeaseAttempt;
+    try {
+      attempt =
+        turn.ifBusy === "queue"
+          ? await this.deps.owners.leaseWaiting(sessionId, turn.userId, this.queueWait(turn.deadline))
+          : await this.deps.owners.lease(sessionId, turn.userId);
+    } catch (err) {
+      throw agentFailure(err, this.deps.recursionLimit);
+    }
+    const { session, lease } = attempt;
+    if (!session) {
+      await lease?.release();
+      throw sessionNotFound();
+    }
+    const mismatch =
+      session.projectId !== undefined && turn.projectId !== undefined && turn.projectId !== session.projectId;
+    if (mismatch) {
+      await lease?.release();
+      throw projectMismatch(session.projectId!);
+    }
+    if (!lease) throw sessionBusy();
+    return { lease, projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId };
   }
 }
 
-/** A short summary of a tool result for stream events: its first 200 characters. */
-function summarize(content: string): string {
-  return content.length > 200 ? `${content.slice(0, 200)}…` : content;
+/** Aborted when the lease is lost or the deadline passes, whichever comes first. */
+function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): AbortSignal {
+  if (deadline === undefined) return leaseSignal;
+  return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
 }
+
+/** A short summary of a tool result for stream events: its first 200 code points. */
+const summarize = (content: string) => truncateCodePoints(content, 200);
 
 /** The text of a message: string content, or the text blocks of structured content. */
 export function textOf(message: BaseMessage): string {

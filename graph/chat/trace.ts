@@ -1,5 +1,6 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
+import type { UsageMetadata } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { TraceStep } from "../../shared/stores/conversations";
 
@@ -73,10 +74,11 @@ export class TraceCollector extends BaseCallbackHandler {
   }
 
   override handleLLMEnd(output: LLMResult, runId: string) {
-    const message = (
-      output.generations[0]?.[0] as { message?: { usage_metadata?: Record<string, number> } } | undefined
-    )?.message;
+    const message = (output.generations[0]?.[0] as { message?: { usage_metadata?: UsageMetadata } } | undefined)
+      ?.message;
     const usage = message?.usage_metadata;
+    // @langchain/aws maps Converse's cacheReadInputTokens / cacheWriteInputTokens here.
+    const cache = usage?.input_token_details;
     this.finish(runId, {
       success: true,
       ...(usage
@@ -85,6 +87,8 @@ export class TraceCollector extends BaseCallbackHandler {
               input_tokens: usage.input_tokens,
               output_tokens: usage.output_tokens,
               total_tokens: usage.total_tokens,
+              ...(cache?.cache_read !== undefined ? { cache_read_tokens: cache.cache_read } : {}),
+              ...(cache?.cache_creation !== undefined ? { cache_write_tokens: cache.cache_creation } : {}),
             },
           }
         : {}),

@@ -13,6 +13,11 @@ import { contentHash, packPayload, partKeys, unpackPayload, type PartItem, type 
  * - log:    array values (the messages channel above all) are stored element by
  *           element under a hash chain. A checkpoint only names the chain's length
  *           and head, so appending two messages writes two entries, not the list.
+ *           Positions are absolute: `o` is the position of the first live element
+ *           and `s` the chain hash before it. Dropping a prefix (a conversation
+ *           trimmed to its working window) only moves `o` forward: the remaining
+ *           entries keep their keys, nothing is rewritten, and a read covers the
+ *           positions o..o+n-1 only.
  *
  * `w` (epoch seconds) is when the oldest stored piece was written; with a TTL,
  * pieces older than half the TTL are rewritten so a live checkpoint never
@@ -21,7 +26,24 @@ import { contentHash, packPayload, partKeys, unpackPayload, type PartItem, type 
 export type Descriptor =
   | ({ v: number | string } & Inline)
   | { v: number | string; t: string; b: PayloadAttrs; w: number }
-  | { v: number | string; l: { n: number; h: string }; w: number };
+  | { v: number | string; l: LogHead; w: number };
+
+/** A log channel's live window: n elements at positions o..o+n-1, ending in chain hash h. */
+export interface LogHead {
+  n: number;
+  h: string;
+  /** absolute position of the first live element; 0 when absent */
+  o?: number;
+  /** chain hash before position o ("" when absent) */
+  s?: string;
+}
+
+/**
+ * Chain hashes of a checkpoint's live log elements, by channel (index i is position o+i).
+ * Kept in memory by the saver for checkpoints it has just read or written: with them a
+ * put can recognise a dropped prefix without reading anything.
+ */
+export type Chains = Record<string, string[]>;
 
 export type Descriptors = Record<string, Descriptor>;
 
@@ -45,12 +67,16 @@ export interface EncodeContext {
   refreshAfter?: number;
   /** descriptors of the parent checkpoint, when known */
   parent?: Descriptors;
+  /** chain hashes of the parent's log channels, when this process has them */
+  parentChains?: Chains;
 }
 
 export interface EncodedChannels {
   descriptors: Descriptors;
   logEntries: LogEntry[];
   parts: PartItem[];
+  /** chain hashes of this checkpoint's log channels, for the saver's cache */
+  chains: Chains;
 }
 
 const isFresh = (w: number, ctx: EncodeContext) => ctx.refreshAfter === undefined || ctx.now - w < ctx.refreshAfter;
@@ -60,7 +86,7 @@ export async function encodeChannels(
   newVersions: ChannelVersions,
   ctx: EncodeContext,
 ): Promise<EncodedChannels> {
-  const out: EncodedChannels = { descriptors: {}, logEntries: [], parts: [] };
+  const out: EncodedChannels = { descriptors: {}, logEntries: [], parts: [], chains: {} };
   for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
     const value = (checkpoint.channel_values as Record<string, unknown>)[channel];
     const inherited = ctx.parent?.[channel];
@@ -70,6 +96,8 @@ export async function encodeChannels(
       if (inherited === undefined || inherited.v !== version) continue;
       if (!("w" in inherited) || isFresh(inherited.w, ctx)) {
         out.descriptors[channel] = inherited;
+        const chain = ctx.parentChains?.[channel];
+        if ("l" in inherited && chain !== undefined) out.chains[channel] = chain;
         continue;
       }
       // Stale under the TTL: fall through and store it again from the value we were handed.
@@ -104,6 +132,8 @@ async function encodeValue(
   return { v: version, t: type, b: packed.attrs, w: reused ? inherited.w : ctx.now };
 }
 
+const link = (prev: string, [type, bytes]: [string, Uint8Array]) => contentHash(prev, "\u0000", type, "\u0000", bytes);
+
 function encodeLog(
   channel: string,
   version: number | string,
@@ -112,40 +142,79 @@ function encodeLog(
   ctx: EncodeContext,
   out: EncodedChannels,
 ): Descriptor {
-  const chain: string[] = [];
-  let prev = "";
-  for (const [type, bytes] of elements) {
-    prev = contentHash(prev, "\u0000", type, "\u0000", bytes);
-    chain.push(prev);
-  }
-  // Entries up to the parent's head are already stored when our chain passes through it.
-  let start = 0;
-  let w = ctx.now;
-  if (inherited !== undefined && "l" in inherited && isFresh(inherited.w, ctx)) {
-    const { n, h } = inherited.l;
-    if (n <= chain.length && chain[n - 1] === h) {
-      start = n;
-      w = inherited.w;
-    }
-  }
-  for (let i = start; i < elements.length; i++) {
+  const parent = inherited !== undefined && "l" in inherited && isFresh(inherited.w, ctx) ? inherited : undefined;
+  const { base, seed, chain, reused } = placeLog(elements, parent?.l, ctx.parentChains?.[channel]);
+  for (let i = reused; i < elements.length; i++) {
     const [type, bytes] = elements[i]!;
     const packed = packPayload(bytes);
+    const pv = i > 0 ? chain[i - 1]! : seed;
     out.parts.push(...packed.parts);
     out.logEntries.push({
-      sk: keys.logEntry(ctx.ns, channel, i, chain[i]!),
-      ...(i > 0 ? { pv: chain[i - 1] } : {}),
+      sk: keys.logEntry(ctx.ns, channel, base + i, chain[i]!),
+      ...(pv !== "" ? { pv } : {}),
       ...(type !== "json" ? { t: type } : {}),
       ...packed.attrs,
     });
   }
-  return { v: version, l: { n: chain.length, h: chain[chain.length - 1]! }, w };
+  out.chains[channel] = chain;
+  const l: LogHead = { n: chain.length, h: chain[chain.length - 1]! };
+  if (base > 0) l.o = base;
+  if (seed !== "") l.s = seed;
+  return { v: version, l, w: reused > 0 ? parent!.w : ctx.now };
+}
+
+/**
+ * Where a new log value goes relative to its parent's, and how many of its leading
+ * elements are already stored.
+ *
+ * - The parent's window extended (the usual append): same start, the parent's
+ *   elements are reused. Recognised from the parent's head alone.
+ * - The parent's window with its first k elements dropped, then extended: start
+ *   moves to o+k and the surviving elements are reused. Recognised by the chain
+ *   hashes of the parent's window (the saver's cache), without a read.
+ * - Anything else (or a parent whose window this process has not seen): written
+ *   whole at fresh positions after the parent's window, so later reads of this
+ *   checkpoint never scan the parent's entries.
+ */
+function placeLog(
+  elements: [string, Uint8Array][],
+  parent: LogHead | undefined,
+  parentChain: string[] | undefined,
+): { base: number; seed: string; chain: string[]; reused: number } {
+  const chainFrom = (seed: string) => {
+    const chain: string[] = [];
+    let prev = seed;
+    for (const e of elements) chain.push((prev = link(prev, e)));
+    return chain;
+  };
+  if (parent === undefined) return { base: 0, seed: "", chain: chainFrom(""), reused: 0 };
+  const o = parent.o ?? 0;
+  const s = parent.s ?? "";
+  const known = parentChain !== undefined && parentChain.length === parent.n ? parentChain : undefined;
+  // Drop of k leading elements: the new first element continues the parent's chain at o+k.
+  for (let k = 0; k < (known ? parent.n : 1); k++) {
+    const seed = k === 0 ? s : known![k - 1]!;
+    const chain = chainFrom(seed);
+    let reused = 0;
+    if (known) {
+      while (reused < chain.length && k + reused < parent.n && chain[reused] === known[k + reused]) reused++;
+    } else if (chain.length >= parent.n && chain[parent.n - 1] === parent.h) {
+      reused = parent.n;
+    }
+    if (reused > 0) return { base: o + k, seed, chain, reused };
+  }
+  return { base: o + parent.n, seed: parent.h, chain: chainFrom(parent.h), reused: 0 };
 }
 
 /** What decoding needs from storage. */
 export interface ValueSource {
-  /** every stored log entry of `channel` at positions below `length` */
-  logEntries(channel: string, length: number): Promise<LogEntry[]>;
+  /** every stored log entry of `channel` at positions from..from+length-1 */
+  logEntries(channel: string, from: number, length: number): Promise<LogEntry[]>;
+  /**
+   * The entries of the chain ending at `head`, when this process already holds every one of them
+   * (the saver's cache); undefined sends the read to `logEntries`.
+   */
+  cachedChain?(channel: string, head: LogHead): LogEntry[] | undefined;
   /** part items by sort key; missing ones are absent from the map */
   parts(sortKeys: string[]): Promise<Map<string, Uint8Array>>;
 }
@@ -153,14 +222,16 @@ export interface ValueSource {
 /** Thrown inside decoding when a referenced piece is missing: the checkpoint is incomplete. */
 export class MissingPieceError extends Error {}
 
+/** Decodes a checkpoint's channels; the chain hashes of its log channels are put in `chains`. */
 export async function decodeChannels(
   descriptors: Descriptors,
   serde: SerializerProtocol,
   source: ValueSource,
+  chains: Chains = {},
 ): Promise<Record<string, unknown>> {
   const entries = await Promise.all(
     Object.entries(descriptors).map(
-      async ([channel, d]) => [channel, await decodeValue(channel, d, serde, source)] as const,
+      async ([channel, d]) => [channel, await decodeValue(channel, d, serde, source, chains)] as const,
     ),
   );
   return Object.fromEntries(entries);
@@ -171,6 +242,7 @@ async function decodeValue(
   d: Descriptor,
   serde: SerializerProtocol,
   source: ValueSource,
+  chains: Chains,
 ): Promise<unknown> {
   if ("j" in d || "s" in d) return fromInline(serde, d);
   if ("b" in d) {
@@ -178,7 +250,10 @@ async function decodeValue(
     if (bytes === undefined) throw new MissingPieceError(`value of channel "${channel}"`);
     return serde.loadsTyped(d.t, bytes);
   }
-  const ordered = walkChain(channel, d.l, await source.logEntries(channel, d.l.n));
+  const from = d.l.o ?? 0;
+  const ordered =
+    source.cachedChain?.(channel, d.l) ?? walkChain(channel, d.l, await source.logEntries(channel, from, d.l.n));
+  chains[channel] = ordered.map((e) => (parseSortKey(e.sk) as { chain: string }).chain);
   const spilled = ordered.flatMap((e) => partKeys(e));
   const parts = spilled.length > 0 ? await source.parts(spilled) : new Map<string, Uint8Array>();
   return Promise.all(
@@ -195,17 +270,18 @@ async function decodeValue(
  * entry per position; a forked thread (a run resumed from an older checkpoint)
  * leaves several, told apart by their chain hashes.
  */
-function walkChain(channel: string, head: { n: number; h: string }, stored: LogEntry[]): LogEntry[] {
+function walkChain(channel: string, head: LogHead, stored: LogEntry[]): LogEntry[] {
   const byKey = new Map<string, LogEntry>();
   for (const e of stored) {
     const key = parseSortKey(e.sk);
     if (key.kind === "log") byKey.set(`${key.position}#${key.chain}`, e);
   }
   const ordered: LogEntry[] = new Array(head.n);
+  const from = head.o ?? 0;
   let hash: string | undefined = head.h;
   for (let i = head.n - 1; i >= 0; i--) {
-    const entry = byKey.get(`${i}#${hash}`);
-    if (entry === undefined) throw new MissingPieceError(`entry ${i} of channel "${channel}"`);
+    const entry = byKey.get(`${from + i}#${hash}`);
+    if (entry === undefined) throw new MissingPieceError(`entry ${from + i} of channel "${channel}"`);
     ordered[i] = entry;
     hash = entry.pv;
   }

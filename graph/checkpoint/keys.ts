@@ -41,9 +41,12 @@ export const keys = {
   logEntry: (ns: string, channel: string, position: number, chain: string) =>
     `${logPrefix(ns, channel)}${String(position).padStart(POSITION_WIDTH, "0")}#${chain}`,
   logPrefix,
-  /** Upper bound (inclusive) for the entries at positions < `length`. */
-  logUpperBound: (ns: string, channel: string, length: number) =>
-    `${logPrefix(ns, channel)}${String(length - 1).padStart(POSITION_WIDTH, "0")}#${HIGH}`,
+  /** Lower bound (inclusive) for the entries at positions >= `from`. */
+  logLowerBound: (ns: string, channel: string, from: number) =>
+    `${logPrefix(ns, channel)}${String(from).padStart(POSITION_WIDTH, "0")}#`,
+  /** Upper bound (inclusive) for the entries at positions < `end`. */
+  logUpperBound: (ns: string, channel: string, end: number) =>
+    `${logPrefix(ns, channel)}${String(end - 1).padStart(POSITION_WIDTH, "0")}#${HIGH}`,
   part: (hash: string, index: number) => `x#${hash}#${index}`,
 };
 

@@ -30,6 +30,7 @@ import {
   decodeChannels,
   encodeChannels,
   MissingPieceError,
+  type Chains,
   type Descriptors,
   type LogEntry,
   type ValueSource,
@@ -76,6 +77,8 @@ type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
 const ONE_BATCH = 25;
 /** Items the first page of a latest-checkpoint Query asks for: the checkpoint plus its usual few writes. */
 const LATEST_PAGE = 8;
+/** Log entries kept in the process (a few KB each at most, larger payloads are spilled to parts). */
+const ENTRY_CACHE_SIZE = 10_000;
 const LIST_PAGE = 100;
 
 /**
@@ -100,7 +103,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly tableName: string;
   private readonly ttlSeconds?: number;
   private readonly retry: RetryPolicy;
-  private readonly cache = new Map<string, Descriptors>();
+  private readonly cache = new Map<string, Remembered>();
+  private readonly entries = new Map<string, LogEntry>();
   private readonly cacheSize: number;
   private readonly warn: (message: string) => void;
 
@@ -183,7 +187,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       ns,
       now,
       refreshAfter: this.ttlSeconds === undefined ? undefined : this.ttlSeconds / 2,
-      parent,
+      parent: parent?.descriptors,
+      parentChains: parent?.chains,
     });
     const { channel_values: _values, ...skeleton } = checkpoint;
     const doc: CheckpointDoc = {
@@ -207,7 +212,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       await this.write(dependencies);
       await this.write([item]);
     }
-    this.remember(threadId, ns, checkpoint.id, channels.descriptors);
+    for (const entry of channels.logEntries) this.keepEntry(threadId, entry);
+    this.remember(threadId, ns, checkpoint.id, { descriptors: channels.descriptors, chains: channels.chains });
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -253,6 +259,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
     await batchWriteAll(this.doc, this.tableName, deletes, this.retry);
     for (const key of this.cache.keys()) if (key.startsWith(`${threadId}\u0000`)) this.cache.delete(key);
+    for (const key of this.entries.keys()) if (key.startsWith(`${threadId}\u0000`)) this.entries.delete(key);
   }
 
   // ---- reading -------------------------------------------------------------------
@@ -349,15 +356,16 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     try {
       const doc = known ?? (await this.readDoc(threadId, raw.item));
       if (doc === undefined) throw new MissingPieceError("checkpoint payload");
+      const chains: Chains = {};
       const [skeleton, metadata, channelValues, pendingWrites] = await Promise.all([
         fromInline(this.serde, doc.c) as Promise<Omit<Checkpoint, "channel_values">>,
         fromInline(this.serde, doc.m) as Promise<CheckpointMetadata>,
-        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns)),
+        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns), chains),
         this.decodeWrites(threadId, raw.writes),
       ]);
       const checkpoint = { ...skeleton, channel_values: channelValues } as Checkpoint;
       if (checkpoint.v < 4 && doc.p !== undefined) await this.migratePendingSends(threadId, raw.ns, doc.p, checkpoint);
-      this.remember(threadId, raw.ns, raw.id, doc.ch);
+      this.remember(threadId, raw.ns, raw.id, { descriptors: doc.ch, chains });
       const tuple: CheckpointTuple = {
         config: { configurable: { thread_id: threadId, checkpoint_ns: raw.ns, checkpoint_id: raw.id } },
         checkpoint,
@@ -377,18 +385,34 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   private valueSource(threadId: string, ns: string): ValueSource {
     return {
-      logEntries: async (channel, length) => {
+      cachedChain: (channel, head) => {
+        const ordered: LogEntry[] = new Array(head.n);
+        let hash: string | undefined = head.h;
+        for (let i = head.n - 1; i >= 0; i--) {
+          if (hash === undefined) return undefined;
+          const entry: LogEntry | undefined = this.entries.get(
+            `${threadId}\u0000${keys.logEntry(ns, channel, (head.o ?? 0) + i, hash)}`,
+          );
+          if (!entry) return undefined;
+          ordered[i] = entry;
+          hash = entry.pv;
+        }
+        return ordered;
+      },
+      logEntries: async (channel, from, length) => {
         const entries: LogEntry[] = [];
+        // Only the live window's positions: entries of a dropped prefix are never read.
         for await (const item of this.query({
           KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
           ExpressionAttributeValues: {
             ":pk": threadId,
-            ":a": keys.logPrefix(ns, channel),
-            ":b": keys.logUpperBound(ns, channel, length),
+            ":a": keys.logLowerBound(ns, channel, from),
+            ":b": keys.logUpperBound(ns, channel, from + length),
           },
         })) {
           entries.push(item as unknown as LogEntry);
         }
+        for (const entry of entries) this.keepEntry(threadId, entry);
         return entries;
       },
       parts: (sortKeys) => this.parts(threadId, sortKeys),
@@ -462,8 +486,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     return { [CHECKPOINT_TABLE.ttlAttribute]: now + Math.ceil(this.ttlSeconds * factor) };
   }
 
-  /** The parent's channel descriptors: remembered from this process, else one consistent GetItem. */
-  private async descriptorsOf(threadId: string, ns: string, id: string): Promise<Descriptors | undefined> {
+  /**
+   * The parent's channel descriptors: remembered from this process (with its log chains),
+   * else one consistent GetItem (without them: a dropped prefix is then written afresh).
+   */
+  private async descriptorsOf(threadId: string, ns: string, id: string): Promise<Remembered | undefined> {
     const cached = this.cache.get(cacheKey(threadId, ns, id));
     if (cached !== undefined) return cached;
     const out = await this.doc.send(
@@ -474,15 +501,35 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       }),
     );
     if (out.Item === undefined) return undefined;
-    return (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
+    const descriptors = (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
+    return descriptors && { descriptors };
   }
 
-  private remember(threadId: string, ns: string, id: string, descriptors: Descriptors): void {
+  /**
+   * Log entries this process wrote or read, so a warm container does not read back the history it
+   * just wrote. An entry's sort key names its position and chain hash, so a cached entry can never
+   * be stale; entries are kept as stored bytes and decoded per read, so a caller mutating a returned
+   * message cannot change what the next read returns. Least recently stored go first.
+   */
+  private keepEntry(threadId: string, entry: LogEntry): void {
+    const key = `${threadId}\u0000${entry.sk}`;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    if (this.entries.size > ENTRY_CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  private remember(threadId: string, ns: string, id: string, remembered: Remembered): void {
     const key = cacheKey(threadId, ns, id);
     this.cache.delete(key);
-    this.cache.set(key, descriptors);
+    this.cache.set(key, remembered);
     if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
   }
+}
+
+/** What the saver keeps in memory about a checkpoint it read or wrote. */
+interface Remembered {
+  descriptors: Descriptors;
+  chains?: Chains;
 }
 
 const cacheKey = (threadId: string, ns: string, id: string) => `${threadId}\u0000${ns}\u0000${id}`;

@@ -1,6 +1,8 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import * as z from "zod";
+import { factsIn } from "../../shared/facts";
+import { offlineStructuredRule } from "../../shared/models/offline-rules";
 import type { ExtractionMessage } from "./message";
 
 export const MAX_FACTS = 5;
@@ -33,6 +35,12 @@ export type ExtractedFact = z.infer<typeof Facts>["facts"][number];
 
 /** The structured-output tool's name; the offline stand-in answers it by rules. */
 export const FACTS_TOOL = "memory_facts";
+
+// The offline stand-in reads facts out of the user's message with English rules (shared/facts.ts).
+// Only the stand-in uses them: reconciliation decides by similarity and the subjects given here.
+offlineStructuredRule(FACTS_TOOL, (prompt) => ({
+  facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? ""),
+}));
 
 const INSTRUCTIONS = `You extract durable facts about the user from one turn of a conversation, for a long-term memory.
 Return 0 to ${MAX_FACTS} facts. Keep only what is worth remembering in later conversations: preferences, decisions,

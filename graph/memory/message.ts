@@ -1,14 +1,41 @@
 import * as z from "zod";
+import { storable } from "../../shared/text";
 
 /** What the chat function queues after each reply, and the extraction function reads. */
 export const ExtractionMessage = z.object({
-  user_id: z.string().min(1).max(128),
-  project_id: z.string().min(1).max(128).nullable(),
-  session_id: z.string().min(1).max(128),
+  user_id: storable(z.string().min(1).max(128)),
+  project_id: storable(z.string().min(1).max(128)).nullable(),
+  session_id: storable(z.string().min(1).max(128)),
   /** stable for the turn (the assistant message id): the idempotency key */
-  turn_id: z.string().min(1).max(256),
-  user_message: z.string().max(64 * 1024),
-  assistant_reply: z.string().max(256 * 1024),
+  turn_id: storable(z.string().min(1).max(256)),
+  user_message: storable(z.string().max(64 * 1024)),
+  assistant_reply: storable(z.string().max(256 * 1024)),
 });
 
 export type ExtractionMessage = z.infer<typeof ExtractionMessage>;
+
+/**
+ * The turn a queue record carries, or an error naming what is wrong with it. Such a record can
+ * never succeed: it fails each receive with that reason (logged) until SQS dead-letters it.
+ */
+export function parseExtractionMessage(body: string): ExtractionMessage {
+  let data: unknown;
+  try {
+    data = JSON.parse(body);
+  } catch {
+    throw new InvalidQueueMessage("the body is not JSON");
+  }
+  const parsed = ExtractionMessage.safeParse(data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new InvalidQueueMessage(`${issue.path.join(".") || "body"}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+export class InvalidQueueMessage extends Error {
+  constructor(readonly reason: string) {
+    super(`invalid extraction message: ${reason}`);
+    this.name = "InvalidQueueMessage";
+  }
+}

@@ -1,5 +1,4 @@
 import type { Embeddings } from "@langchain/core/embeddings";
-import { subjectOf } from "../../shared/facts";
 import type { AgentStore, MemoryMatch } from "../../shared/stores/agent-store";
 import type { ExtractedFact } from "./extract";
 
@@ -24,9 +23,11 @@ export interface ReconcileResult {
 
 const normalise = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 
-/** What a stored memory is about: recorded when it was extracted, else read by the rules. */
-const subjectOfMemory = (m: MemoryMatch) =>
-  typeof m.metadata.subject === "string" ? m.metadata.subject : subjectOf(m.content);
+/**
+ * What a stored memory is about, as the model named it when it was extracted or stored (a memory
+ * stored without one can be a duplicate, never superseded by subject).
+ */
+const subjectOfMemory = (m: MemoryMatch) => (typeof m.metadata.subject === "string" ? m.metadata.subject : undefined);
 
 /**
  * Folds new facts into the user's memories, with rules and similarity rather than a second

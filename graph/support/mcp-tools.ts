@@ -1,53 +1,57 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 
-/** Tools the support agent can plan with beyond its own: those of an MCP server. */
+/** Tools the support agent can plan with beyond the registry's: those of an MCP server. */
 export interface ExternalTools {
   names(): Promise<string[]>;
   call(name: string, args: Record<string, unknown>): Promise<unknown>;
 }
 
 /**
- * An MCP server's tools over Streamable HTTP (`SUPPORT_MCP_URL`), through the official SDK's
- * client. Connected on first use and kept for the container's life; a failed call drops the
- * connection so the next one starts afresh.
+ * An MCP server's tools over Streamable HTTP (`SUPPORT_MCP_URL`), as LangChain tools through
+ * `@langchain/mcp-adapters`. Loaded on first use and kept for the container's life; a failure
+ * drops them so the next use connects afresh.
  */
 export class McpTools implements ExternalTools {
-  private client?: Promise<Client>;
+  private tools?: Promise<StructuredToolInterface[]>;
+  private client?: MultiServerMCPClient;
 
   constructor(private readonly url: string) {}
 
-  private connect(): Promise<Client> {
-    this.client ??= (async () => {
-      const client = new Client({ name: "support-agent", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(this.url)));
-      return client;
+  private load(): Promise<StructuredToolInterface[]> {
+    this.tools ??= (async () => {
+      this.client = new MultiServerMCPClient({
+        mcpServers: { support: { url: this.url, transport: "http" } },
+        throwOnLoadError: true,
+        prefixToolNameWithServerName: false,
+      });
+      return this.client.getTools();
     })().catch((err) => {
-      this.client = undefined;
+      this.forget();
       throw err;
     });
-    return this.client;
+    return this.tools;
+  }
+
+  private forget() {
+    this.tools = undefined;
+    void this.client?.close().catch(() => {});
+    this.client = undefined;
   }
 
   async names(): Promise<string[]> {
-    try {
-      const { tools } = await (await this.connect()).listTools();
-      return tools.map((t) => t.name);
-    } catch (err) {
-      this.client = undefined;
-      throw err;
-    }
+    return (await this.load()).map((t) => t.name);
   }
 
   async call(name: string, args: Record<string, unknown>): Promise<unknown> {
+    const tool = (await this.load()).find((t) => t.name === name);
+    if (!tool) throw new Error(`MCP tool ${name} is not offered by ${this.url}`);
     try {
-      const result = await (await this.connect()).callTool({ name, arguments: args });
-      if (result.isError) throw new Error(`MCP tool ${name} failed: ${JSON.stringify(result.content).slice(0, 300)}`);
-      const content = (result.content ?? []) as { type: string; text?: string }[];
-      return content.map((c) => (c.type === "text" ? c.text : c)).join("\n");
+      const result = await tool.invoke(args);
+      return typeof result === "string" ? result : JSON.stringify(result);
     } catch (err) {
-      this.client = undefined;
-      throw err;
+      this.forget();
+      throw new Error(`MCP tool ${name} failed: ${(err as Error).message}`.slice(0, 500), { cause: err });
     }
   }
 }

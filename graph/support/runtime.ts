@@ -3,18 +3,19 @@ import { ConfigError } from "../../shared/config";
 import { idempotency } from "../../shared/idempotency";
 import { IntercomClient } from "../../shared/intercom/client";
 import { createChatModel, createEmbeddings } from "../../shared/models";
-import { secretValue } from "../../shared/secrets";
+import { secretSource } from "../../shared/secrets";
 import { OnceMarkers } from "../../shared/stores/once-markers";
 import { SessionLeases } from "../../shared/stores/session-lease";
 import { DynamoDBSaver } from "../checkpoint";
 import { buildSupportGraph } from "./graph";
 import { McpTools } from "./mcp-tools";
+import { SupportService } from "./service";
 
 /** Wires the support worker: Intercom client, model, knowledge base, checkpointer, once-markers. */
 export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof fetch) {
   const { config, dynamo, store } = backends;
   if (!config.INTERCOM_ADMIN_ID) throw new ConfigError("Missing configuration: INTERCOM_ADMIN_ID must be set");
-  const token = await secretValue(
+  const token = secretSource(
     "INTERCOM_ACCESS_TOKEN",
     config.INTERCOM_ACCESS_TOKEN,
     config.INTERCOM_ACCESS_TOKEN_SECRET_ARN,
@@ -37,8 +38,11 @@ export async function buildSupportRuntime(backends: Backends, fetchImpl?: typeof
   });
   return {
     graph,
-    maxHops: config.SUPPORT_MAX_HOPS,
-    leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+    support: new SupportService({
+      graph,
+      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+      maxHops: config.SUPPORT_MAX_HOPS,
+    }),
     idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "[conversation_id, part_id]"),
   };
 }

@@ -45,7 +45,7 @@ const merged = () =>
   });
 
 /**
- * The support agent's state, after the seeds' design. Accumulated data (tool_data,
+ * The support agent's state. Accumulated data (tool_data,
  * docs_data) merges across hops under keys that name the part and hop; hops are appended,
  * never rewritten. Everything else is the current turn's and is reset by initialize.
  */
@@ -66,7 +66,9 @@ export const SupportState = Annotation.Root({
   draft: last<{ reply: string; route_to_team: boolean; reasoning: string } | null>(null),
   validate: last<{ valid: boolean; issues: string[]; reasoning: string } | null>(null),
   escalate: last<{ reason: string; source: string } | null>(null),
-  response_delivery: last<"sent" | "duplicate" | "escalated" | null>(null),
+  response_delivery: last<"sent" | "duplicate" | "escalated" | "ignored" | null>(null),
+  /** why the notified part was not answered: it is not a customer's message in this conversation */
+  ignored_reason: last<string | null>(null),
   finalize: last<{ status: string; snoozed_until: string | null } | null>(null),
   next_node: last<string | null>(null),
   escalation_reason: last<string | null>(null),

@@ -6,11 +6,10 @@ import { Validations, type Stack } from "aws-cdk-lib";
  */
 export function acknowledgeNagFindings(
   stack: Stack,
-  granted: { documentsBucketArn: string; documentsPrefix: string; models: string[]; tracing: boolean },
+  granted: { documentsBucketArn: string; documentsPrefix: string; tracing: boolean },
 ): void {
   const managed = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/";
-  const iam5 =
-    "Wildcards are CDK's grantRead actions (s3:GetObject*/List*) on the documents prefix only, and foundation-model ARNs across regions, which cross-region inference profiles need.";
+  const iam5 = "Wildcards are CDK's grantRead actions (s3:GetObject*/List*) on the documents prefix only.";
   Validations.of(stack).acknowledge(
     ...["AWSLambdaBasicExecutionRole", "AmazonAPIGatewayPushToCloudWatchLogs"].map((policy) => ({
       id: `AwsSolutions-IAM4[${managed}${policy}]`,
@@ -29,10 +28,6 @@ export function acknowledgeNagFindings(
           },
         ]
       : []),
-    ...granted.models.map((model) => ({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${model.replace(/^(us|eu|apac|global)\./, "")}]`,
-      reason: iam5,
-    })),
     {
       id: "AwsSolutions-APIG3",
       reason:

@@ -2,24 +2,37 @@ import type { Construct } from "constructs";
 
 /**
  * Deploy-time settings, from CDK context (`cdk deploy -c bedrockModelId=...` or cdk.json).
- * Each is documented in the README; none is required to synthesize.
+ * Each is documented in the README's Deploying section. A production deployment must name its
+ * model, embedding model, Supabase project and OIDC issuer: synth fails listing every one that is
+ * missing, rather than deploying a stack that answers with stand-ins or 500s. `demo=true` deploys
+ * the offline stand-ins on purpose.
  */
 export interface StackSettings {
-  /** Bedrock chat model id; unset deploys the offline stand-in model. */
+  /** Resource and stack name prefix, so staging and production can share an account. */
+  stage?: string;
+  /** Deploy the offline stand-ins (rule-based model, hashing embedder) on purpose. */
+  demo?: boolean;
+  /** Bedrock chat model: an inference profile id (us./eu./apac./jp./au./global.) or a base model id. */
   bedrockModelId?: string;
   bedrockEmbeddingModelId?: string;
-  /** Embedding width; the migrations' vector(1024) columns must be changed to match. */
+  /** A lighter model for naming sessions; unset uses the chat model. */
+  bedrockNamingModelId?: string;
+  /** Region the functions call Bedrock in; unset: the stack's region. */
+  bedrockRegion?: string;
+  /** Embedding width; `npm run db:embedding-dimension` sets the migrations' columns to match. */
   embeddingDimension?: number;
-  /** https://<project>.supabase.co */
-  supabaseUrl: string;
-  /** An existing Secrets Manager secret holding the service-role key; unset creates one to fill in. */
+  /** https://<project>.supabase.co; unset (demo only): no memory, knowledge base or transcripts. */
+  supabaseUrl?: string;
+  /** The Secrets Manager secret holding the Supabase service-role key. */
   supabaseSecretArn?: string;
   checkpointTtlDays?: number;
-  /** The OIDC provider whose JWTs the API accepts. */
+  /** The OIDC provider whose JWTs the API accepts. Unset (demo only): API keys only. */
   oidcIssuer?: string;
   oidcAudience?: string;
-  /** The Intercom admin (bot) the support agent replies as. */
+  /** The Intercom admin (bot) the support agent replies as; setting it turns the Intercom agent on. */
   intercomAdminId?: string;
+  /** Whether the Intercom webhook, queue and worker are deployed. */
+  intercom?: boolean;
   /** X-Ray tracing of the API and functions. */
   tracing?: boolean;
   /** Bundle LangSmith's client, for tracing to LangSmith (LANGSMITH_TRACING and its key are then yours to set). */
@@ -32,30 +45,116 @@ export interface StackSettings {
   queueConcurrency?: number;
   /** Days before an attachment (a session's uploaded file) expires from its bucket; default 30. */
   attachmentsExpireDays?: number;
+  /** Where alarm notifications are emailed (an SNS subscription to confirm). */
+  alarmEmail?: string;
+  /** Longest chat message in UTF-8 bytes, enforced by API Gateway's model and the handlers alike. */
+  maxMessageBytes?: number;
+  /** recall_memory's cosine floor and extraction's duplicate threshold, for the deployed embedder. */
+  memoryMinScore?: number;
+  memoryDuplicateThreshold?: number;
+}
+
+/** Queue consumers' concurrency when `queueConcurrency` is not given. */
+export const DEFAULT_QUEUE_CONCURRENCY = 5;
+
+/**
+ * Thresholds for Titan Text Embeddings v2 (1024 dimensions), used when the embedding model is a
+ * Titan model and the context names none. They are NOT measured in this repository (it has no
+ * Bedrock access): they are starting points from Titan v2's normalized cosine scores, where
+ * unrelated short sentences score around 0.1-0.3 and paraphrases above 0.85. Calibrate them for
+ * your data with `npm run bench -- retrieval` run with BEDROCK_EMBEDDING_MODEL_ID and AWS
+ * credentials set, which prints the same sweep as for the hashing stand-in, and pass the chosen
+ * values as `memoryMinScore` / `memoryDuplicateThreshold`.
+ */
+export const TITAN_THRESHOLDS = { memoryMinScore: 0.3, memoryDuplicateThreshold: 0.9 } as const;
+
+/** What each production setting is for, as synth names it when missing. */
+export const REQUIRED_SETTINGS = {
+  bedrockModelId:
+    "the Bedrock chat model: an inference profile id such as us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+  bedrockEmbeddingModelId: "the Bedrock embedding model, e.g. amazon.titan-embed-text-v2:0",
+  supabaseUrl: "your Supabase project's URL, https://<project-ref>.supabase.co",
+  supabaseSecretArn: "ARN of the Secrets Manager secret holding the Supabase service-role key",
+  oidcIssuer: "the OIDC issuer whose JWTs the API accepts, e.g. https://cognito-idp.<region>.amazonaws.com/<pool-id>",
+  oidcAudience: "the audience (app client id) those JWTs carry",
+  intercomAdminId: "the Intercom admin id the support agent replies as (Intercom is on)",
+} as const;
+
+export class SettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SettingsError";
+  }
 }
 
 export function readSettings(scope: Construct): StackSettings {
   const get = (key: string) => {
     const v = scope.node.tryGetContext(key);
-    return v === undefined || v === "" ? undefined : String(v);
+    return v === undefined || v === "" ? undefined : String(v).trim();
   };
-  const concurrency = wholeNumber("queueConcurrency", get("queueConcurrency"), 2, 1000);
-  return {
+  const demo = flag("demo", get("demo"));
+  const intercomAdminId = get("intercomAdminId");
+  const intercom = flag("intercom", get("intercom")) ?? intercomAdminId !== undefined;
+  const settings: StackSettings = {
+    stage: stageName(get("stage")),
+    demo,
     apiKeys: parseApiKeys(get("apiKeys")),
-    bedrockModelId: get("bedrockModelId"),
-    bedrockEmbeddingModelId: get("bedrockEmbeddingModelId"),
+    bedrockModelId: modelId("bedrockModelId", get("bedrockModelId")),
+    bedrockEmbeddingModelId: modelId("bedrockEmbeddingModelId", get("bedrockEmbeddingModelId")),
+    bedrockNamingModelId: modelId("bedrockNamingModelId", get("bedrockNamingModelId")),
+    bedrockRegion: region(get("bedrockRegion")),
     embeddingDimension: wholeNumber("embeddingDimension", get("embeddingDimension"), 1, 2000),
-    supabaseUrl: get("supabaseUrl") ?? "https://your-project.supabase.co",
-    supabaseSecretArn: get("supabaseSecretArn"),
+    supabaseUrl: httpsUrl("supabaseUrl", get("supabaseUrl")),
+    supabaseSecretArn: secretArn("supabaseSecretArn", get("supabaseSecretArn")),
     checkpointTtlDays: wholeNumber("checkpointTtlDays", get("checkpointTtlDays"), 1, 3650),
     documentsPrefix: get("documentsPrefix") ?? "knowledge/",
-    queueConcurrency: concurrency ?? 5,
+    queueConcurrency: wholeNumber("queueConcurrency", get("queueConcurrency"), 2, 1000) ?? DEFAULT_QUEUE_CONCURRENCY,
+    intercom,
+    intercomAdminId,
+    oidcIssuer: httpsUrl("oidcIssuer", get("oidcIssuer")),
     attachmentsExpireDays: wholeNumber("attachmentsExpireDays", get("attachmentsExpireDays"), 1, 3650),
-    intercomAdminId: get("intercomAdminId"),
-    oidcIssuer: get("oidcIssuer"),
-    tracing: get("tracing") === "true",
-    langsmith: get("langsmith") === "true",
     oidcAudience: get("oidcAudience"),
+    tracing: flag("tracing", get("tracing")) ?? false,
+    langsmith: flag("langsmith", get("langsmith")) ?? false,
+    alarmEmail: email(get("alarmEmail")),
+    maxMessageBytes: wholeNumber("maxMessageBytes", get("maxMessageBytes"), 256, 256 * 1024),
+    memoryMinScore: fraction("memoryMinScore", get("memoryMinScore"), -1),
+    memoryDuplicateThreshold: fraction("memoryDuplicateThreshold", get("memoryDuplicateThreshold"), 0),
+  };
+  const missing = missingSettings(settings);
+  if (missing.length > 0) throw new SettingsError(missingMessage(missing));
+  return settings;
+}
+
+/** The production settings a deployment lacks; a demo needs none, and Intercom's only when it is on. */
+export function missingSettings(settings: StackSettings): Array<keyof typeof REQUIRED_SETTINGS> {
+  const keys = Object.keys(REQUIRED_SETTINGS) as Array<keyof typeof REQUIRED_SETTINGS>;
+  return keys.filter((key) =>
+    key === "intercomAdminId"
+      ? settings.intercom && !settings.intercomAdminId
+      : !settings.demo && settings[key] === undefined,
+  );
+}
+
+function missingMessage(missing: Array<keyof typeof REQUIRED_SETTINGS>): string {
+  return [
+    `This deployment is missing ${missing.length} setting${missing.length === 1 ? "" : "s"} (pass each as -c key=value, or put it under "context" in cdk.json):`,
+    ...missing.map((key) => `  - ${key}: ${REQUIRED_SETTINGS[key]}`),
+    "To deploy the offline stand-ins on purpose instead (a demo: no Bedrock, answers by rule), pass -c demo=true.",
+  ].join("\n");
+}
+
+/** The memory thresholds the functions get: the context's, else Titan's for a Titan embedder, else the code's defaults. */
+export function memoryThresholds(settings: StackSettings): {
+  memoryMinScore?: number;
+  memoryDuplicateThreshold?: number;
+} {
+  const titan: Partial<typeof TITAN_THRESHOLDS> = settings.bedrockEmbeddingModelId?.startsWith("amazon.titan-embed")
+    ? TITAN_THRESHOLDS
+    : {};
+  return {
+    memoryMinScore: settings.memoryMinScore ?? titan.memoryMinScore,
+    memoryDuplicateThreshold: settings.memoryDuplicateThreshold ?? titan.memoryDuplicateThreshold,
   };
 }
 
@@ -65,7 +164,7 @@ function parseApiKeys(value: string | undefined): StackSettings["apiKeys"] {
   return value.split(",").map((entry) => {
     const match = /^([A-Za-z0-9_-]{1,64})(:trusted)?$/.exec(entry.trim());
     if (!match)
-      throw new Error(
+      throw new SettingsError(
         `context apiKeys: "${entry}" is not a client name (letters, digits, - and _), optionally followed by :trusted`,
       );
     return { client: match[1]!, trusted: match[2] !== undefined };
@@ -76,6 +175,75 @@ function wholeNumber(key: string, value: string | undefined, min: number, max: n
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max)
-    throw new Error(`context ${key} must be a whole number from ${min} to ${max}, got ${value}`);
+    throw new SettingsError(`context ${key} must be a whole number from ${min} to ${max}, got ${value}`);
   return n;
+}
+
+function fraction(key: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > 1)
+    throw new SettingsError(`context ${key} must be a number from ${min} to 1, got ${value}`);
+  return n;
+}
+
+function flag(key: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === "true" || value === "false") return value === "true";
+  throw new SettingsError(`context ${key} must be true or false, got ${value}`);
+}
+
+function stageName(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[a-z][a-z0-9-]{0,19}$/.test(value))
+    throw new SettingsError(
+      `context stage must be lower-case letters, digits and -, starting with a letter, at most 20 characters, got ${value}`,
+    );
+  return value;
+}
+
+function httpsUrl(key: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new SettingsError(`context ${key} must be an https URL, got ${value}`);
+  }
+  if (url.protocol !== "https:") throw new SettingsError(`context ${key} must be an https URL, got ${value}`);
+  if (/your-project|example\.com$/.test(url.hostname) && key === "supabaseUrl")
+    throw new SettingsError(`context ${key} is the README's placeholder (${value}): give your project's URL`);
+  return value;
+}
+
+function secretArn(key: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/.test(value))
+    throw new SettingsError(
+      `context ${key} must be a Secrets Manager secret ARN (arn:aws:secretsmanager:…), got ${value}`,
+    );
+  return value;
+}
+
+function modelId(key: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+[a-zA-Z0-9.:_-]*$/.test(value) || value.startsWith("arn:"))
+    throw new SettingsError(
+      `context ${key} must be a Bedrock model id or inference profile id (e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0), got ${value}`,
+    );
+  return value;
+}
+
+function region(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[a-z]{2}(-gov)?-[a-z]+-\d$/.test(value))
+    throw new SettingsError(`context bedrockRegion must be an AWS region such as us-east-1, got ${value}`);
+  return value;
+}
+
+function email(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(value))
+    throw new SettingsError(`context alarmEmail must be an email address, got ${value}`);
+  return value;
 }

@@ -16,9 +16,30 @@ export interface Route {
   /** API Gateway resource path, e.g. /api/sessions/{id}/messages */
   resource: string;
   handler: ProxyHandler | StreamingHandler;
+  /** the function's timeout: its context's remaining time starts there */
+  timeoutMs: number;
 }
 
-/** Matches a request path against a resource template; returns the path parameters. */
+/** A path segment that is not valid percent-encoding (`%`, `%zz`, a cut UTF-8 sequence). */
+export class MalformedPath extends Error {
+  constructor(segment: string) {
+    super(`path segment "${segment.slice(0, 64)}" is not valid percent-encoding`);
+    this.name = "MalformedPath";
+  }
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new MalformedPath(segment);
+  }
+}
+
+/**
+ * Matches a request path against a resource template; returns the path parameters, decoded.
+ * Throws MalformedPath when a parameter cannot be decoded: the stack answers 400, not a crash.
+ */
 export function matchResource(resource: string, path: string): Record<string, string> | undefined {
   const want = resource.split("/");
   const got = path.split("/");
@@ -28,7 +49,7 @@ export function matchResource(resource: string, path: string): Record<string, st
     const w = want[i]!;
     if (w.startsWith("{") && w.endsWith("}")) {
       if (got[i] === "") return undefined;
-      params[w.slice(1, -1)] = decodeURIComponent(got[i]!);
+      params[w.slice(1, -1)] = decodeSegment(got[i]!);
     } else if (w !== got[i]) return undefined;
   }
   return params;
@@ -89,8 +110,8 @@ export function proxyEvent(
   };
 }
 
-export function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 29_000; // API Gateway's integration timeout
+export function lambdaContext(functionName: string, timeoutMs = 29_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName,

@@ -1,4 +1,4 @@
-import { Writable } from "node:stream";
+import type { Writable } from "node:stream";
 
 /**
  * A stand-in for the Lambda runtime's `awslambda` global, so streaming handlers run locally

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBody } from "./api-gateway";
 
@@ -34,14 +35,55 @@ export interface RecordedAction {
  *   GET  /_local/intercom/actions        every reply, note and snooze received, oldest first
  * The API itself is served under /_local/intercom/api (the client's base URL locally).
  */
+/** A request the stand-in refuses with a 400, as Intercom answers a malformed one. */
+class BadRequest extends Error {}
+
+interface State {
+  nextId: number;
+  conversations: Conversation[];
+  actions: RecordedAction[];
+}
+
 export class IntercomStandIn {
   private readonly conversations = new Map<string, Conversation>();
   readonly actions: RecordedAction[] = [];
   private nextId = 1000;
+  private readonly stateFile?: string;
+
+  /**
+   * With `stateFile` (the local stack keeps it under DATA_DIR), conversations, actions and the id
+   * counter survive a restart: ids never repeat, so a part id the support worker has marked
+   * answered is never handed to a new customer message.
+   */
+  constructor(options: { stateFile?: string } = {}) {
+    this.stateFile = options.stateFile;
+    if (this.stateFile && existsSync(this.stateFile)) {
+      const state = JSON.parse(readFileSync(this.stateFile, "utf8")) as State;
+      this.nextId = state.nextId;
+      for (const c of state.conversations) this.conversations.set(c.id, c);
+      this.actions.push(...state.actions);
+    }
+  }
+
+  private id(): string {
+    return String(this.nextId++);
+  }
+
+  /** Written whole to a temporary file and renamed over the old one, so a crash leaves either. */
+  private save(): void {
+    if (!this.stateFile) return;
+    const state: State = {
+      nextId: this.nextId,
+      conversations: [...this.conversations.values()],
+      actions: this.actions,
+    };
+    writeFileSync(`${this.stateFile}.tmp`, JSON.stringify(state));
+    renameSync(`${this.stateFile}.tmp`, this.stateFile);
+  }
 
   create(email: string, body: string): { conversation_id: string; part_id: string } {
-    const id = String(this.nextId++);
-    const partId = String(this.nextId++);
+    const id = this.id();
+    const partId = this.id();
     this.conversations.set(id, {
       id,
       contactId: `contact-${randomUUID()}`,
@@ -56,13 +98,14 @@ export class IntercomStandIn {
         },
       ],
     });
+    this.save();
     return { conversation_id: id, part_id: partId };
   }
 
   /** A further customer message in a conversation. */
   addUserPart(conversationId: string, body: string): string {
     const c = this.conversations.get(conversationId)!;
-    const id = String(this.nextId++);
+    const id = this.id();
     c.parts.push({
       id,
       part_type: "comment",
@@ -70,17 +113,50 @@ export class IntercomStandIn {
       author: { type: "user", id: "user-1", email: c.email },
       created_at: now(),
     });
+    this.save();
     return id;
   }
 
-  /** Serves the request if it is the stand-in's; false otherwise. */
+  /**
+   * Serves the request if it is the stand-in's; false otherwise. Never rejects: a malformed body
+   * or path is a 400, anything else a 500, and the stack keeps serving.
+   */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     if (!url.pathname.startsWith("/_local/intercom/")) return false;
     const send = (status: number, body: unknown) => {
+      if (res.headersSent) return;
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    const body = async () => JSON.parse((await readBody(req))?.toString("utf8") || "{}") as Record<string, unknown>;
+    try {
+      await this.route(req, url, send);
+    } catch (err) {
+      if (err instanceof BadRequest) send(400, { error: { code: "bad_request", message: err.message } });
+      else send(500, { error: { code: "internal_error", message: (err as Error).message } });
+    }
+    return true;
+  }
+
+  private async route(req: IncomingMessage, url: URL, send: (status: number, body: unknown) => void): Promise<void> {
+    const body = async (): Promise<Record<string, unknown>> => {
+      const raw = (await readBody(req))?.toString("utf8") || "{}";
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        throw new BadRequest("the body is not JSON");
+      }
+      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+        throw new BadRequest("the body must be a JSON object");
+      return parsed as Record<string, unknown>;
+    };
+    const param = (raw: string) => {
+      try {
+        return decodeURIComponent(raw);
+      } catch {
+        throw new BadRequest(`malformed percent-encoding in "${raw}"`);
+      }
+    };
     const path = url.pathname.slice("/_local/intercom".length);
     let m: RegExpExecArray | null;
 
@@ -92,7 +168,7 @@ export class IntercomStandIn {
     } else if (req.method === "GET" && path === "/actions") {
       send(200, this.actions);
     } else if (req.method === "GET" && (m = /^\/api\/conversations\/([^/]+)$/.exec(path))) {
-      const c = this.conversations.get(decodeURIComponent(m[1]!));
+      const c = this.conversations.get(param(m[1]!));
       if (!c) send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] });
       else {
         const [source, ...rest] = c.parts;
@@ -105,17 +181,14 @@ export class IntercomStandIn {
         });
       }
     } else if (req.method === "GET" && (m = /^\/api\/contacts\/([^/]+)$/.exec(path))) {
-      const c = [...this.conversations.values()].find((x) => x.contactId === decodeURIComponent(m![1]!));
+      const contactId = param(m[1]!);
+      const c = [...this.conversations.values()].find((x) => x.contactId === contactId);
       if (!c) send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] });
       else send(200, { type: "contact", id: c.contactId, email: c.email });
     } else if (req.method === "POST" && (m = /^\/api\/conversations\/([^/]+)\/(reply|parts)$/.exec(path))) {
-      const c = this.conversations.get(decodeURIComponent(m[1]!));
+      const c = this.conversations.get(param(m[1]!));
       const b = await body();
-      if (!c)
-        return (
-          send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] }),
-          true
-        );
+      if (!c) return send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] });
       const kind =
         m[2] === "parts" && b.message_type === "snoozed" ? "snooze" : b.message_type === "note" ? "note" : "reply";
       const text =
@@ -131,13 +204,14 @@ export class IntercomStandIn {
       });
       if (kind !== "snooze") {
         c.parts.push({
-          id: String(this.nextId++),
+          id: this.id(),
           part_type: kind === "note" ? "note" : "comment",
           body: text,
           author: { type: "admin", id: String(b.admin_id) },
           created_at: now(),
         });
       }
+      this.save();
       send(200, { type: "conversation", id: c.id });
     } else {
       send(404, {
@@ -145,7 +219,6 @@ export class IntercomStandIn {
         errors: [{ code: "not_found", message: `no stand-in route ${req.method} ${path}` }],
       });
     }
-    return true;
   }
 }
 

@@ -16,6 +16,10 @@ export interface LocalQueueOptions {
   /** how often an idle queue looks for visible messages */
   pollIntervalMs?: number;
   deadLetterQueue?: LocalQueue;
+  /** the consumer's timeout, which its context's remaining time starts from */
+  functionTimeoutMs?: number;
+  /** where a handler that throws is reported (the Lambda runtime logs it); console.error unless given */
+  onError?: (message: string, error: unknown) => void;
 }
 
 interface Stored {
@@ -40,11 +44,13 @@ interface Stored {
 export class LocalQueue implements QueuePublisher {
   readonly name: string;
   private readonly messages = new Map<string, Stored>();
-  private readonly visibilityTimeoutMs: number;
-  private readonly maxReceiveCount: number;
-  private readonly batchSize: number;
+  readonly visibilityTimeoutMs: number;
+  readonly maxReceiveCount: number;
+  readonly batchSize: number;
   private readonly pollIntervalMs: number;
   private readonly deadLetterQueue?: LocalQueue;
+  private readonly onError: (message: string, error: unknown) => void;
+  readonly functionTimeoutMs?: number;
   private handler?: SqsHandler;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -57,6 +63,8 @@ export class LocalQueue implements QueuePublisher {
     this.batchSize = options.batchSize ?? 10;
     this.pollIntervalMs = options.pollIntervalMs ?? 50;
     this.deadLetterQueue = options.deadLetterQueue;
+    this.onError = options.onError ?? ((message, error) => console.error(message, error));
+    this.functionTimeoutMs = options.functionTimeoutMs;
   }
 
   async publish(body: unknown): Promise<void> {
@@ -146,10 +154,11 @@ export class LocalQueue implements QueuePublisher {
     const records = batch.map((m) => this.record(m));
     let failed: Set<string>;
     try {
-      const response = await this.handler({ Records: records }, lambdaContext(this.name));
+      const response = await this.handler({ Records: records }, lambdaContext(this.name, this.functionTimeoutMs));
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    } catch {
+    } catch (err) {
       // A thrown handler fails the whole batch: every message comes back after its timeout.
+      this.onError(`queue ${this.name}: the handler threw; ${batch.length} message(s) will be redelivered`, err);
       failed = new Set(batch.map((m) => m.messageId));
     }
     for (const m of batch) {
@@ -180,14 +189,8 @@ export class LocalQueue implements QueuePublisher {
 }
 
 /** A queue and its dead-letter queue, redriven after 3 receives as the CDK stack sets them up. */
-export function queueWithDeadLetters(name: string, visibilityTimeoutMs: number, batchSize: number) {
+export function queueWithDeadLetters(name: string, options: Omit<LocalQueueOptions, "name" | "deadLetterQueue">) {
   const deadLetters = new LocalQueue({ name: `${name}-dlq` });
-  const queue = new LocalQueue({
-    name,
-    visibilityTimeoutMs,
-    maxReceiveCount: MAX_RECEIVES,
-    batchSize,
-    deadLetterQueue: deadLetters,
-  });
+  const queue = new LocalQueue({ ...options, name, deadLetterQueue: deadLetters });
   return { queue, deadLetters };
 }

@@ -5,25 +5,19 @@ import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
-import { createChatHandler } from "../../functions/chat";
-import { createChatStreamHandler } from "../../functions/chat-stream";
-import { buildChatRuntime } from "../../graph/chat/runtime";
 import type { Backends } from "../../shared/backends";
-import { createExtractionHandler } from "../../functions/memory-extraction";
-import { createMemoriesHandler } from "../../functions/memories";
-import { createIntercomWebhookHandler, webhookDeps } from "../../functions/intercom-webhook";
-import { createSupportWorker } from "../../functions/support-worker";
-import { buildSupportRuntime } from "../../graph/support/runtime";
 import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
-import { createSessionsHandler } from "../../functions/sessions";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
-import { buildExtractionRuntime } from "../../graph/memory/runtime";
 import { createIdempotencyTable } from "../../shared/idempotency";
+import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { SqlConversationStore } from "../../shared/stores/sql-conversations";
+import type { Wiring } from "../../shared/wiring";
+import { deployedFunctions, queueSettings, type QueueName } from "../manifest";
 import {
   lambdaContext,
+  MalformedPath,
   matchResource,
   proxyEvent,
   readBody,
@@ -36,13 +30,11 @@ import {
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
-import { watchDropFolder } from "./drop-folder";
-import { createIngestHandler } from "../../functions/ingest";
-import { FolderObjectSource } from "../../shared/ingest/object-source";
-import { buildIngestRuntime } from "../../shared/ingest/runtime";
-import type { FSWatcher } from "chokidar";
-import { createFilesHandler, createUploadNotificationHandler } from "../../functions/files";
+import { workerDocumentProcessor } from "./document-worker";
+import { knownDocuments, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { FolderObjectSource } from "../../shared/ingest/object-source";
+import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
 
 const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples/knowledge");
 
@@ -57,8 +49,12 @@ export interface LocalStack {
     supportDeadLetters: LocalQueue;
   };
   intercom: IntercomStandIn;
+  /** what the HTTP server routes to which function, with each function's timeout */
+  routes: Array<Pick<Route, "name" | "method" | "resource" | "timeoutMs">>;
   /** the local documents bucket */
   dropDir: string;
+  /** resolves once the drop folder's boot scan has sent what changed while the stack was stopped */
+  dropFolderReconciled: Promise<void>;
   /** one line per backend, saying which is in use */
   describe: string[];
   close(): Promise<void>;
@@ -85,20 +81,29 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let dynamo: LocalDynamo | undefined;
   let postgres: PGlite | undefined;
   let server: Server | undefined;
-  // The queues as the stack deploys them: 3 receives, then their dead-letter queue.
-  const { queue: extraction, deadLetters: extractionDeadLetters } = queueWithDeadLetters(
-    "memory-extraction",
-    10_000,
-    10,
-  );
-  const { queue: ingest, deadLetters: ingestDeadLetters } = queueWithDeadLetters("ingest", 30_000, 5);
-  const { queue: support, deadLetters: supportDeadLetters } = queueWithDeadLetters("support", 30_000, 5);
-  const intercom = new IntercomStandIn();
-  let watcher: FSWatcher | undefined;
-  let url = "";
+  // The queues as the stack deploys them (infra/manifest.ts): its visibility timeouts, batch sizes
+  // and receive counts, then their dead-letter queues.
+  const localQueue = (name: QueueName) => {
+    const settings = queueSettings(name);
+    return queueWithDeadLetters(name === "extraction" ? "memory-extraction" : name, {
+      visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
+      batchSize: settings.batchSize,
+      maxReceiveCount: settings.maxReceives,
+      functionTimeoutMs: settings.consumerTimeoutSeconds * 1000,
+    });
+  };
+  const { queue: extraction, deadLetters: extractionDeadLetters } = localQueue("extraction");
+  const { queue: ingest, deadLetters: ingestDeadLetters } = localQueue("ingest");
+  const { queue: support, deadLetters: supportDeadLetters } = localQueue("support");
+  const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support };
+  const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
+  let watcher: DropFolder | undefined;
+  // Documents are extracted on a worker thread, so a large one cannot stall the API.
+  const documentProcessor = workerDocumentProcessor();
   const close = async () => {
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
+    await documentProcessor.close();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -114,60 +119,62 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       createCheckpointTable(dynamo.client, config.CHECKPOINT_TABLE),
       createIdempotencyTable(dynamo.client, config.IDEMPOTENCY_TABLE),
     ]);
+    const dropDir = join(dataDir, "drop");
+    let url = "";
     const backends: Backends = {
       config,
       dynamo: dynamo.client,
       conversations: new SqlConversationStore(postgres),
       store: new SqlAgentStore(postgres),
       extractionQueue: extraction,
+      supportQueue: support,
+      documents: new FolderObjectSource(dropDir),
+      // The attachments bucket: a folder, with presigned-style upload and download URLs on this server.
       files: new FolderFileObjects(localAttachmentsDir(dataDir), () => url),
+      documentProcessor,
+      // The worker reaches the stand-in over HTTP, as it reaches Intercom.
+      intercomFetch: (input, init) =>
+        fetch(String(input).replace(config.INTERCOM_API_URL, `${url}/_local/intercom/api`), init),
     };
-    const runtime = await buildChatRuntime(backends);
-    const extractionRuntime = await buildExtractionRuntime(backends);
-    extraction.start(createExtractionHandler(async () => extractionRuntime));
-    const dropDir = join(dataDir, "drop");
-    const ingestRuntime = await buildIngestRuntime(backends, new FolderObjectSource(dropDir));
-    ingest.start(createIngestHandler(async () => ingestRuntime));
-    watcher = watchDropFolder(dropDir, ingest, EXAMPLES_DIR);
-    // The worker reaches the stand-in over HTTP, as it reaches Intercom.
-    const supportRuntime = await buildSupportRuntime(
-      { ...backends, config: { ...config, INTERCOM_API_URL: "http://placeholder" } },
-      (input, init) => fetch(String(input).replace("http://placeholder", `${url}/_local/intercom/api`), init),
-    );
-    support.start(createSupportWorker(async () => supportRuntime));
-    const webhook = createIntercomWebhookHandler(webhookDeps(backends, support));
-    const memories = createMemoriesHandler(() => backends);
-    const sessions = createSessionsHandler(() => backends);
-    const routes: Route[] = [
-      {
-        name: "chat",
-        method: "POST",
-        resource: "/api/chat",
-        handler: createChatHandler(runtime.config, async () => runtime),
-      },
-      {
-        name: "chat-stream",
-        method: "POST",
-        resource: "/api/chat/stream",
-        handler: awslambda.streamifyResponse(
-          createChatStreamHandler(runtime.config, async () => runtime),
-        ) as unknown as StreamingHandler,
-      },
-      { name: "sessions", method: "GET", resource: "/api/sessions", handler: sessions },
-      { name: "sessions", method: "GET", resource: "/api/sessions/{id}/messages", handler: sessions },
-      { name: "sessions", method: "DELETE", resource: "/api/sessions/{id}", handler: sessions },
-      { name: "intercom-webhook", method: "POST", resource: "/webhooks/intercom", handler: webhook },
-      { name: "intercom-webhook", method: "HEAD", resource: "/webhooks/intercom", handler: webhook },
-      { name: "memories", method: "GET", resource: "/api/memories", handler: memories },
-      ...fileRoutes(backends),
-      { name: "memories", method: "DELETE", resource: "/api/memories/{id}", handler: memories },
-    ];
+    // Every function of the manifest, built by its own createHandler on these stand-ins, exactly
+    // as Lambda builds it on AWS's; there is no authorizer locally (shared/identity.ts).
+    const wiring: Wiring = { config: () => config, backends: async () => backends };
+    const routes: Route[] = [];
+    for (const fn of deployedFunctions({ intercom: true })) {
+      if (fn.kind === "authorizer") continue;
+      const module = (await import(`../../functions/${fn.name}.ts`)) as { createHandler(wiring: Wiring): unknown };
+      const handler = module.createHandler(wiring);
+      // A completed local upload tells the upload function, as the bucket's notification does in AWS.
+      if (fn.kind === "upload")
+        (backends.files as FolderFileObjects).onUpload = (key) =>
+          void (handler as (event: S3Event) => Promise<void>)(uploadEvent(key)).catch((err) =>
+            console.error("upload notification failed", err),
+          );
+      if (fn.source)
+        queues[fn.source.queue].start(
+          handler as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>,
+        );
+      for (const route of fn.routes ?? [])
+        routes.push({
+          name: fn.name,
+          method: route.method,
+          resource: route.path,
+          handler: handler as ProxyHandler | StreamingHandler,
+          timeoutMs: fn.timeoutSeconds * 1000,
+        });
+    }
+    watcher = watchDropFolder(dropDir, ingest, {
+      seed: EXAMPLES_DIR,
+      known: await knownDocuments(backends.store!),
+      maxBytes: config.INGEST_MAX_BYTES,
+    });
+    const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
 
     server = createServer((req, res) => {
       void (async () => {
-        if (await intercom.handle(req, res, new URL(req.url ?? "/", "http://localhost"))) return;
-        if (await (backends.files as FolderFileObjects).handle(req, res, new URL(req.url ?? "/", "http://localhost")))
-          return;
+        const at = new URL(req.url ?? "/", "http://localhost");
+        if (await intercom.handle(req, res, at)) return;
+        if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         await serve(routes, req, res);
       })();
     });
@@ -180,8 +187,10 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     return {
       url: `http://localhost:${port}`,
       queues: { extraction, extractionDeadLetters, ingest, ingestDeadLetters, support, supportDeadLetters },
+      routes: routes.map(({ name, method, resource, timeoutMs }) => ({ name, method, resource, timeoutMs })),
       intercom,
       dropDir,
+      dropFolderReconciled: watcher.reconciled,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
@@ -190,7 +199,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
         `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,
-        ...runtime.descriptions,
+        model.description,
+        embeddings.description,
         `data: ${dataDir}`,
       ],
       close,
@@ -231,33 +241,28 @@ async function serve(
     const event = proxyEvent(req, url, body, match.route.resource, match.params!);
     if (isStreaming(match.route.handler)) {
       const stream = responseStream(res);
-      await (match.route.handler as StreamingHandler)(event, stream, lambdaContext(match.route.name));
+      await (match.route.handler as StreamingHandler)(
+        event,
+        stream,
+        lambdaContext(match.route.name, match.route.timeoutMs),
+      );
       if (!stream.writableEnded) stream.end();
       return;
     }
-    const result = await (match.route.handler as ProxyHandler)(event, lambdaContext(match.route.name));
+    const result = await (match.route.handler as ProxyHandler)(
+      event,
+      lambdaContext(match.route.name, match.route.timeoutMs),
+    );
     if (!result) return error(502, "bad_gateway", "the handler returned no response");
     sendProxyResult(res, result);
   } catch (err) {
+    if (err instanceof MalformedPath) return error(400, "invalid_path", err.message);
     // What API Gateway answers when the function itself crashes.
     console.error(err);
     if (!res.headersSent) error(502, "bad_gateway", "internal server error");
   }
 }
 
-/** The attachments routes; a completed local upload settles its file as the bucket's notification does. */
-function fileRoutes(backends: Backends): Route[] {
-  const files = createFilesHandler(() => backends);
-  const notify = createUploadNotificationHandler(() => backends);
-  (backends.files as FolderFileObjects).onUpload = (key) =>
-    void notify({ Records: [{ s3: { object: { key: encodeURIComponent(key) } } }] } as never).catch((err) =>
-      console.error("upload notification failed", err),
-    );
-  return [
-    { name: "files", method: "POST", resource: "/api/sessions/{id}/files", handler: files },
-    { name: "files", method: "GET", resource: "/api/sessions/{id}/files", handler: files },
-    { name: "files", method: "POST", resource: "/api/sessions/{id}/files/{file_id}/complete", handler: files },
-    { name: "files", method: "DELETE", resource: "/api/sessions/{id}/files/{file_id}", handler: files },
-    { name: "files", method: "GET", resource: "/api/files/{file_id}", handler: files },
-  ];
-}
+/** The S3 ObjectCreated notification for a key, as the bucket sends it (keys URL-encoded). */
+const uploadEvent = (key: string) =>
+  ({ Records: [{ s3: { object: { key: encodeURIComponent(key) } } }] }) as unknown as S3Event;

@@ -2,7 +2,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   PutObjectCommand,
-  S3Client,
+  type S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";

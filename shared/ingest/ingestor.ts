@@ -1,8 +1,9 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import pLimit from "p-limit";
-import { chunkText } from "../documents/chunk";
-import { extractText, UnreadableDocument, UnsupportedDocument } from "../documents/extract-text";
-import type { AgentStore, DocumentChunk } from "../stores/agent-store";
+import { checkDeadline, type DocumentLimits } from "../documents/limits";
+import { processDocument, type DocumentProcessor } from "../documents/process";
+import { SkipDocument } from "../documents/skip";
+import type { AgentStore, DocumentChunk, DocumentVersion } from "../stores/agent-store";
 import { TooLarge, type ObjectSource } from "./object-source";
 import type { S3ObjectEvent } from "./s3-events";
 
@@ -14,6 +15,13 @@ export interface IngestSettings {
   embedBatchSize: number;
   /** embeddings calls in flight at once, per document */
   embedConcurrency: number;
+  /** bounds on what one document may make extraction produce (shared/documents/limits.ts) */
+  maxTextChars: number;
+  maxUnzippedBytes: number;
+  maxPdfPages: number;
+  maxChunks: number;
+  /** one document's fetch, extraction, chunking and embedding, at most */
+  timeoutMs: number;
 }
 
 export type IngestOutcome =
@@ -21,64 +29,113 @@ export type IngestOutcome =
   | { action: "skipped"; reason: string }
   | { action: "missing" };
 
+/** Attempts at one version that began and never finished before it is skipped rather than retried. */
+export const MAX_INTERRUPTED_ATTEMPTS = 2;
+
 /**
- * One S3 object event into the knowledge base. Documents that cannot be ingested (type,
- * size, corrupt or encrypted) are skipped with a reason rather than failed: retrying them
- * would never succeed. Failures of the store or the embeddings throw, so the event is retried.
+ * One S3 object event into the knowledge base. Every created version ends recorded on its
+ * knowledge_documents row: ingested (by the chunk swap itself), skipped with the reason (type,
+ * size, content, a bound, or attempts that never finished: retrying would never succeed), or
+ * failed with the error, which is also thrown so the event is retried.
  */
 export class Ingestor {
+  private readonly process: DocumentProcessor;
+
   constructor(
     private readonly deps: {
       source: ObjectSource;
       store: AgentStore;
       embeddings: Embeddings;
       settings: IngestSettings;
+      /** extraction and chunking; in this thread unless given (the local stack's worker thread) */
+      processor?: DocumentProcessor;
     },
-  ) {}
+  ) {
+    this.process = deps.processor ?? processDocument;
+  }
 
   async handle(event: S3ObjectEvent): Promise<IngestOutcome> {
-    const version = {
+    const version: DocumentVersion = {
       documentId: `${event.bucket}/${event.key}`,
       source: event.key,
       sequencer: event.sequencer,
       etag: event.etag,
     };
-    if (event.kind === "removed") return { action: await this.deps.store.deleteDocument(version) };
+    const { store } = this.deps;
+    if (event.kind === "removed") return { action: await store.deleteDocument(version) };
 
     const { settings } = this.deps;
-    if (event.size !== undefined && event.size > settings.maxBytes) {
-      return { action: "skipped", reason: `${event.size} bytes is over the ${settings.maxBytes}-byte limit` };
-    }
+    const skip = async (reason: string): Promise<IngestOutcome> => {
+      await store.recordDocumentOutcome(version, "skipped", reason);
+      return { action: "skipped", reason };
+    };
+    const tooLarge = (size: number) => `${size} bytes is over the ${settings.maxBytes}-byte limit`;
+    if (event.size !== undefined && event.size > settings.maxBytes) return skip(tooLarge(event.size));
+
+    const attempt = await store.beginDocument(version);
+    if (attempt.state === "stale") return { action: "stale" };
+    if (attempt.state === "skipped") return { action: "skipped", reason: attempt.reason };
+    if (attempt.interrupted >= MAX_INTERRUPTED_ATTEMPTS)
+      return skip(
+        `processing did not finish in ${attempt.interrupted} earlier attempts (the process died, or ran out of memory or time)`,
+      );
+
+    const limits: DocumentLimits = {
+      maxTextChars: settings.maxTextChars,
+      maxUnzippedBytes: settings.maxUnzippedBytes,
+      maxPdfPages: settings.maxPdfPages,
+      maxChunks: settings.maxChunks,
+      timeoutMs: settings.timeoutMs,
+      deadline: Date.now() + settings.timeoutMs,
+    };
     try {
       const object = await this.deps.source.get(event.bucket, event.key, settings.maxBytes);
       // Gone since the event: its ObjectRemoved event will clear whatever is stored.
-      if (!object) return { action: "missing" };
-      const { text, markdown } = await extractText(event.key, object.body);
-      const pieces = await chunkText(text, markdown, settings);
-      const embeddings = await this.embed(pieces.map((p) => p.content));
+      if (!object) {
+        await store.recordDocumentOutcome(version, "skipped", "the object no longer exists");
+        return { action: "missing" };
+      }
+      const pieces = await this.process({
+        key: event.key,
+        body: object.body,
+        limits,
+        chunking: { chunkSize: settings.chunkSize, chunkOverlap: settings.chunkOverlap },
+      });
+      const embeddings = await this.embed(
+        pieces.map((p) => p.content),
+        limits,
+      );
       const chunks: DocumentChunk[] = pieces.map((p, index) => ({
         index,
         content: p.content,
         metadata: p.metadata,
         embedding: embeddings[index]!,
       }));
-      return { action: await this.deps.store.replaceDocument(version, chunks), chunks: chunks.length };
+      return { action: await store.replaceDocument(version, chunks), chunks: chunks.length };
     } catch (err) {
-      if (err instanceof TooLarge)
-        return { action: "skipped", reason: `${err.size} bytes is over the ${settings.maxBytes}-byte limit` };
-      if (err instanceof UnsupportedDocument || err instanceof UnreadableDocument)
-        return { action: "skipped", reason: err.message };
+      if (err instanceof TooLarge) return skip(tooLarge(err.size));
+      if (err instanceof SkipDocument) return skip(err.message);
+      // Recorded before the retry; a store that is down cannot record it, and the retry will.
+      await store.recordDocumentOutcome(version, "failed", (err as Error).message ?? String(err)).catch(() => {});
       throw err;
     }
   }
 
-  /** Embeds in batches, a bounded number in flight, keeping the input order. */
-  private async embed(texts: string[]): Promise<number[][]> {
+  /** Embeds in batches, a bounded number in flight, keeping the input order; stops at the deadline. */
+  private async embed(texts: string[], limits: DocumentLimits): Promise<number[][]> {
     const { embedBatchSize, embedConcurrency } = this.deps.settings;
     const limit = pLimit(embedConcurrency);
     const batches: string[][] = [];
     for (let i = 0; i < texts.length; i += embedBatchSize) batches.push(texts.slice(i, i + embedBatchSize));
-    const results = await Promise.all(batches.map((batch) => limit(() => this.deps.embeddings.embedDocuments(batch))));
+    const results = await Promise.all(
+      batches.map((batch) =>
+        limit(async () => {
+          checkDeadline(limits);
+          return this.deps.embeddings.embedDocuments(batch);
+        }),
+      ),
+    );
+    checkDeadline(limits);
     return results.flat();
   }
 }

@@ -1,6 +1,8 @@
 import { GetObjectCommand, NoSuchKey, type S3Client } from "@aws-sdk/client-s3";
-import { readFile, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { resolve, sep } from "node:path";
+import { SkipDocument } from "../documents/skip";
 
 export interface StoredObject {
   body: Uint8Array;
@@ -38,7 +40,27 @@ export class S3ObjectSource implements ObjectSource {
   }
 }
 
-/** The local stack's bucket: a folder whose relative paths are the keys. */
+/** A folder entry that is no object: a FIFO, socket, directory, device, or one we may not read. */
+export class NotAnObject extends SkipDocument {}
+
+const KINDS: Array<[(s: Stats) => boolean, string]> = [
+  [(s) => s.isDirectory(), "directory"],
+  [(s) => s.isFIFO(), "FIFO"],
+  [(s) => s.isSocket(), "socket"],
+  [(s) => s.isCharacterDevice(), "character device"],
+  [(s) => s.isBlockDevice(), "block device"],
+];
+export const entryKind = (s: Stats) => KINDS.find(([is]) => is(s))?.[1] ?? "special file";
+
+/** Errors opening an entry that no retry will cure; anything else (EMFILE…) is thrown and retried. */
+const UNREADABLE = new Set(["EACCES", "EPERM", "ELOOP", "ENXIO", "EISDIR", "ENAMETOOLONG", "EOPNOTSUPP"]);
+
+/**
+ * The local stack's bucket: a folder whose relative paths are the keys. Only regular files are
+ * objects. The file is opened non-blocking and checked on the open descriptor, so a FIFO (whose
+ * read would wait forever for a writer) or an entry swapped between a check and the read is
+ * refused, not waited on.
+ */
 export class FolderObjectSource implements ObjectSource {
   private readonly root: string;
 
@@ -49,13 +71,22 @@ export class FolderObjectSource implements ObjectSource {
   async get(_bucket: string, key: string, maxBytes: number): Promise<StoredObject | undefined> {
     const path = resolve(this.root, key);
     if (!path.startsWith(this.root + sep)) return undefined; // a key cannot climb out of the bucket
+    let handle: FileHandle;
     try {
-      const { size } = await stat(path);
-      if (size > maxBytes) throw new TooLarge(size);
-      return { body: new Uint8Array(await readFile(path)), size };
+      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      const code = (err as NodeJS.ErrnoException).code ?? "";
+      if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+      if (UNREADABLE.has(code)) throw new NotAnObject(`the file cannot be read (${code})`);
       throw err;
+    }
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile()) throw new NotAnObject(`not a regular file (${entryKind(stats)})`);
+      if (stats.size > maxBytes) throw new TooLarge(stats.size);
+      return { body: new Uint8Array(await handle.readFile()), size: stats.size };
+    } finally {
+      await handle.close();
     }
   }
 }

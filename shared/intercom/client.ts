@@ -30,7 +30,8 @@ export class IntercomError extends Error {
 
 export interface IntercomClientOptions {
   baseUrl?: string;
-  token: string;
+  /** the access token, or where to read it on each request (a rotated token is then picked up) */
+  token: string | (() => Promise<string>);
   version?: string;
   fetch?: typeof fetch;
   maxAttempts?: number;
@@ -79,11 +80,12 @@ export class IntercomClient {
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const attempts = this.options.maxAttempts ?? 4;
+    const token = typeof this.options.token === "string" ? this.options.token : await this.options.token();
     for (let attempt = 1; ; attempt++) {
       const res = await this.fetch(`${this.baseUrl}${path}`, {
         method,
         headers: {
-          Authorization: `Bearer ${this.options.token}`,
+          Authorization: `Bearer ${token}`,
           "Intercom-Version": this.options.version ?? "2.11",
           Accept: "application/json",
           ...(body ? { "Content-Type": "application/json" } : {}),

@@ -10,35 +10,19 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { randomUUID } from "node:crypto";
-import { factsIn } from "../facts";
-import { SUPPORT_RULES } from "./offline-support-rules";
-
-/** Tool names the offline model knows when to call. The agent's tools use the same names. */
-export const OFFLINE_TOOL_RULES = {
-  storeMemory: "store_memory",
-  recallMemory: "recall_memory",
-  searchKnowledge: "search_knowledge_base",
-  userContext: "get_user_context",
-  describeDataFile: "describe_data_file",
-  queryData: "query_data",
-} as const;
-
-/** A SQL statement in backticks: the stand-in runs it as written; it cannot write SQL itself. */
-const SQL_IN_BACKTICKS = /`\s*((?:select|with|from)\b[^`]*)`/i;
-const DATA_FILE_NAME = /[\w.-]+\.(?:csv|tsv)\b/i;
-const ABOUT_FILE_CONTENTS = /\b(columns?|fields?|contents?|schema|headers?|what(?:'s| is) in|look like|rows?)\b/i;
-export const CANNOT_WRITE_SQL =
-  "I'm the offline stand-in, not a language model: I cannot turn a plain-language question into SQL. " +
-  "Ask about a file's columns, or put a SQL statement in backticks, e.g. run `SELECT region, SUM(amount) FROM sales GROUP BY region`.";
+import { truncateCodePoints } from "../text";
+import { hintOf, structuredRule, type OfflineHint } from "./offline-rules";
+import { messagesTokens, messageText, textTokens, toolsTokens } from "./token-estimate";
 
 const REMEMBER = /^\s*(?:please\s+)?remember(?:\s+that)?[\s,:]+(.+?)\s*$/is;
 const QUESTION_START =
   /^\s*(what|who|whom|whose|where|when|why|how|which|do|does|did|is|are|was|were|can|could|should|would|will|have|has|tell me|show me|find)\b/i;
-const ABOUT_ACCOUNT = /\b(plan|subscription|tier|usage|quota|limit|account|billing|preferences?|settings)\b/i;
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening))\b[\s!.]*$/i;
 
 interface OfflineCallOptions extends BaseChatModelCallOptions {
   tools?: ReturnType<typeof convertToOpenAITool>[];
+  /** each bound tool's hint (offline-rules.ts), by name */
+  hints?: Record<string, OfflineHint>;
 }
 
 /**
@@ -46,27 +30,48 @@ interface OfflineCallOptions extends BaseChatModelCallOptions {
  * set. It is not a language model: it follows a few rules so that the whole agent
  * (tool calls, tool loop, streaming) runs offline and in tests.
  *
- * - "remember (that) X"  -> calls store_memory with X
- * - a question           -> calls recall_memory and search_knowledge_base (and get_user_context when it
- *                           is about the account), then answers from their results
- * - SQL in backticks     -> calls query_data with it as written
- * - a file's columns or contents (sales.csv) -> calls describe_data_file; other questions about a
- *                           data file get a reply saying it cannot write SQL from plain language
- * - anything else        -> a plain reply
+ * It knows no tool by name: each bound tool says in its hint (offline-rules.ts) when to call it.
+ *
+ * - a message matching a tool's pattern -> calls those tools only
+ * - "remember (that) X"                 -> calls the tools that remember, with X
+ * - a question                          -> calls the tools that answer questions (those narrowed
+ *                                          with `about` only when it matches), then answers from
+ *                                          their results, quoting them
+ * - anything else                       -> a plain reply
  *
  * A rule whose tool is not bound falls through to a plain reply.
  *
- * Structured output (withStructuredOutput binds one tool and expects a call to it) is
- * answered by rules for the schemas this project asks for: `memory_facts` reads facts
- * out of the <user_message> of the prompt with shared/facts.ts; `session_name` takes the
- * message's first five words.
+ * Like Bedrock it has a context window (`contextWindow`, default 8192 tokens) and reports
+ * `usage_metadata`, both counted by the rule in token-estimate.ts (input: every message,
+ * system included, plus the bound tools' definitions; output: the reply's text and tool
+ * calls). An input over the window is rejected with the error Bedrock's Converse API
+ * gives: a `ValidationException` (HTTP 400) "Input is too long for requested model."
+ *
+ * Structured output (withStructuredOutput binds one tool and expects a call to it) is answered by
+ * the rule the output's owner registered under its name (offlineStructuredRule).
  */
+export const OFFLINE_CONTEXT_WINDOW = 8192;
+
+/**
+ * Bedrock's error for an input over the window, in the SDK's shape (name, fault, HTTP status)
+ * without importing the SDK: the offline path stays free of the Bedrock client.
+ */
+function inputTooLong(): Error {
+  return Object.assign(new Error("Input is too long for requested model."), {
+    name: "ValidationException",
+    $fault: "client",
+    $metadata: { httpStatusCode: 400 },
+  });
+}
+
 export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   private readonly streamDelayMs: number;
+  readonly contextWindow: number;
 
-  constructor(fields: { streamDelayMs?: number } = {}) {
+  constructor(fields: { streamDelayMs?: number; contextWindow?: number } = {}) {
     super({});
     this.streamDelayMs = fields.streamDelayMs ?? 0;
+    this.contextWindow = fields.contextWindow ?? OFFLINE_CONTEXT_WINDOW;
   }
 
   static override lc_name() {
@@ -78,10 +83,14 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
   }
 
   override bindTools(tools: BindToolsInput[], kwargs?: Partial<OfflineCallOptions>) {
-    return this.withConfig({
-      tools: tools.map((t) => convertToOpenAITool(t)),
-      ...kwargs,
-    } as Partial<OfflineCallOptions>);
+    const converted = tools.map((t) => convertToOpenAITool(t));
+    const hints = Object.fromEntries(
+      tools.flatMap((t, i) => {
+        const hint = hintOf(t);
+        return hint ? [[converted[i]!.function.name, hint]] : [];
+      }),
+    );
+    return this.withConfig({ tools: converted, hints, ...kwargs } as Partial<OfflineCallOptions>);
   }
 
   /**
@@ -89,7 +98,8 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
    * return the arguments of the call the rules make to it. (The base implementation only
    * accepts message chunks from invoke.)
    */
-  override withStructuredOutput(schema: unknown, config?: { name?: string }): any {
+  // biome-ignore lint/suspicious/noExplicitAny: overrides a generic LangChain signature whose return type depends on its call's type parameters
+  override withStructuredOutput(_schema: unknown, config?: { name?: string }): any {
     const name = config?.name ?? "extract";
     const bound = this.bindTools([
       { type: "function", function: { name, description: name, parameters: { type: "object" } } },
@@ -121,6 +131,7 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
         message: new AIMessageChunk({
           id,
           content: "",
+          usage_metadata: message.usage_metadata,
           tool_call_chunks: message.tool_calls.map((c, index) => ({
             id: c.id,
             name: c.name,
@@ -136,65 +147,72 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     for (const [i, word] of words.entries()) {
       // A generation pace, so a local client sees tokens arrive over time as it would from Bedrock.
       if (i > 0 && this.streamDelayMs > 0) await new Promise((r) => setTimeout(r, this.streamDelayMs));
-      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ id, content: word }) });
+      // Usage rides on the first chunk; concatenating the chunks sums it once.
+      const usage = i === 0 ? { usage_metadata: message.usage_metadata } : {};
+      const chunk = new ChatGenerationChunk({
+        text: word,
+        message: new AIMessageChunk({ id, content: word, ...usage }),
+      });
       yield chunk;
       await runManager?.handleLLMNewToken(word, undefined, undefined, undefined, undefined, { chunk });
     }
   }
 
   private respond(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
-    const bound = new Set((options.tools ?? []).map((t) => t.function.name));
+    const input = messagesTokens(messages) + toolsTokens(options.tools ?? []);
+    if (input > this.contextWindow) throw inputTooLong();
+    const message = this.reply(messages, options);
+    const output = textTokens(messageText(message));
+    message.usage_metadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
+    return message;
+  }
+
+  private reply(messages: BaseMessage[], options: OfflineCallOptions): AIMessage {
+    const bound = (options.tools ?? []).map((t) => t.function.name);
+    const hints = options.hints ?? {};
     const id = `offline-${randomUUID()}`;
     const last = messages[messages.length - 1];
     if (last instanceof ToolMessage || last?.getType() === "tool") {
-      return new AIMessage({ id, content: answerFromTools(messages) });
+      return new AIMessage({ id, content: answerFromTools(messages, hints) });
     }
     const text = typeof last?.content === "string" ? last.content.trim() : "";
-    for (const [name, respond] of Object.entries(STRUCTURED)) {
-      if (bound.has(name)) return toolCalls(id, [[name, respond(text)]]);
+    for (const name of bound) {
+      const rule = structuredRule(name);
+      if (rule) return toolCalls(id, [[name, rule(text)]]);
     }
-    const sql = SQL_IN_BACKTICKS.exec(text);
-    if (sql && bound.has(OFFLINE_TOOL_RULES.queryData)) {
-      return toolCalls(id, [[OFFLINE_TOOL_RULES.queryData, { sql: sql[1]!.trim() }]]);
-    }
-    const dataFile = DATA_FILE_NAME.exec(text);
-    if (dataFile && bound.has(OFFLINE_TOOL_RULES.describeDataFile)) {
-      if (ABOUT_FILE_CONTENTS.test(text))
-        return toolCalls(id, [[OFFLINE_TOOL_RULES.describeDataFile, { file: dataFile[0] }]]);
-      return new AIMessage({ id, content: CANNOT_WRITE_SQL });
-    }
+    const hinted = bound.flatMap((name) => (hints[name] ? [[name, hints[name]] as const] : []));
+    const call = (name: string, hint: OfflineHint, input: string): [string, Record<string, unknown>] => [
+      name,
+      hint.args ? hint.args(input) : { query: input },
+    ];
+    const matching = hinted.filter(([, h]) => h.trigger instanceof RegExp && h.trigger.test(text));
+    if (matching.length > 0)
+      return toolCalls(
+        id,
+        matching.map(([name, hint]) => call(name, hint, text)),
+      );
+    const declined = hinted.find(([, h]) => h.declines?.trigger.test(text));
+    if (declined) return new AIMessage({ id, content: declined[1].declines!.reply });
     const remembered = REMEMBER.exec(text);
-    if (remembered && bound.has(OFFLINE_TOOL_RULES.storeMemory)) {
-      return toolCalls(id, [[OFFLINE_TOOL_RULES.storeMemory, { content: remembered[1]!.replace(/[.!]+$/, "") }]]);
+    const rememberers = hinted.filter(([, h]) => h.trigger === "remember");
+    if (remembered && rememberers.length > 0) {
+      const fact = remembered[1]!.replace(/[.!]+$/, "");
+      return toolCalls(
+        id,
+        rememberers.map(([name, hint]) => call(name, hint, fact)),
+      );
     }
     if (isQuestion(text)) {
-      const calls: [string, Record<string, unknown>][] = [
-        OFFLINE_TOOL_RULES.recallMemory,
-        OFFLINE_TOOL_RULES.searchKnowledge,
-      ]
-        .filter((name) => bound.has(name))
-        .map((name) => [name, { query: text }]);
-      if (ABOUT_ACCOUNT.test(text) && bound.has(OFFLINE_TOOL_RULES.userContext))
-        calls.push([OFFLINE_TOOL_RULES.userContext, {}]);
-      if (calls.length > 0) return toolCalls(id, calls);
+      const answerers = hinted.filter(([, h]) => h.trigger === "question" && (!h.about || h.about.test(text)));
+      if (answerers.length > 0)
+        return toolCalls(
+          id,
+          answerers.map(([name, hint]) => call(name, hint, text)),
+        );
     }
     return new AIMessage({ id, content: plainReply(text) });
   }
 }
-
-/** Rule-based answers to the structured outputs this project asks for, by tool name. */
-const STRUCTURED: Record<string, (prompt: string) => Record<string, unknown>> = {
-  memory_facts: (prompt) => ({ facts: factsIn(/<user_message>([\s\S]*?)<\/user_message>/.exec(prompt)?.[1] ?? "") }),
-  ...SUPPORT_RULES,
-  session_name: (prompt) => ({
-    name: prompt
-      .trim()
-      .split(/\s+/)
-      .slice(0, 5)
-      .join(" ")
-      .replace(/[.,;:!?]+$/, ""),
-  }),
-};
 
 function isQuestion(text: string): boolean {
   return text.endsWith("?") || QUESTION_START.test(text);
@@ -209,7 +227,7 @@ function toolCalls(id: string, calls: [string, Record<string, unknown>][]): AIMe
 }
 
 /** Answers from the tool results that follow the model's last tool-calling message. */
-function answerFromTools(messages: BaseMessage[]): string {
+function answerFromTools(messages: BaseMessage[], hints: Record<string, OfflineHint>): string {
   const results: ToolMessage[] = [];
   for (let i = messages.length - 1; i >= 0 && messages[i]!.getType() === "tool"; i--)
     results.unshift(messages[i] as ToolMessage);
@@ -218,12 +236,16 @@ function answerFromTools(messages: BaseMessage[]): string {
   for (const result of results) {
     const output = parseToolOutput(String(result.content));
     if (output.success === false || result.status === "error") {
-      problems.push(String(output.error ?? output.text ?? "a tool failed"));
+      const problem = String(output.error ?? output.text ?? "a tool failed");
+      // Saving is what the user asked for: say plainly that it did not happen, and why.
+      if (result.name && hints[result.name]?.confirms) return `I couldn't save that. ${plainProblem(problem)}`;
+      problems.push(problem);
       continue;
     }
-    if (result.name === OFFLINE_TOOL_RULES.storeMemory) return `Got it. ${String(output.message ?? "Saved.")}`;
-    if (result.name === OFFLINE_TOOL_RULES.describeDataFile || result.name === OFFLINE_TOOL_RULES.queryData) {
-      found.push(dataAnswer(output));
+    if (result.name && hints[result.name]?.confirms) return `Got it. ${String(output.message ?? "Saved.")}`;
+    const relays = result.name ? hints[result.name]?.relays : undefined;
+    if (relays) {
+      found.push(relays(output));
       continue;
     }
     if (typeof output.summary === "string") found.push(`- ${output.summary}`);
@@ -238,24 +260,8 @@ function answerFromTools(messages: BaseMessage[]): string {
   return `Here is what I found:\n${found.join("\n")}${notes}`;
 }
 
-/** A data file's description or a query's rows, as plain text: the stand-in relays, it does not interpret. */
-function dataAnswer(output: Record<string, unknown>): string {
-  const columns = (output.columns as { name: string; type: string }[] | undefined) ?? [];
-  if (output.rows === undefined)
-    return `${String(output.file)} (table ${String(output.table)}) has ${columns.length} columns: ${columns
-      .map((c) => `${c.name} (${c.type})`)
-      .join(", ")}; ${String(output.row_count)} rows.`;
-  const rows = output.rows as Record<string, unknown>[];
-  const lines = [
-    columns.map((c) => c.name).join(" | "),
-    ...rows.map((r) => columns.map((c) => formatCell(r[c.name])).join(" | ")),
-  ];
-  if (output.truncated) lines.push(`(${String(output.note ?? "more rows were cut")})`);
-  return `${rows.length} row${rows.length === 1 ? "" : "s"}:\n${lines.join("\n")}`;
-}
-
-const formatCell = (v: unknown) =>
-  v === null || v === undefined ? "NULL" : typeof v === "object" ? JSON.stringify(v) : String(v);
+/** A tool's explanation without the instructions meant for a model ("Tell the user…"). */
+const plainProblem = (problem: string) => problem.replace(/\s*Tell the user plainly;.*$/s, "");
 
 /** Tool outputs are JSON objects here; anything else is kept as text. */
 function parseToolOutput(content: string): Record<string, unknown> & { text?: string } {
@@ -271,5 +277,5 @@ function parseToolOutput(content: string): Record<string, unknown> & { text?: st
 function plainReply(text: string): string {
   if (GREETING.test(text)) return "Hello! How can I help you today?";
   if (text.length === 0) return "I'm here. What would you like to talk about?";
-  return `I hear you: "${text.length > 200 ? `${text.slice(0, 200)}…` : text}". Ask me a question, or tell me something to remember.`;
+  return `I hear you: "${truncateCodePoints(text, 200)}". Ask me a question, or tell me something to remember.`;
 }

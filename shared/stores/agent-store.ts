@@ -29,23 +29,21 @@ export interface MemoryQuery {
   tags?: string[] | null;
 }
 
-export interface MemoryMatch {
+/** A memory as every reader sees it. */
+export interface MemoryFields {
   id: string;
   content: string;
   category: string | null;
   tags: string[];
   metadata: Record<string, unknown>;
   createdAt: string;
+}
+
+export interface MemoryMatch extends MemoryFields {
   similarity: number;
 }
 
-export interface StoredMemory extends MemoryScope {
-  id: string;
-  content: string;
-  category: string | null;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  createdAt: string;
+export interface StoredMemory extends MemoryScope, MemoryFields {
   updatedAt: string;
 }
 
@@ -100,11 +98,42 @@ export interface DocumentVersion {
 /** "stale": an event as new or newer was already applied, so this one changed nothing. */
 export type DocumentWriteResult = "replaced" | "deleted" | "stale";
 
+/**
+ * Whether to process a created version (supabase/migrations/008_document_status.sql): "stale"
+ * (a newer event is applied or in progress), "skipped" (this version was skipped before, for
+ * `reason`), or "begin" with the earlier attempts at it that never finished.
+ */
+export type DocumentAttempt =
+  { state: "stale" } | { state: "skipped"; reason: string } | { state: "begin"; interrupted: number };
+
+export type DocumentStatus = "processing" | "ingested" | "skipped" | "failed" | "deleted";
+
+/** A document's row as an operator sees it: what is applied, and how its latest version ended. */
+export interface DocumentRecord {
+  documentId: string;
+  source: string;
+  /** S3 ETag of the applied version (null before one is) */
+  etag: string | null;
+  deleted: boolean;
+  chunkCount: number;
+  status: DocumentStatus | null;
+  reason: string | null;
+  /** ETag of the version the status describes */
+  statusEtag: string | null;
+  updatedAt: string;
+}
+
 export interface AgentStore {
   /** Replaces a document's chunks atomically, unless a newer version is already in. */
   replaceDocument(version: DocumentVersion, chunks: DocumentChunk[]): Promise<DocumentWriteResult>;
   /** Deletes a document's chunks, unless a newer version is already in. */
   deleteDocument(version: DocumentVersion): Promise<DocumentWriteResult>;
+  /** Marks a created version as being processed (see DocumentAttempt). */
+  beginDocument(version: DocumentVersion): Promise<DocumentAttempt>;
+  /** How a version ended when it did not replace the chunks; a newer version's status is kept. */
+  recordDocumentOutcome(version: DocumentVersion, status: "skipped" | "failed", reason: string): Promise<void>;
+  /** Every document of a bucket with its status, by key. */
+  listDocuments(bucket: string): Promise<DocumentRecord[]>;
   /** Stores a memory, or returns the one already stored for the same fact and scope. */
   insertMemory(memory: NewMemory): Promise<{ id: string; created: boolean }>;
   matchMemories(query: MemoryQuery): Promise<MemoryMatch[]>;
@@ -116,12 +145,38 @@ export interface AgentStore {
   deleteMemory(userId: string, id: string): Promise<boolean>;
   getUserContext(userId: string): Promise<UserContext | undefined>;
   matchKnowledge(query: KnowledgeQuery): Promise<KnowledgeMatch[]>;
+  /** One cheap round trip that fails when the database cannot be reached (health checks). */
+  ping(): Promise<void>;
 }
 
 /** pgvector's text form, accepted by both a `::vector` cast and PostgREST. */
 export const vectorLiteral = (embedding: number[]) => `[${embedding.join(",")}]`;
 
 export const iso = (v: Date | string) => new Date(v).toISOString();
+
+// biome-ignore lint/suspicious/noExplicitAny: a SQL or PostgREST row, typed by this mapper
+export const toDocumentRecord = (r: Record<string, any>): DocumentRecord => ({
+  documentId: r.document_id,
+  source: r.source,
+  etag: r.etag ?? null,
+  deleted: r.deleted,
+  chunkCount: r.chunk_count,
+  status: r.status ?? null,
+  reason: r.reason ?? null,
+  statusEtag: r.status_etag ?? null,
+  updatedAt: iso(r.status_at ?? r.updated_at),
+});
+
+export const DOCUMENT_COLUMNS =
+  "document_id,source,etag,deleted,chunk_count,status,reason,status_etag,status_at,updated_at";
+
+/** begin_document_attempt's row as a DocumentAttempt. */
+export const toDocumentAttempt = (r: { state: string; interrupted: number; reason: string | null }): DocumentAttempt =>
+  r.state === "stale"
+    ? { state: "stale" }
+    : r.state === "skipped"
+      ? { state: "skipped", reason: r.reason ?? "skipped before" }
+      : { state: "begin", interrupted: r.interrupted };
 
 /** The chunk rows replace_document_chunks takes, embeddings in pgvector's text form. */
 export const chunkRows = (chunks: DocumentChunk[]) =>

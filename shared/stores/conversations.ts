@@ -25,8 +25,18 @@ export interface TraceStep {
   /** tool arguments */
   args?: unknown;
   success?: boolean;
-  /** model token usage, when the model reports it */
-  usage?: { input_tokens?: number; output_tokens?: number; total_tokens?: number };
+  /**
+   * Model token usage, when the model reports it. input_tokens counts every input token,
+   * cached or not; cache_read_tokens / cache_write_tokens are the parts read from and
+   * written to Bedrock's prompt cache (absent when the model does not cache).
+   */
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    total_tokens?: number;
+    cache_read_tokens?: number;
+    cache_write_tokens?: number;
+  };
   error?: string;
 }
 
@@ -72,18 +82,39 @@ export interface ConversationStore {
   deleteSession(sessionId: string, userId: string): Promise<boolean>;
 }
 
+/** A cursor this API did not issue; the sessions route checks first and answers 400. */
+export class InvalidCursor extends Error {
+  constructor() {
+    super("cursor is not one this API issued");
+    this.name = "InvalidCursor";
+  }
+}
+
 /** Keyset cursor over (updated_at, session_id): stable while sessions keep changing. */
 export const encodeCursor = (s: SessionSummary) =>
   Buffer.from(JSON.stringify([s.updated_at, s.session_id])).toString("base64url");
 
+const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The position a cursor this API issued names, or undefined for anything else: only what
+ * encodeCursor writes (a real instant in toISOString's form and a session UUID) is accepted, so
+ * a crafted cursor ("1", an impossible date, a far-off year) never reaches Postgres.
+ */
 export function decodeCursor(cursor: string): [string, string] | undefined {
+  if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) return undefined;
+  let value: unknown;
   try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && typeof value[1] === "string") {
-      if (!Number.isNaN(Date.parse(value[0]))) return [value[0], value[1]];
-    }
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    // fall through
+    return undefined;
   }
-  return undefined;
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [at, sessionId] = value as unknown[];
+  if (typeof at !== "string" || typeof sessionId !== "string") return undefined;
+  if (!ISO_MILLIS.test(at) || !UUID.test(sessionId)) return undefined;
+  const time = new Date(at);
+  if (Number.isNaN(time.getTime()) || time.toISOString() !== at) return undefined;
+  return [at, sessionId];
 }

@@ -1,22 +1,40 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
-import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
+import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
 /** Sort key of the lease record in a thread's partition; the checkpoint saver ignores it. */
 export const LEASE_SORT_KEY = "lease";
 
+/**
+ * How long a lease lasts without a heartbeat. A run renews it every third of that while it is
+ * alive, so a long run keeps its session however long it takes, and a crashed run's session is
+ * free again at most this long after its last heartbeat.
+ */
+export const LEASE_MS = 30_000;
+
 export interface Lease {
+  /**
+   * Aborted when the lease is lost: a renewal found another holder, or could not be made before
+   * the lease ran out. A run must stop then, since another may now be writing the same thread.
+   */
+  readonly signal: AbortSignal;
   release(): Promise<void>;
+}
+
+export class LeaseLost extends Error {
+  constructor(sessionId: string) {
+    super(`the lease on session ${sessionId} was lost`);
+    this.name = "LeaseLost";
+  }
 }
 
 /**
  * One run per session at a time. Two runs on one checkpoint would each append to the same
  * parent and the later checkpoint would drop the other's message. The lease is a conditional
- * write with an expiry in the thread's own partition: taken when absent or expired, released
- * by its holder only, and stolen only after it expired (a crashed run cannot block a session
- * for longer than the lease).
+ * write with an expiry in the thread's own partition: taken when absent or expired, renewed by
+ * its holder's heartbeat, released by its holder only, and taken over only after it expired.
  */
 export class SessionLeases {
   private readonly doc: DynamoDBDocumentClient;
@@ -24,7 +42,7 @@ export class SessionLeases {
   constructor(
     client: DynamoDBClient,
     private readonly tableName: string,
-    private readonly leaseMs = 60_000,
+    private readonly leaseMs = LEASE_MS,
   ) {
     this.doc = DynamoDBDocumentClient.from(client);
   }
@@ -37,14 +55,7 @@ export class SessionLeases {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            pk: sessionId,
-            sk: LEASE_SORT_KEY,
-            token,
-            lease_until: now + this.leaseMs,
-            // DynamoDB's TTL sweeps leases a crash left behind; the condition below never relies on it.
-            [CHECKPOINT_TABLE.ttlAttribute]: Math.ceil((now + this.leaseMs) / 1000) + 3600,
-          },
+          Item: { pk: sessionId, sk: LEASE_SORT_KEY, token, ...this.expiry(now) },
           ConditionExpression: "attribute_not_exists(pk) OR lease_until < :now",
           ExpressionAttributeValues: { ":now": now },
         }),
@@ -53,24 +64,7 @@ export class SessionLeases {
       if (err instanceof ConditionalCheckFailedException) return undefined;
       throw err;
     }
-    return {
-      release: async () => {
-        try {
-          await this.doc.send(
-            new DeleteCommand({
-              TableName: this.tableName,
-              Key: { pk: sessionId, sk: LEASE_SORT_KEY },
-              ConditionExpression: "#t = :token",
-              ExpressionAttributeNames: { "#t": "token" },
-              ExpressionAttributeValues: { ":token": token },
-            }),
-          );
-        } catch (err) {
-          // Already expired and taken by another run: it is theirs now.
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        }
-      },
-    };
+    return this.heldLease(sessionId, token, now + this.leaseMs);
   }
 
   /** Waits for the lease, polling with backoff, for at most `waitMs`. */
@@ -82,4 +76,107 @@ export class SessionLeases {
       await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
     }
   }
+
+  private expiry(now: number) {
+    return {
+      lease_until: now + this.leaseMs,
+      // DynamoDB's TTL sweeps leases a crash left behind; the conditions never rely on it.
+      [CHECKPOINT_TABLE.ttlAttribute]: Math.ceil((now + this.leaseMs) / 1000) + 3600,
+    };
+  }
+
+  private heldLease(sessionId: string, token: string, until: number): Lease {
+    return holdLease(this.doc, {
+      sessionId,
+      tableName: this.tableName,
+      key: { pk: sessionId, sk: LEASE_SORT_KEY },
+      tokenAttribute: "token",
+      token,
+      heldUntil: until,
+      leaseMs: this.leaseMs,
+      renewal: (now) => this.expiry(now),
+      release: "delete",
+    });
+  }
+}
+
+/** A lease held on an item: where it is, whose token, and how it is renewed and let go. */
+export interface HeldLeaseItem {
+  sessionId: string;
+  tableName: string;
+  key: Record<string, string>;
+  /** the attribute holding the holder's token */
+  tokenAttribute: string;
+  token: string;
+  heldUntil: number;
+  leaseMs: number;
+  /** the attributes a heartbeat sets (the new lease_until, and a TTL where the item has its own) */
+  renewal: (now: number) => Record<string, number>;
+  /** "delete": the item is the lease; "remove": the lease is two attributes on an item that stays */
+  release: "delete" | "remove";
+}
+
+/**
+ * A held lease: renewed by a heartbeat every third of its length while its run is alive, its
+ * signal aborted when a renewal finds another token (or none could be made for a whole lease),
+ * and released by its holder only. Every write is conditional on this run's token.
+ */
+export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lease {
+  const lost = new AbortController();
+  let heldUntil = item.heldUntil;
+  const held = {
+    TableName: item.tableName,
+    Key: item.key,
+    ConditionExpression: "#t = :token",
+    ExpressionAttributeNames: { "#t": item.tokenAttribute } as Record<string, string>,
+    ExpressionAttributeValues: { ":token": item.token } as Record<string, unknown>,
+  };
+  const loseIt = () => {
+    clearInterval(heartbeat);
+    if (!lost.signal.aborted) lost.abort(new LeaseLost(item.sessionId));
+  };
+  const renew = async () => {
+    const now = Date.now();
+    if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
+    const values = Object.entries(item.renewal(now));
+    try {
+      await doc.send(
+        new UpdateCommand({
+          ...held,
+          UpdateExpression: `SET ${values.map((_, i) => `#r${i} = :r${i}`).join(", ")}`,
+          ExpressionAttributeNames: {
+            ...held.ExpressionAttributeNames,
+            ...Object.fromEntries(values.map(([name], i) => [`#r${i}`, name])),
+          },
+          ExpressionAttributeValues: {
+            ...held.ExpressionAttributeValues,
+            ...Object.fromEntries(values.map(([, value], i) => [`:r${i}`, value])),
+          },
+        }),
+      );
+      heldUntil = now + item.leaseMs;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) loseIt();
+      // Otherwise a passing fault: the next beat tries again, well inside the lease.
+    }
+  };
+  // unref: a heartbeat alone never keeps a process (or a test) alive.
+  const heartbeat = setInterval(() => void renew(), Math.max(10, Math.floor(item.leaseMs / 3)));
+  heartbeat.unref();
+  return {
+    signal: lost.signal,
+    release: async () => {
+      clearInterval(heartbeat);
+      try {
+        await doc.send(
+          item.release === "delete"
+            ? new DeleteCommand(held)
+            : new UpdateCommand({ ...held, UpdateExpression: "REMOVE #t, lease_until" }),
+        );
+      } catch (err) {
+        // Already expired and taken by another run (or the session deleted): not ours to touch.
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      }
+    },
+  };
 }

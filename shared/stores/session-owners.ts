@@ -1,10 +1,23 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { CHECKPOINT_TABLE } from "../../graph/checkpoint/schema";
+import { randomUUID } from "node:crypto";
+import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { holdLease, LEASE_MS, type Lease } from "./session-lease";
 
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";
+
+export interface SessionRecord {
+  userId: string;
+  projectId: string | null | undefined;
+}
+
+/** What taking a session's lease found: the lease (absent while another run holds it) and the session (absent: not the caller's). */
+export interface SessionLeaseAttempt {
+  session?: SessionRecord;
+  lease?: Lease;
+}
 
 /**
  * Who owns each chat session, kept in the thread's own partition of the checkpoint table:
@@ -19,17 +32,90 @@ export class SessionOwners {
     client: DynamoDBClient,
     private readonly tableName: string,
     private readonly ttlDays?: number,
+    private readonly leaseMs = LEASE_MS,
   ) {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  /** Records a new session for `userId`; false when the id is already taken. */
-  async claim(sessionId: string, userId: string): Promise<boolean> {
+  /**
+   * Starts a session for `userId` in `projectId` (null: none) for good, its lease held by the
+   * caller: one conditional put. Undefined when the id is already taken.
+   */
+  async claimLeased(sessionId: string, userId: string, projectId: string | null): Promise<Lease | undefined> {
+    const token = randomUUID();
+    const now = Date.now();
+    const item = { user_id: userId, project_id: projectId, lease_token: token, lease_until: now + this.leaseMs };
+    if (!(await this.put(sessionId, item))) return undefined;
+    return this.held(sessionId, token, now);
+  }
+
+  /**
+   * Takes the lease of `userId`'s session, kept on the session's owner record so that the owner
+   * check, the project and the lease are one conditional update (and the record's expiry is
+   * pushed back in the same write). Only when that fails is the record read, to tell a session
+   * that is not the caller's from one another run holds.
+   */
+  async lease(sessionId: string, userId: string): Promise<SessionLeaseAttempt> {
+    const token = randomUUID();
+    const now = Date.now();
+    const ttl = this.expiry();
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}`,
+          ConditionExpression: "user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)",
+          ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute] ? { "#e": CHECKPOINT_TABLE.ttlAttribute } : undefined,
+          ExpressionAttributeValues: {
+            ":token": token,
+            ":until": now + this.leaseMs,
+            ":user": userId,
+            ":now": now,
+            ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return { session: recordOf(out.Attributes!), lease: this.held(sessionId, token, now) };
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+    const session = await this.session(sessionId);
+    return session?.userId === userId ? { session } : {};
+  }
+
+  /** The lease, waiting for it with backoff for at most `waitMs`; answers at once for a session that is not the caller's. */
+  async leaseWaiting(sessionId: string, userId: string, waitMs: number): Promise<SessionLeaseAttempt> {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      const attempt = await this.lease(sessionId, userId);
+      if (attempt.lease || !attempt.session || Date.now() + delay > deadline) return attempt;
+      await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
+    }
+  }
+
+  private held(sessionId: string, token: string, now: number): Lease {
+    return holdLease(this.doc, {
+      sessionId,
+      tableName: this.tableName,
+      key: { pk: sessionId, sk: OWNER_SORT_KEY },
+      tokenAttribute: "lease_token",
+      token,
+      heldUntil: now + this.leaseMs,
+      leaseMs: this.leaseMs,
+      // The record's own TTL is the session's, not the lease's: a heartbeat only moves lease_until.
+      renewal: (at) => ({ lease_until: at + this.leaseMs }),
+      release: "remove",
+    });
+  }
+
+  private async put(sessionId: string, attributes: Record<string, unknown>): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: sessionId, sk: OWNER_SORT_KEY, user_id: userId, ...this.expiry() },
+          Item: { pk: sessionId, sk: OWNER_SORT_KEY, ...attributes, ...this.expiry() },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
@@ -40,8 +126,24 @@ export class SessionOwners {
     }
   }
 
+  /**
+   * Records a new session for `userId`, in `projectId` (null: none) for good: a session's project
+   * is fixed when it starts. False when the id is already taken.
+   */
+  async claim(sessionId: string, userId: string, projectId: string | null = null): Promise<boolean> {
+    return this.put(sessionId, { user_id: userId, project_id: projectId });
+  }
+
   /** The owner, or undefined for a session that does not exist. Keeps an active session from expiring. */
   async owner(sessionId: string): Promise<string | undefined> {
+    return (await this.session(sessionId))?.userId;
+  }
+
+  /**
+   * The session's owner and project (null: none; undefined: a session recorded before projects
+   * were kept here), or undefined for a session that does not exist.
+   */
+  async session(sessionId: string): Promise<SessionRecord | undefined> {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: sessionId, sk: OWNER_SORT_KEY }, ConsistentRead: true }),
     );
@@ -58,7 +160,7 @@ export class SessionOwners {
         }),
       );
     }
-    return out.Item.user_id as string;
+    return recordOf(out.Item);
   }
 
   private expiry(): Record<string, number> {
@@ -69,3 +171,8 @@ export class SessionOwners {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
+const recordOf = (item: Record<string, unknown>): SessionRecord => ({
+  userId: item.user_id as string,
+  projectId: item.project_id as string | null | undefined,
+});

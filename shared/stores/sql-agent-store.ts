@@ -1,6 +1,9 @@
 import {
   chunkRows,
+  DOCUMENT_COLUMNS,
   iso,
+  toDocumentAttempt,
+  toDocumentRecord,
   vectorLiteral,
   type AgentStore,
   type DocumentChunk,
@@ -17,31 +20,29 @@ import {
 } from "./agent-store";
 import type { SqlClient } from "./sql";
 
+// biome-ignore lint/suspicious/noExplicitAny: a SQL row, typed by the mapper that reads it
 type Row = Record<string, any>;
 
 const MEMORY_COLUMNS = "id, user_id, project_id, content, category, tags, metadata, created_at, updated_at";
 
-export const toStoredMemory = (r: Row): StoredMemory => ({
+/** What a stored memory and a recalled one both show. */
+const memoryFields = (r: Row) => ({
   id: r.id,
-  userId: r.user_id,
-  projectId: r.project_id,
   content: r.content,
   category: r.category,
   tags: r.tags ?? [],
   metadata: r.metadata ?? {},
   createdAt: iso(r.created_at),
+});
+
+export const toStoredMemory = (r: Row): StoredMemory => ({
+  ...memoryFields(r),
+  userId: r.user_id,
+  projectId: r.project_id,
   updatedAt: iso(r.updated_at),
 });
 
-export const toMemoryMatch = (r: Row): MemoryMatch => ({
-  id: r.id,
-  content: r.content,
-  category: r.category,
-  tags: r.tags ?? [],
-  metadata: r.metadata ?? {},
-  createdAt: iso(r.created_at),
-  similarity: Number(r.similarity),
-});
+export const toMemoryMatch = (r: Row): MemoryMatch => ({ ...memoryFields(r), similarity: Number(r.similarity) });
 
 export const toKnowledgeMatch = (r: Row): KnowledgeMatch => ({
   id: String(r.id),
@@ -77,6 +78,33 @@ export class SqlAgentStore implements AgentStore {
       [v.documentId, v.source, v.sequencer],
     );
     return rows[0]!.result;
+  }
+
+  async beginDocument(v: DocumentVersion) {
+    const { rows } = await this.db.query<{ state: string; interrupted: number; reason: string | null }>(
+      "select * from begin_document_attempt($1, $2, $3, $4)",
+      [v.documentId, v.source, v.sequencer, v.etag ?? null],
+    );
+    return toDocumentAttempt(rows[0]!);
+  }
+
+  async recordDocumentOutcome(v: DocumentVersion, status: "skipped" | "failed", reason: string) {
+    await this.db.query("select record_document_outcome($1, $2, $3, $4, $5, $6)", [
+      v.documentId,
+      v.source,
+      v.sequencer,
+      v.etag ?? null,
+      status,
+      reason,
+    ]);
+  }
+
+  async listDocuments(bucket: string) {
+    const { rows } = await this.db.query(
+      `select ${DOCUMENT_COLUMNS} from knowledge_documents where starts_with(document_id, $1) order by document_id`,
+      [`${bucket}/`],
+    );
+    return rows.map(toDocumentRecord);
   }
 
   async insertMemory(m: NewMemory) {
@@ -154,5 +182,9 @@ export class SqlAgentStore implements AgentStore {
       q.fullTextWeight ?? 1,
     ]);
     return rows.map(toKnowledgeMatch);
+  }
+
+  async ping() {
+    await this.db.query("select 1");
   }
 }

@@ -1,6 +1,7 @@
 import { iso } from "./agent-store";
 import {
   decodeCursor,
+  InvalidCursor,
   encodeCursor,
   type AppendResult,
   type Conversation,
@@ -12,6 +13,7 @@ import {
 } from "./conversations";
 import type { SqlClient } from "./sql";
 
+// biome-ignore lint/suspicious/noExplicitAny: a SQL row, typed by the mapper that reads it
 type Row = Record<string, any>;
 
 export const toSessionSummary = (r: Row): SessionSummary => ({
@@ -29,9 +31,10 @@ export function page(rows: SessionSummary[], limit: number) {
   return rows.length > limit ? { sessions, nextCursor: encodeCursor(sessions[sessions.length - 1]!) } : { sessions };
 }
 
-/** The list_sessions arguments for a page request; an unreadable cursor starts from the top. */
+/** The list_sessions arguments for a page request; a cursor this API did not issue is refused. */
 export function pageArgs(userId: string, limit: number, cursor?: string) {
-  const after = cursor ? decodeCursor(cursor) : undefined;
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  if (cursor !== undefined && !after) throw new InvalidCursor();
   return {
     p_user_id: userId,
     p_limit: limit + 1,

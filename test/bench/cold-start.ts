@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { bundleFunction, esbuildBase } from "../../infra/aws/bundle/build";
+import { FUNCTIONS as MANIFEST } from "../../infra/manifest";
 import { median, printTable } from "./table";
 
 /**
@@ -14,19 +15,7 @@ import { median, printTable } from "./table";
  * and what the first request then loads (the modules a handler defers, shared/deferred.ts).
  */
 const ROOT = resolve(import.meta.dirname, "../..");
-const FUNCTIONS = process.env.BENCH_FUNCTIONS
-  ? process.env.BENCH_FUNCTIONS.split(",")
-  : [
-      "chat",
-      "chat-stream",
-      "sessions",
-      "memories",
-      "memory-extraction",
-      "ingest",
-      "intercom-webhook",
-      "support-worker",
-      "authorizer",
-    ];
+const FUNCTIONS = process.env.BENCH_FUNCTIONS ? process.env.BENCH_FUNCTIONS.split(",") : MANIFEST.map((f) => f.name); // every function of the deployment manifest
 const RUNS = 11;
 
 const NAIVE = `

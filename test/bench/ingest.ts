@@ -7,6 +7,7 @@ import { startLocalPostgres } from "../../infra/local/postgres";
 import { LocalQueue } from "../../infra/local/queue";
 import { s3Notification, sequencerAt } from "../../infra/local/s3-events";
 import { loadConfig } from "../../shared/config";
+import { ingestSettings } from "../../shared/ingest/runtime";
 import { Ingestor } from "../../shared/ingest/ingestor";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
@@ -50,13 +51,7 @@ export async function run() {
         source: new FolderObjectSource(dir),
         store: new SqlAgentStore(db),
         embeddings: new HashingEmbeddings(config.EMBEDDING_DIM),
-        settings: {
-          maxBytes: config.INGEST_MAX_BYTES,
-          chunkSize: config.INGEST_CHUNK_SIZE,
-          chunkOverlap: config.INGEST_CHUNK_OVERLAP,
-          embedBatchSize: config.INGEST_EMBED_BATCH,
-          embedConcurrency: concurrency,
-        },
+        settings: { ...ingestSettings(config), embedConcurrency: concurrency },
       });
       const queue = new LocalQueue({ name: "ingest", batchSize: 10, pollIntervalMs: 1 });
       for (let i = 0; i < DOCUMENTS; i++) {

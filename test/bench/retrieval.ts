@@ -2,7 +2,8 @@ import type { PGlite } from "@electric-sql/pglite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { recallMemoryTool } from "../../graph/chat/tools/memory";
+import { recallMemory } from "../../graph/tools/memory-recall";
+import { asLangChainTool } from "../../graph/tools/tool";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { loadConfig } from "../../shared/config";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
@@ -50,7 +51,7 @@ async function memoryRecall(db: PGlite) {
     idOf.set(id, m.id);
   }
   const minScore = loadConfig({}).MEMORY_MIN_SCORE;
-  const recall = recallMemoryTool({ store, embeddings: embedder, minMemoryScore: minScore });
+  const recall = asLangChainTool(recallMemory, { store, embeddings: embedder, minMemoryScore: minScore });
   const raw: string[][] = [];
   const viaTool: string[][] = [];
   const scored: { id: string; score: number; relevant: boolean }[][] = [];

@@ -10,8 +10,12 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "memory-scale": () => import("./memory-scale"),
   extraction: () => import("./extraction"),
   ingest: () => import("./ingest"),
+  "hostile-documents": () => import("./hostile-documents"),
   "cold-start": () => import("./cold-start"),
   "data-files": () => import("./data-files"),
+  "long-conversation": () => import("./long-conversation"),
+  "turn-overhead": () => import("./turn-overhead"),
+  soak: () => import("./soak"),
 };
 
 const wanted = process.argv.slice(2);

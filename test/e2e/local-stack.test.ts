@@ -178,7 +178,7 @@ describe("local stack over HTTP", () => {
     let buffer = "";
     for await (const chunk of res.body!) {
       buffer += decoder.decode(chunk, { stream: true });
-      for (let i; (i = buffer.indexOf("\n\n")) >= 0; buffer = buffer.slice(i + 2)) {
+      for (let i: number; (i = buffer.indexOf("\n\n")) >= 0; buffer = buffer.slice(i + 2)) {
         events.push({ ...JSON.parse(buffer.slice(0, i).replace(/^data: /, "")), at: Date.now() });
       }
     }
@@ -320,7 +320,7 @@ describe("local stack over HTTP", () => {
     const bad = await fetch(`${stack.url}/webhooks/intercom`, {
       method: "POST",
       body: "{}",
-      headers: { "X-Hub-Signature": "sha1=" + "0".repeat(40) },
+      headers: { "X-Hub-Signature": `sha1=${"0".repeat(40)}` },
     });
     expect(bad.status).toBe(401);
     expect(stack.queues.supportDeadLetters.depth).toBe(0);

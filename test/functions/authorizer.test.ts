@@ -4,7 +4,8 @@ import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from
 type Key = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
 import { createHmac } from "node:crypto";
 import { createChatHandler } from "../../functions/chat";
-import { createAuthorizer } from "../../functions/authorizer";
+import { configuredVerifier, createAuthorizer } from "../../functions/authorizer";
+import { loadConfig } from "../../shared/config";
 import { jwtVerifier } from "../../shared/jwt";
 
 // Keys the test makes: an issuer's signing key, published as a JWKS, and a stranger's.
@@ -43,6 +44,11 @@ const event = (token: string): APIGatewayTokenAuthorizerEvent => ({
 });
 
 describe("JWT authorizer", () => {
+  it("answers Unauthorized, not an error, to a bearer token when no OIDC issuer is configured (API keys only)", async () => {
+    const keysOnly = createAuthorizer(configuredVerifier(loadConfig({})));
+    await expect(keysOnly(event(await sign({ sub: "user-42" })))).rejects.toThrow(/^Unauthorized$/);
+  });
+
   it("allows a valid token for the whole API and passes its subject on", async () => {
     const result = await authorize(event(await sign({ sub: "user-42" })));
     expect(result.principalId).toBe("user-42");
@@ -123,10 +129,10 @@ async function chatAs(body: Record<string, unknown>, authorizer: Record<string, 
     async () =>
       ({
         chat: {
-          reply: async (turn: { userId: string }) => (
-            seen.push(turn.userId),
-            { reply: "ok", sessionId: "s", messageId: "m", trace: [] }
-          ),
+          reply: async (turn: { userId: string }) => {
+            seen.push(turn.userId);
+            return { reply: "ok", sessionId: "s", messageId: "m", trace: [] };
+          },
         },
       }) as never,
   );

@@ -110,6 +110,20 @@ describe("POST /api/chat validation", () => {
   });
 });
 
+describe("POST /api/chat stand-in disclosure", () => {
+  it("says in a header that the offline stand-in wrote the reply, and says nothing when Bedrock does", async () => {
+    const res = (await local()(chatEvent({ message: "hi" }), context()))!;
+    expect(res.statusCode).toBe(200);
+    expect(res.headers?.["x-agent-stand-in"]).toMatch(/offline rule-based model/);
+    const bedrock = createChatHandler(
+      { ...runtimes.local!.config, BEDROCK_MODEL_ID: "us.anthropic.x-v1:0" },
+      async () => runtimes.local!,
+    );
+    const withModel = (await bedrock(chatEvent({ message: "hi" }), context()))!;
+    expect(withModel.headers?.["x-agent-stand-in"]).toBeUndefined();
+  });
+});
+
 describe("POST /api/chat sessions and identity", () => {
   it("starts a session, continues it, and hides it from other users", async () => {
     const first = await call(local(), chatEvent({ message: "hi", user_id: "alice" }));

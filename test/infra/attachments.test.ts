@@ -1,13 +1,15 @@
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { AgentStack } from "../../infra/aws/stack";
+import { NO_BUNDLING, PRODUCTION_SETTINGS } from "../support/deployment";
 
-const app = new App({ context: { "aws:cdk:bundling-stacks": [] } });
-const stack = new AgentStack(app, "Files", {
-  settings: { supabaseUrl: "https://abc.supabase.co", documentsPrefix: "knowledge/", attachmentsExpireDays: 7 },
+const stack = new AgentStack(new App({ context: NO_BUNDLING }), "Files", {
+  settings: { ...PRODUCTION_SETTINGS, attachmentsExpireDays: 7 },
 });
 const template = Template.fromStack(stack);
 const { attachments } = stack;
+const filesFunction = stack.functions.get("files")!;
+const uploadFunction = stack.functions.get("file-uploaded")!;
 const logicalId = (c: { node: { defaultChild?: unknown } }) => stack.getLogicalId(c.node.defaultChild as never);
 const bucketId = logicalId(attachments.bucket);
 
@@ -57,13 +59,12 @@ describe("attachments bucket", () => {
           {
             Events: ["s3:ObjectCreated:Put"],
             Filter: { Key: { FilterRules: [{ Name: "prefix", Value: "users/" }] } },
-            LambdaFunctionArn: { "Fn::GetAtt": [logicalId(attachments.uploadFunction), "Arn"] },
+            LambdaFunctionArn: { "Fn::GetAtt": [logicalId(uploadFunction), "Arn"] },
           },
         ],
       },
     });
     template.hasResourceProperties("AWS::Lambda::Function", {
-      Handler: "index.notificationHandler",
       Environment: { Variables: Match.objectLike({ ATTACHMENTS_BUCKET: { Ref: bucketId } }) },
     });
   });
@@ -75,7 +76,7 @@ describe("attachments bucket", () => {
   });
 
   it("grants the files function only the object actions presigning and checking need, under users/", () => {
-    expect(onBucket(attachments.filesFunction)).toEqual([
+    expect(onBucket(filesFunction)).toEqual([
       { Effect: "Allow", Action: ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"], Resource: usersPrefix },
     ]);
   });
@@ -88,14 +89,14 @@ describe("attachments bucket", () => {
       stack.memoriesFunction,
       stack.ingestFunction,
       stack.extractionFunction,
-      stack.supportWorkerFunction,
+      stack.supportWorkerFunction!,
     ])
       expect(onBucket(fn)).toEqual([]);
   });
 
   it("routes the files API behind the authorizer", () => {
     const filesMethods = Object.values(template.findResources("AWS::ApiGateway::Method")).filter((m: any) =>
-      JSON.stringify(m.Properties.Integration?.Uri ?? "").includes(logicalId(attachments.filesFunction)),
+      JSON.stringify(m.Properties.Integration?.Uri ?? "").includes(logicalId(filesFunction)),
     ) as any[];
     expect(filesMethods.map((m) => m.Properties.HttpMethod).sort()).toEqual(["DELETE", "GET", "GET", "POST", "POST"]);
     for (const m of filesMethods) expect(m.Properties.AuthorizationType).toBe("CUSTOM");

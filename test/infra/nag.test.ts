@@ -2,6 +2,7 @@ import { App } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { AgentStack } from "../../infra/aws/stack";
 import type { StackSettings } from "../../infra/aws/settings";
+import { PRODUCTION_SETTINGS } from "../support/deployment";
 
 // cdk-nag's AwsSolutions pack over the synthesized stack: no finding may remain that the stack
 // does not acknowledge with a reason (infra/aws/nag.ts).
@@ -17,14 +18,12 @@ describe("cdk-nag AwsSolutions", () => {
   it("finds nothing unacknowledged with every option set", () => {
     expect(
       findings({
-        supabaseUrl: "https://abc.supabase.co",
-        bedrockModelId: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-        bedrockEmbeddingModelId: "amazon.titan-embed-text-v2:0",
+        ...PRODUCTION_SETTINGS,
+        bedrockModelId: "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        bedrockRegion: "eu-west-1",
         documentsPrefix: "docs/",
-        oidcIssuer: "https://auth.example.com/",
-        oidcAudience: "api",
-        intercomAdminId: "1",
         tracing: true,
+        stage: "staging",
         apiKeys: [
           { client: "billing", trusted: true },
           { client: "reports", trusted: false },
@@ -34,7 +33,11 @@ describe("cdk-nag AwsSolutions", () => {
     ).toEqual([]);
   });
 
-  it("finds nothing unacknowledged with the defaults", () => {
-    expect(findings({ supabaseUrl: "https://abc.supabase.co", documentsPrefix: "knowledge/" })).toEqual([]);
+  it("finds nothing unacknowledged in a production deployment with the defaults", () => {
+    expect(findings(PRODUCTION_SETTINGS)).toEqual([]);
+  });
+
+  it("finds nothing unacknowledged in a demo", () => {
+    expect(findings({ demo: true, documentsPrefix: "knowledge/" })).toEqual([]);
   });
 });

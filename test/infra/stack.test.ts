@@ -1,19 +1,26 @@
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint";
+import type { StackSettings } from "../../infra/aws/settings";
 import { AgentStack } from "../../infra/aws/stack";
+import { deployedFunctions } from "../../infra/manifest";
+import { NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const stack = new AgentStack(new App(), "Test", {
   settings: {
-    supabaseUrl: "https://abc.supabase.co",
+    ...PRODUCTION_SETTINGS,
     bedrockModelId: MODEL,
-    bedrockEmbeddingModelId: "amazon.titan-embed-text-v2:0",
-    documentsPrefix: "knowledge/",
+    bedrockNamingModelId: undefined,
     oidcIssuer: "https://auth.example.com/",
     oidcAudience: "agent-api",
   },
 });
+/** Another deployment of the stack, unbundled: only its template is read. */
+const variant = (id: string, settings: Partial<StackSettings>) =>
+  Template.fromStack(
+    new AgentStack(new App({ context: NO_BUNDLING }), id, { settings: { ...PRODUCTION_SETTINGS, ...settings } }),
+  );
 const template = Template.fromStack(stack);
 const ref = (construct: { node: { defaultChild?: unknown } }) =>
   stack.resolve((construct.node.defaultChild as { ref: string }).ref);
@@ -30,6 +37,16 @@ function statementsOf(fn: typeof stack.chatFunction) {
   }[];
 }
 const actions = (fn: typeof stack.chatFunction) => statementsOf(fn).flatMap((s) => [s.Action].flat());
+type Resource = { Properties: Record<string, any> };
+const alarms = () => Object.values(template.findResources("AWS::CloudWatch::Alarm")) as Resource[];
+/** Alarms on a metric, by its name (cdk-monitoring-constructs writes them as metric-math alarms). */
+const alarmsOn = (metricName: string) =>
+  alarms().filter((a) =>
+    (a.Properties.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[] | undefined)?.some(
+      (m) => m.MetricStat?.Metric.MetricName === metricName,
+    ),
+  );
+const dlqAlarms = () => alarmsOn("ApproximateNumberOfMessagesVisible");
 /** A resource's synthesized properties, by construct. */
 const propsOf = (construct: { node: { defaultChild?: unknown } }) =>
   template.toJSON().Resources[stack.getLogicalId(construct.node.defaultChild as never)].Properties as Record<
@@ -116,21 +133,16 @@ describe("memory extraction", () => {
   it("has a queue with a dead-letter queue after 3 receives and a visibility timeout of 6x the function timeout", () => {
     const queue = { Properties: propsOf(stack.extractionQueue) };
     expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(3);
-    const fn = template.findResources("AWS::Lambda::Function", {
-      Properties: { Handler: "index.handler", Timeout: 60 },
-    });
-    expect(Object.keys(fn)).toHaveLength(1);
+    expect(propsOf(stack.extractionFunction).Timeout).toBe(60);
     expect(queue.Properties.VisibilityTimeout).toBe(360);
     expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
   });
 
   it("alarms when anything reaches the dead-letter queue", () => {
-    template.hasResourceProperties("AWS::CloudWatch::Alarm", {
-      MetricName: "ApproximateNumberOfMessagesVisible",
-      Namespace: "AWS/SQS",
-      Threshold: 1,
-      ComparisonOperator: "GreaterThanOrEqualToThreshold",
-    });
+    const dlq = stack.getLogicalId(stack.extractionDeadLetters.node.defaultChild as never);
+    const alarm = dlqAlarms().find((a) => JSON.stringify(a.Properties.Metrics).includes(dlq));
+    expect(alarm?.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: "GreaterThanThreshold" });
+    expect(alarm?.Properties.AlarmActions).toHaveLength(1);
   });
 
   it("feeds the extraction function with partial batch failures and bounded concurrency", () => {
@@ -221,24 +233,21 @@ describe("document ingestion", () => {
     const s3 = statementsOf(stack.ingestFunction).filter((s) => [s.Action].flat().some((a) => a.startsWith("s3:")));
     expect(s3.flatMap((s) => [s.Action].flat()).every((a) => /^s3:(Get|List)/.test(a))).toBe(true);
     expect(JSON.stringify(s3.map((s) => s.Resource))).toContain("/knowledge/*");
-    for (const fn of [stack.extractionFunction, stack.memoriesFunction]) {
-      expect(actions(fn).filter((a) => a.startsWith("s3:"))).toEqual([]);
-    }
-    // Their only S3 actions are on attachments (test/infra/attachments.test.ts), none on documents.
-    for (const fn of [stack.chatFunction, stack.chatStreamFunction, stack.sessionsFunction]) {
+    for (const fn of [
+      stack.chatFunction,
+      stack.chatStreamFunction,
+      stack.extractionFunction,
+      stack.sessionsFunction,
+      stack.memoriesFunction,
+    ]) {
+      // Nothing on the documents bucket (the chat and sessions functions have their users' attachments).
       const documents = stack.getLogicalId(stack.documentsBucket.node.defaultChild as never);
-      expect(JSON.stringify(statementsOf(fn))).not.toContain(documents);
+      expect(statementsOf(fn).filter((st) => JSON.stringify(st.Resource).includes(documents))).toEqual([]);
     }
     const queue = propsOf(stack.ingestQueue);
     expect(queue.VisibilityTimeout).toBe(720);
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
-    expect(
-      Object.keys(
-        template.findResources("AWS::CloudWatch::Alarm", {
-          Properties: { MetricName: "ApproximateNumberOfMessagesVisible" },
-        }),
-      ),
-    ).toHaveLength(3);
+    expect(dlqAlarms()).toHaveLength(3);
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FunctionName: { Ref: stack.getLogicalId(stack.ingestFunction.node.defaultChild as never) },
@@ -254,10 +263,10 @@ describe("Intercom support", () => {
     const token = secretRef("IntercomAccessToken");
     const clientSecret = secretRef("IntercomClientSecret");
     const reads = (fn: typeof stack.chatFunction) => JSON.stringify(statementsOf(fn));
-    expect(reads(stack.supportWorkerFunction)).toContain(token);
-    expect(reads(stack.supportWorkerFunction)).not.toContain(clientSecret);
-    expect(reads(stack.intercomWebhookFunction)).toContain(clientSecret);
-    expect(reads(stack.intercomWebhookFunction)).not.toContain(token);
+    expect(reads(stack.supportWorkerFunction!)).toContain(token);
+    expect(reads(stack.supportWorkerFunction!)).not.toContain(clientSecret);
+    expect(reads(stack.intercomWebhookFunction!)).toContain(clientSecret);
+    expect(reads(stack.intercomWebhookFunction!)).not.toContain(token);
     for (const fn of [
       stack.chatFunction,
       stack.chatStreamFunction,
@@ -269,41 +278,60 @@ describe("Intercom support", () => {
       expect(reads(fn)).not.toContain(token);
       expect(reads(fn)).not.toContain(clientSecret);
     }
-    expect(propsOf(stack.intercomWebhookFunction).Environment.Variables.INTERCOM_CLIENT_SECRET).toBeUndefined();
+    expect(propsOf(stack.intercomWebhookFunction!).Environment.Variables.INTERCOM_CLIENT_SECRET).toBeUndefined();
   });
 
   it("queues from the webhook to the worker, with a DLQ, an alarm and partial batch failures", () => {
-    const queue = propsOf(stack.supportQueue);
+    const queue = propsOf(stack.supportQueue!);
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
     expect(queue.VisibilityTimeout).toBe(720);
-    expect(actions(stack.intercomWebhookFunction)).toContain("sqs:SendMessage");
-    expect(actions(stack.supportWorkerFunction)).not.toContain("sqs:SendMessage");
+    expect(actions(stack.intercomWebhookFunction!)).toContain("sqs:SendMessage");
+    expect(actions(stack.supportWorkerFunction!)).not.toContain("sqs:SendMessage");
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
-      FunctionName: { Ref: stack.getLogicalId(stack.supportWorkerFunction.node.defaultChild as never) },
+      FunctionName: { Ref: stack.getLogicalId(stack.supportWorkerFunction!.node.defaultChild as never) },
     });
   });
 });
 
 describe("observability", () => {
   it("alarms on errors and throttles of every function, and on the API's 5xx rate", () => {
-    const alarms = Object.values(template.findResources("AWS::CloudWatch::Alarm")) as {
-      Properties: Record<string, any>;
-    }[];
     for (const fn of [...ourFunctions(), stack.authorizerFunction]) {
       const ref = stack.getLogicalId(fn.node.defaultChild as never);
       for (const metric of ["Errors", "Throttles"]) {
-        expect(
-          alarms.some(
-            (a) => a.Properties.MetricName === metric && JSON.stringify(a.Properties.Dimensions).includes(ref),
-          ),
-        ).toBe(true);
+        const alarm = alarmsOn(metric).find((a) => JSON.stringify(a.Properties.Metrics).includes(ref));
+        expect(alarm?.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: "GreaterThanThreshold" });
       }
     }
-    const rate = alarms.find((a) =>
-      a.Properties.Metrics?.some((m: { Expression?: string }) => m.Expression?.includes("errors / requests")),
-    );
-    expect(rate?.Properties).toMatchObject({ Threshold: 5, ComparisonOperator: "GreaterThanThreshold" });
+    // 5XXError's average is the share of requests answered 5xx: above 5%.
+    const [rate] = alarmsOn("5XXError");
+    expect(rate?.Properties).toMatchObject({ Threshold: 0.05, ComparisonOperator: "GreaterThanThreshold" });
+  });
+
+  it("sends every alarm to one SNS topic, with the on-call email subscribed", () => {
+    const topics = Object.keys(template.findResources("AWS::SNS::Topic"));
+    expect(topics).toHaveLength(1);
+    expect(alarms().length).toBeGreaterThanOrEqual(25);
+    for (const alarm of alarms()) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topics[0] }]);
+    template.hasResourceProperties("AWS::SNS::Subscription", {
+      Protocol: "email",
+      Endpoint: PRODUCTION_SETTINGS.alarmEmail,
+    });
+  });
+
+  it("has a dashboard of replies, latency, tool calls, errors, queues and dead letters", () => {
+    const [dashboard] = Object.values(template.findResources("AWS::CloudWatch::Dashboard")) as Resource[];
+    const body = JSON.stringify(dashboard!.Properties.DashboardBody);
+    for (const metric of [
+      "Replies",
+      "ModelLatency",
+      "ToolCalls",
+      "Errors",
+      "ApproximateNumberOfMessagesVisible",
+      "ApproximateAgeOfOldestMessage",
+      "DeadLettered",
+    ])
+      expect(body).toContain(metric);
   });
 
   it("writes API access logs as JSON, and leaves tracing off unless the context turns it on", () => {
@@ -312,10 +340,7 @@ describe("observability", () => {
       TracingEnabled: false,
     });
     expect(propsOf(stack.chatFunction).TracingConfig?.Mode).not.toBe("Active");
-    const traced = new AgentStack(new App({ context: { "aws:cdk:bundling-stacks": [] } }), "Traced", {
-      settings: { supabaseUrl: "https://abc.supabase.co", documentsPrefix: "knowledge/", tracing: true },
-    });
-    const t = Template.fromStack(traced);
+    const t = variant("Traced", { tracing: true });
     t.hasResourceProperties("AWS::ApiGateway::Stage", { TracingEnabled: true });
     t.hasResourceProperties("AWS::Lambda::Function", { TracingConfig: { Mode: "Active" } });
   });
@@ -323,18 +348,12 @@ describe("observability", () => {
 
 describe("REST API", () => {
   it("routes each API method to its function by Lambda proxy", () => {
-    // 9, and the 5 file routes (test/infra/attachments.test.ts)
-    template.resourceCountIs("AWS::ApiGateway::Method", 14);
-    for (const [method, fn] of [
-      ["POST", stack.chatFunction],
-      ["POST", stack.chatStreamFunction],
-      ["GET", stack.sessionsFunction],
-      ["DELETE", stack.sessionsFunction],
-      ["GET", stack.memoriesFunction],
-      ["DELETE", stack.memoriesFunction],
-      ["POST", stack.intercomWebhookFunction],
-      ["HEAD", stack.intercomWebhookFunction],
-    ] as const) {
+    const routes = deployedFunctions({ intercom: true }).flatMap((spec) =>
+      (spec.routes ?? []).map((route) => [route.method, stack.functions.get(spec.name)!] as const),
+    );
+    expect(routes.length).toBeGreaterThanOrEqual(10);
+    template.resourceCountIs("AWS::ApiGateway::Method", routes.length);
+    for (const [method, fn] of routes) {
       template.hasResourceProperties("AWS::ApiGateway::Method", {
         HttpMethod: method,
         Integration: {
@@ -387,7 +406,7 @@ describe("REST API", () => {
     const methods = Object.values(template.findResources("AWS::ApiGateway::Method")) as {
       Properties: Record<string, any>;
     }[];
-    const webhookFn = stack.getLogicalId(stack.intercomWebhookFunction.node.defaultChild as never);
+    const webhookFn = stack.getLogicalId(stack.intercomWebhookFunction!.node.defaultChild as never);
     for (const m of methods) {
       const isWebhook = JSON.stringify(m.Properties.Integration.Uri).includes(webhookFn);
       if (isWebhook) expect(m.Properties.AuthorizationType).toBe("NONE");
@@ -411,24 +430,33 @@ describe("REST API", () => {
 describe("settings from context", () => {
   it("caps each queue consumer at queueConcurrency, refusing values Lambda would reject", async () => {
     const { readSettings } = await import("../../infra/aws/settings");
-    expect(readSettings(new App({ context: { queueConcurrency: "20" } })).queueConcurrency).toBe(20);
-    expect(readSettings(new App()).queueConcurrency).toBe(5);
-    expect(() => readSettings(new App({ context: { queueConcurrency: "1" } }))).toThrow(/queueConcurrency/);
-    expect(() => readSettings(new App({ context: { queueConcurrency: "lots" } }))).toThrow(/queueConcurrency/);
+    expect(readSettings(new App({ context: { ...PRODUCTION_CONTEXT, queueConcurrency: "20" } })).queueConcurrency).toBe(
+      20,
+    );
+    expect(readSettings(new App({ context: PRODUCTION_CONTEXT })).queueConcurrency).toBe(5);
+    expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, queueConcurrency: "1" } }))).toThrow(
+      /queueConcurrency/,
+    );
+    expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, queueConcurrency: "lots" } }))).toThrow(
+      /queueConcurrency/,
+    );
   });
 
   it("validates the embedding dimension and TTL, and hands the dimension to the functions", async () => {
     const { readSettings } = await import("../../infra/aws/settings");
-    expect(readSettings(new App({ context: { embeddingDimension: "512", checkpointTtlDays: "30" } }))).toMatchObject({
+    expect(
+      readSettings(new App({ context: { ...PRODUCTION_CONTEXT, embeddingDimension: "512", checkpointTtlDays: "30" } })),
+    ).toMatchObject({
       embeddingDimension: 512,
       checkpointTtlDays: 30,
     });
-    expect(() => readSettings(new App({ context: { embeddingDimension: "4096" } }))).toThrow(/embeddingDimension/);
-    expect(() => readSettings(new App({ context: { checkpointTtlDays: "soon" } }))).toThrow(/checkpointTtlDays/);
-    const narrow = new AgentStack(new App({ context: { "aws:cdk:bundling-stacks": [] } }), "Narrow", {
-      settings: { supabaseUrl: "https://abc.supabase.co", documentsPrefix: "knowledge/", embeddingDimension: 512 },
-    });
-    Template.fromStack(narrow).hasResourceProperties("AWS::Lambda::Function", {
+    expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, embeddingDimension: "4096" } }))).toThrow(
+      /embeddingDimension/,
+    );
+    expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, checkpointTtlDays: "soon" } }))).toThrow(
+      /checkpointTtlDays/,
+    );
+    variant("Narrow", { embeddingDimension: 512 }).hasResourceProperties("AWS::Lambda::Function", {
       Environment: { Variables: Match.objectLike({ EMBEDDING_DIM: "512" }) },
     });
   });
@@ -460,17 +488,12 @@ describe("API request validation", () => {
 });
 
 describe("API keys", () => {
-  const keyed = new AgentStack(new App({ context: { "aws:cdk:bundling-stacks": [] } }), "Keyed", {
-    settings: {
-      supabaseUrl: "https://abc.supabase.co",
-      documentsPrefix: "knowledge/",
-      apiKeys: [
-        { client: "billing", trusted: true },
-        { client: "reports", trusted: false },
-      ],
-    },
+  const t = variant("Keyed", {
+    apiKeys: [
+      { client: "billing", trusted: true },
+      { client: "reports", trusted: false },
+    ],
   });
-  const t = Template.fromStack(keyed);
 
   it("are off by default: no keys, no plans, no key required", () => {
     template.resourceCountIs("AWS::ApiGateway::ApiKey", 0);
@@ -524,10 +547,12 @@ describe("API keys", () => {
 
   it("parse from context, refusing a malformed entry", async () => {
     const { readSettings } = await import("../../infra/aws/settings");
-    expect(readSettings(new App({ context: { apiKeys: "billing:trusted, reports" } })).apiKeys).toEqual([
+    expect(
+      readSettings(new App({ context: { ...PRODUCTION_CONTEXT, apiKeys: "billing:trusted, reports" } })).apiKeys,
+    ).toEqual([
       { client: "billing", trusted: true },
       { client: "reports", trusted: false },
     ]);
-    expect(() => readSettings(new App({ context: { apiKeys: "bad name" } }))).toThrow(/apiKeys/);
+    expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, apiKeys: "bad name" } }))).toThrow(/apiKeys/);
   });
 });

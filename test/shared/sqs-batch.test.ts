@@ -1,5 +1,5 @@
-import type { SQSEvent } from "aws-lambda";
-import { MAX_RECEIVES, recordDeadLetters } from "../../shared/sqs-batch";
+import type { Context, SQSEvent } from "aws-lambda";
+import { MAX_RECEIVES, recordDeadLetters, sqsBatchHandler } from "../../shared/sqs-batch";
 import type { Logger } from "../../shared/logger";
 import type { Metrics } from "../../shared/metrics";
 
@@ -43,5 +43,62 @@ describe("SQS batches: dead-letter accounting", () => {
     const event = { Records: [record("a", 1)] } as SQSEvent;
     recordDeadLetters(event, { batchItemFailures: [{ itemIdentifier: "a" }] }, { metrics, logger: {} as Logger });
     expect(added).toEqual([]);
+  });
+});
+
+describe("SQS batches: the runner end to end", () => {
+  const fakeMetrics = () => {
+    const added: unknown[][] = [];
+    let published = 0;
+    const metrics = {
+      addMetric: (...a: unknown[]) => added.push(a),
+      publishStoredMetrics: () => published++,
+    } as unknown as Metrics;
+    return { metrics, added, published: () => published };
+  };
+  const quietLogger = { error: () => {}, warn: () => {}, info: () => {} } as unknown as Logger;
+  const context = { getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
+
+  it("counts a one-record batch failing on its last receive as dead-lettered, and reports it instead of throwing", async () => {
+    const { metrics, added, published } = fakeMetrics();
+    const run = sqsBatchHandler({ metrics, logger: quietLogger });
+    const event = { Records: [record("only", MAX_RECEIVES)] } as SQSEvent;
+    const response = await run(event, context, async () => {
+      throw new Error("cannot be processed");
+    });
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "only" }] });
+    expect(added).toEqual([["DeadLettered", "Count", 1]]);
+    expect(published()).toBe(1);
+  });
+
+  it("runs records one at a time when asked to (sequential), in order", async () => {
+    const { metrics } = fakeMetrics();
+    const run = sqsBatchHandler({ metrics, logger: quietLogger, processing: "sequential" });
+    let running = 0;
+    let most = 0;
+    const seen: string[] = [];
+    await run({ Records: [record("a", 1), record("b", 1), record("c", 1)] } as SQSEvent, context, async (r) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      seen.push(r.messageId);
+      running--;
+    });
+    expect(most).toBe(1);
+    expect(seen).toEqual(["a", "b", "c"]);
+  });
+
+  it("runs records side by side when parallel", async () => {
+    const { metrics } = fakeMetrics();
+    const run = sqsBatchHandler({ metrics, logger: quietLogger, processing: "parallel" });
+    let running = 0;
+    let most = 0;
+    await run({ Records: [record("a", 1), record("b", 1), record("c", 1)] } as SQSEvent, context, async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running--;
+    });
+    expect(most).toBe(3);
   });
 });

@@ -1,14 +1,22 @@
 import JSZip from "jszip";
 
-/** A one-page PDF with the given text, built by hand (objects, xref, trailer): no fixture file needed. */
-export function tinyPdf(text: string): Uint8Array {
+/**
+ * A PDF with the given text on each of `pages` pages, built by hand (objects, xref, trailer): no
+ * fixture file needed.
+ */
+export function tinyPdf(text: string, pages = 1): Uint8Array {
   const stream = `BT /F1 12 Tf 72 720 Td (${text.replace(/([()\\])/g, "\\$1")}) Tj ET`;
+  // 1 catalog, 2 pages, 3 font, 4 content (shared), then one object per page.
+  const pageIds = Array.from({ length: pages }, (_, i) => 5 + i);
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(" ")}] /Count ${pages} >>`,
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    ...pageIds.map(
+      () =>
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 3 0 R >> >> >>",
+    ),
   ];
   let out = "%PDF-1.4\n";
   const offsets: number[] = [];
@@ -22,8 +30,17 @@ export function tinyPdf(text: string): Uint8Array {
   return new TextEncoder().encode(out);
 }
 
-/** A minimal DOCX (the three parts Word needs) with one paragraph per line. */
-export async function tinyDocx(paragraphs: string[]): Promise<Uint8Array> {
+/**
+ * A decompression bomb: a valid DOCX whose document.xml is `xmlBytes` of one repeated run, so a
+ * few kilobytes of zip inflate to megabytes of XML.
+ */
+export async function docxBomb(xmlBytes: number): Promise<Uint8Array> {
+  const run = "<w:p><w:r><w:t>all work and no play</w:t></w:r></w:p>";
+  return tinyDocx([], run.repeat(Math.ceil(xmlBytes / run.length)));
+}
+
+/** A minimal DOCX (the three parts Word needs) with one paragraph per line (or a raw body). */
+export async function tinyDocx(paragraphs: string[], rawBody?: string): Promise<Uint8Array> {
   const zip = new JSZip();
   zip.file(
     "[Content_Types].xml",
@@ -33,10 +50,10 @@ export async function tinyDocx(paragraphs: string[]): Promise<Uint8Array> {
     "_rels/.rels",
     `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
   );
-  const body = paragraphs.map((p) => `<w:p><w:r><w:t>${p}</w:t></w:r></w:p>`).join("");
+  const body = rawBody ?? paragraphs.map((p) => `<w:p><w:r><w:t>${p}</w:t></w:r></w:p>`).join("");
   zip.file(
     "word/document.xml",
     `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
   );
-  return zip.generateAsync({ type: "uint8array" });
+  return zip.generateAsync({ type: "uint8array", compression: "DEFLATE", compressionOptions: { level: 9 } });
 }

@@ -5,6 +5,7 @@ import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService, type ChatServiceDeps } from "../../../graph/chat/service";
 import { AppError } from "../../../shared/errors";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { OFFLINE_HINT } from "../../../shared/models/offline-rules";
 import { failingModel, loopingModel, ScriptedModel } from "../../support/models";
 import { backendsHarness } from "../../support/stack";
 
@@ -22,7 +23,13 @@ function recordingMemoryTool() {
       calls.push({ content, userId: config.configurable?.user_id, projectId: config.configurable?.project_id });
       return JSON.stringify({ success: true, memoryId: "m-1", message: `I'll remember that ${content}.` });
     },
-    { name: "store_memory", description: "Stores a fact about the user", schema: z.object({ content: z.string() }) },
+    {
+      name: "store_memory",
+      description: "Stores a fact about the user",
+      schema: z.object({ content: z.string() }),
+      // what the stand-in knows of a tool: when to call it (the registry's store_memory says the same)
+      metadata: { [OFFLINE_HINT]: { trigger: "remember", args: (content: string) => ({ content }), confirms: true } },
+    },
   );
   return { storeMemory, calls };
 }
@@ -78,11 +85,10 @@ describe("chat service errors", () => {
     tools = [recordingMemoryTool().storeMemory],
     extras: Partial<ChatServiceDeps> = {},
   ) => {
-    const { checkpointer, owners, leases } = await harness.stateTables();
+    const { checkpointer, owners } = await harness.stateTables();
     return new ChatService({
       graph: buildChatGraph({ model, tools, checkpointer }),
       owners,
-      leases,
       conversations: harness.conversations,
       recursionLimit: 6,
       ...extras,
@@ -137,7 +143,7 @@ describe("chat service errors", () => {
 
 describe("hand-off for memory extraction", () => {
   const service = async (extras: Partial<ChatServiceDeps>) => {
-    const { checkpointer, owners, leases } = await harness.stateTables();
+    const { checkpointer, owners } = await harness.stateTables();
     return new ChatService({
       graph: buildChatGraph({
         model: new ScriptedModel(() => new AIMessage({ id: "ai-1", content: "Nice!" })),
@@ -145,7 +151,6 @@ describe("hand-off for memory extraction", () => {
         checkpointer,
       }),
       owners,
-      leases,
       conversations: harness.conversations,
       recursionLimit: 6,
       ...extras,

@@ -4,6 +4,7 @@ import { createSessionsHandler } from "../../../functions/sessions";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { firstWords, nameSession } from "../../../graph/chat/naming";
 import { ChatService } from "../../../graph/chat/service";
+import { SessionOwners } from "../../../shared/stores/session-owners";
 import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
 import { AppError } from "../../../shared/errors";
@@ -22,18 +23,20 @@ afterAll(() => harness.close());
 const slowModel = () =>
   new ScriptedModel(() => new AIMessage("done")) as ScriptedModel & { _generate: ScriptedModel["_generate"] };
 
-async function service() {
-  const { checkpointer, owners, leases, tableName } = await harness.stateTables();
+async function service({ modelMs = 150, leaseMs }: { modelMs?: number; leaseMs?: number } = {}) {
+  const tables = await harness.stateTables();
+  const { checkpointer, tableName } = tables;
+  const owners =
+    leaseMs === undefined ? tables.owners : new SessionOwners(harness.dynamo.client, tableName, undefined, leaseMs);
   const model = slowModel();
   const original = model._generate.bind(model);
   model._generate = async (...args) => {
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, modelMs));
     return original(...args);
   };
   const chat = new ChatService({
     graph: buildChatGraph({ model, tools: [], checkpointer }),
     owners,
-    leases,
     conversations: harness.conversations,
     recursionLimit: 6,
     queueWaitMs: 5000,
@@ -78,22 +81,53 @@ describe("double-texting", () => {
     ]);
   });
 
+  it("keeps the lease for a run that outlives it (heartbeat): a message during it gets 409", async () => {
+    const { chat, checkpointer } = await service({ modelMs: 1000, leaseMs: 300 });
+    const { sessionId } = await chat.reply({ userId: "u", message: "start" });
+    const long = chat.reply({ userId: "u", sessionId, message: "long" });
+    await new Promise((r) => setTimeout(r, 700)); // more than twice the lease
+    await expect(chat.reply({ userId: "u", sessionId, message: "during" })).rejects.toMatchObject({
+      status: 409,
+      code: "session_busy",
+    });
+    await expect(long).resolves.toMatchObject({ reply: "done" });
+    const state = await checkpointer.getTuple({ configurable: { thread_id: sessionId } });
+    expect(humans(state!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["start", "long"]);
+  });
+
+  it("stops a run at its deadline with 504, frees the session, and waits for a busy one only as long as the deadline allows", async () => {
+    const { chat } = await service({ modelMs: 2000 });
+    const { sessionId } = await chat.reply({ userId: "u", message: "start" });
+    const started = Date.now();
+    await expect(
+      chat.reply({ userId: "u", sessionId, message: "slow", deadline: Date.now() + 200 }),
+    ).rejects.toMatchObject({ status: 504, code: "turn_timeout" });
+    expect(Date.now() - started).toBeLessThan(1500);
+    // A queued message whose deadline leaves no room for a run does not wait.
+    const holder = chat.reply({ userId: "u", sessionId, message: "holder" });
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(
+      chat.reply({ userId: "u", sessionId, message: "queued", ifBusy: "queue", deadline: Date.now() + 5_000 }),
+    ).rejects.toMatchObject({ status: 409 });
+    await holder;
+  });
+
   it("frees the session after a failed run", async () => {
-    const { checkpointer, owners, leases } = await harness.stateTables();
+    const { checkpointer, owners } = await harness.stateTables();
     const broken = new ChatService({
       graph: buildChatGraph({ model: failingModel("ValidationException"), tools: [], checkpointer }),
       owners,
-      leases,
       recursionLimit: 6,
     });
     await expect(broken.reply({ userId: "u", message: "x" })).rejects.toBeInstanceOf(AppError);
     const { sessionId } = await new ChatService({
       graph: buildChatGraph({ model: new ScriptedModel(() => new AIMessage("ok")), tools: [], checkpointer }),
       owners,
-      leases,
       recursionLimit: 6,
     }).reply({ userId: "u", message: "again" });
-    expect(await leases.tryAcquire(sessionId)).toBeDefined();
+    const { lease } = await owners.lease(sessionId, "u");
+    expect(lease).toBeDefined();
+    await lease!.release();
   });
 });
 

@@ -1,5 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
-import { agentTools } from "../../../graph/chat/tools";
+import { chatTools } from "../../../graph/tools/registry";
 import { startLocalPostgres } from "../../../infra/local/postgres";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import type { AgentStore } from "../../../shared/stores/agent-store";
@@ -15,7 +15,7 @@ afterAll(() => db.close());
 
 const embeddings = new HashingEmbeddings(1024);
 const toolsFor = (s: AgentStore, onError?: (tool: string, err: unknown) => void) =>
-  Object.fromEntries(agentTools({ store: s, embeddings, minMemoryScore: 0.3, onError }).map((t) => [t.name, t]));
+  Object.fromEntries(chatTools({ store: s, embeddings, minMemoryScore: 0.3, onError }).map((t) => [t.name, t]));
 const as = (userId: string, projectId?: string) => ({
   configurable: { user_id: userId, project_id: projectId, session_id: "s" },
 });

@@ -19,7 +19,7 @@ describe("cost per turn", () => {
     const latest = await saver.getTuple({ configurable: { thread_id: "cost" } });
     expect(m.requests).toBeLessThanOrEqual(2);
     expect(m.consistentReads.every(Boolean)).toBe(true);
-    expect((latest?.checkpoint.channel_values.messages as unknown[]).length).toBe(40);
+    expect((latest!.checkpoint.channel_values.messages as unknown[]).length).toBe(40);
 
     m.reset();
     const { checkpoint, metadata, config } = latest!;

@@ -1,4 +1,4 @@
-import { BatchWriteItemCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { type BatchWriteItemCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { checkpointHarness } from "../../support/dynamo";
 import { scanAll } from "../../support/scan";

@@ -1,25 +1,18 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { extractFacts } from "../../../graph/memory/extract";
-import { MemoryExtractor } from "../../../graph/memory/extractor";
+import type { MemoryExtractor } from "../../../graph/memory/extractor";
+import { storeMemory } from "../../../graph/tools/memory-store";
 import type { ExtractionMessage } from "../../../graph/memory/message";
-import { startLocalPostgres } from "../../../infra/local/postgres";
-import { loadConfig } from "../../../shared/config";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import type { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { extractionHarness } from "../../support/extraction";
 
 let db: PGlite;
 let store: SqlAgentStore;
 let extractor: MemoryExtractor;
 beforeAll(async () => {
-  db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
-  extractor = new MemoryExtractor({
-    model: new OfflineChatModel({}),
-    store,
-    embeddings: new HashingEmbeddings(1024),
-    duplicateThreshold: loadConfig({}).MEMORY_DUPLICATE_THRESHOLD,
-  });
+  ({ db, store, extractor } = await extractionHarness());
 }, 60_000);
 afterAll(() => db.close());
 
@@ -100,12 +93,12 @@ describe("reconciliation", () => {
 
   it("supersedes a memory the user stored through the tool, read by its subject", async () => {
     const embedder = new HashingEmbeddings(1024);
-    await store.insertMemory({
-      userId: "di",
-      projectId: null,
-      content: "I live in Leeds",
-      embedding: embedder.embed("I live in Leeds"),
+    // Stored as the store_memory tool stores it: with the subject the model gave (here, the stand-in's).
+    const stored = await storeMemory.run(storeMemory.offline!.args!("I live in Leeds") as never, {
+      scope: { userId: "di", projectId: null, sessionId: null },
+      deps: { store, embeddings: embedder, minMemoryScore: 0 },
     });
+    expect(stored).toMatchObject({ success: true });
     expect(await extractor.process(turn("di", "I live in York now"))).toMatchObject({ added: 1, superseded: 1 });
   });
 

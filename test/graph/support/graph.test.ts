@@ -60,6 +60,8 @@ async function run(
   decisions: ConstructorParameters<typeof ScriptedDecisions>[0],
   question = "Can I get a refund?",
   mcp?: ExternalTools,
+  /** the part the first notification names; the customer's own part unless given */
+  notified?: (ids: { conversation_id: string; part_id: string }) => string,
 ) {
   const model = new ScriptedDecisions(decisions);
   const graph = buildSupportGraph({
@@ -74,14 +76,15 @@ async function run(
     checkpointer: await harness.checkpointer(),
   });
   const { conversation_id, part_id } = intercom.create("ann@example.com", question);
-  const invoke = () =>
+  const invokePart = (part: string) =>
     graph.invoke(
-      { conversation_id, part_id, max_hops: 2 },
+      { conversation_id, part_id: part, max_hops: 2 },
       { configurable: { thread_id: `intercom:${conversation_id}` } },
     );
-  const state = await invoke();
+  const invoke = () => invokePart(part_id);
+  const state = await invokePart(notified ? notified({ conversation_id, part_id }) : part_id);
   const actions = () => intercom.actions.filter((a) => a.conversation_id === conversation_id).map((a) => a.kind);
-  return { state, model, actions, invoke, conversation_id };
+  return { state, model, actions, invoke, invokePart, conversation_id, part_id };
 }
 
 describe("support graph routing", () => {
@@ -170,11 +173,49 @@ describe("support graph routing", () => {
     expect(again.hops).toHaveLength(2); // both runs' hops are kept, never rewritten
   });
 
+  it("answers nothing for a notified part that is not a customer's part of the conversation, then the real one once", async () => {
+    // A notification naming a part that does not exist used to be answered
+    // (from the conversation's last customer message), and the real part's then answered again.
+    const elsewhere = intercom.create("zed@example.com", "a part of another conversation");
+    const decisions = {
+      support_plan: plan,
+      support_coverage: covered(true),
+      support_draft: draft,
+      support_validate: valid(true),
+    };
+    const { state, actions, invokePart, invoke, conversation_id } = await run(
+      decisions,
+      "Can I get a refund?",
+      undefined,
+      () => "987654321",
+    );
+    expect(state.response_delivery).toBe("ignored");
+    expect(state.ignored_reason).toMatch(/987654321.*not in conversation/);
+    expect(await invokePart(elsewhere.part_id)).toMatchObject({ response_delivery: "ignored" });
+    expect(actions()).toEqual([]);
+
+    expect((await invoke()).response_delivery).toBe("sent");
+    expect(actions()).toEqual(["note", "reply", "snooze"]);
+    // The bot's own reply and its validation note are parts of the conversation now: neither is a
+    // customer's, so a notification naming one answers nothing.
+    const parts = (await new IntercomClient({ baseUrl, token: "t" }).getConversation(conversation_id))
+      .conversation_parts.conversation_parts;
+    for (const part of parts) {
+      const again = await invokePart(part.id);
+      expect(again.response_delivery).toBe("ignored");
+      expect(again.ignored_reason).toMatch(/not a customer's message/);
+    }
+    expect(actions()).toEqual(["note", "reply", "snooze"]);
+  });
+
   it("offers an MCP server's tools to the plan and keeps their results in tool_data", async () => {
     const calls: unknown[] = [];
     const mcp: ExternalTools = {
       names: async () => ["get_order_status"],
-      call: async (name, args) => (calls.push([name, args]), "shipped Monday"),
+      call: async (name, args) => {
+        calls.push([name, args]);
+        return "shipped Monday";
+      },
     };
     const { state, model } = await run(
       {

@@ -5,9 +5,11 @@ import { join } from "node:path";
 import { createIngestHandler } from "../../../functions/ingest";
 import { LOCAL_BUCKET } from "../../../infra/local/drop-folder";
 import { startLocalPostgres } from "../../../infra/local/postgres";
-import { LocalQueue } from "../../../infra/local/queue";
+import { queueWithDeadLetters } from "../../../infra/local/queue";
 import { s3Notification } from "../../../infra/local/s3-events";
+import { loadConfig } from "../../../shared/config";
 import { Ingestor } from "../../../shared/ingest/ingestor";
+import { ingestSettings } from "../../../shared/ingest/runtime";
 import { FolderObjectSource } from "../../../shared/ingest/object-source";
 import type { S3ObjectEvent } from "../../../shared/ingest/s3-events";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
@@ -18,7 +20,14 @@ let db: PGlite;
 let store: SqlAgentStore;
 let dir: string;
 let ingestor: Ingestor;
-const settings = { maxBytes: 64 * 1024, chunkSize: 400, chunkOverlap: 50, embedBatchSize: 4, embedConcurrency: 2 };
+const settings = {
+  ...ingestSettings(loadConfig({})),
+  maxBytes: 64 * 1024,
+  chunkSize: 400,
+  chunkOverlap: 50,
+  embedBatchSize: 4,
+  embedConcurrency: 2,
+};
 
 beforeAll(async () => {
   db = await startLocalPostgres();
@@ -144,13 +153,10 @@ describe("ingest handler", () => {
         settings,
       }),
     }));
-    const dlq = new LocalQueue({ name: "dlq" });
-    const queue = new LocalQueue({
-      name: "ingest",
+    const { queue, deadLetters: dlq } = queueWithDeadLetters("ingest", {
       visibilityTimeoutMs: 20,
       pollIntervalMs: 5,
       maxReceiveCount: 2,
-      deadLetterQueue: dlq,
     });
     queue.send(
       s3Notification({

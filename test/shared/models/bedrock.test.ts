@@ -1,6 +1,6 @@
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { ChatBedrockConverse } from "@langchain/aws";
-import { AIMessageChunk, HumanMessage } from "@langchain/core/messages";
+import { type AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { mockClient } from "aws-sdk-client-mock";

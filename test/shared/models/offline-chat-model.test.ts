@@ -1,13 +1,17 @@
-import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { type AIMessage, type AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import * as z from "zod";
+import { toolNamed } from "../../../graph/tools/registry";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { OFFLINE_HINT } from "../../../shared/models/offline-rules";
 
+/** A tool that does nothing, carrying the registry tool's offline hint: the stand-in knows tools only by their hints. */
 const noop = (name: string) =>
   tool(async () => "", {
     name,
     description: name,
     schema: z.object({ query: z.string().optional(), content: z.string().optional() }),
+    metadata: { [OFFLINE_HINT]: toolNamed(name)!.offline },
   });
 const tools = [noop("store_memory"), noop("recall_memory"), noop("search_knowledge_base"), noop("get_user_context")];
 const model = new OfflineChatModel({}).bindTools(tools);
@@ -16,7 +20,10 @@ describe("offline stand-in model", () => {
   it("calls store_memory for 'remember that ...'", async () => {
     const out = (await model.invoke([new HumanMessage("Remember that my favourite colour is teal.")])) as AIMessage;
     expect(out.tool_calls).toEqual([
-      expect.objectContaining({ name: "store_memory", args: { content: "my favourite colour is teal" } }),
+      expect.objectContaining({
+        name: "store_memory",
+        args: { content: "my favourite colour is teal", subject: "favourite colour" },
+      }),
     ]);
   });
 
@@ -85,5 +92,35 @@ describe("offline stand-in model", () => {
     expect((a as AIMessage).tool_calls?.map((c) => [c.name, c.args])).toEqual(
       (b as AIMessage).tool_calls?.map((c) => [c.name, c.args]),
     );
+  });
+});
+
+describe("offline stand-in's context window", () => {
+  it("reports usage by the stated rule: 4 bytes a token, 4 per message", async () => {
+    const plain = new OfflineChatModel({});
+    const reply = (await plain.invoke([new HumanMessage("x".repeat(400))])) as AIMessage;
+    expect(reply.usage_metadata!.input_tokens).toBe(4 + 100);
+    expect(reply.usage_metadata!.output_tokens).toBeGreaterThan(0);
+    expect(reply.usage_metadata!.total_tokens).toBe(
+      reply.usage_metadata!.input_tokens + reply.usage_metadata!.output_tokens,
+    );
+    // Streaming reports the same usage once.
+    let streamed: AIMessageChunk | undefined;
+    for await (const chunk of await plain.stream([new HumanMessage("x".repeat(400))])) {
+      streamed = streamed ? streamed.concat(chunk) : chunk;
+    }
+    expect(streamed!.usage_metadata).toMatchObject(reply.usage_metadata!);
+  });
+
+  it("rejects an input over its window as Bedrock does: ValidationException, 400, 'Input is too long'", async () => {
+    const small = new OfflineChatModel({ contextWindow: 100 });
+    await expect(small.invoke([new HumanMessage("x".repeat(384))])).resolves.toBeDefined(); // 4 + 96
+    const err = await small.invoke([new HumanMessage("x".repeat(404))]).catch((e: unknown) => e); // 4 + 101
+    expect(err).toMatchObject({
+      name: "ValidationException",
+      $fault: "client",
+      $metadata: { httpStatusCode: 400 },
+      message: "Input is too long for requested model.",
+    });
   });
 });

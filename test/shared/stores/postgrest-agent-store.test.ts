@@ -196,6 +196,66 @@ describe("PostgREST agent store: requests and responses", () => {
     });
   });
 
+  it("document status: begin_document_attempt and record_document_outcome RPCs, and the rows read back", async () => {
+    const version = { documentId: "bucket/a b.md", source: "a b.md", sequencer: "00AA", etag: "e1" };
+    // A set-returning function: PostgREST answers with an array of rows.
+    reply = () => ({ status: 200, body: [{ state: "begin", interrupted: 1, reason: null }] });
+    expect(await store.beginDocument(version)).toEqual({ state: "begin", interrupted: 1 });
+    expect([last().method, last().path]).toEqual(["POST", "/rest/v1/rpc/begin_document_attempt"]);
+    expect(last().body).toEqual({ p_document_id: "bucket/a b.md", p_source: "a b.md", p_sequencer: "00AA", p_etag: "e1" });
+    reply = () => ({ status: 200, body: [{ state: "skipped", interrupted: 0, reason: "too big" }] });
+    expect(await store.beginDocument(version)).toEqual({ state: "skipped", reason: "too big" });
+
+    // A void function: 204 No Content.
+    reply = () => ({ status: 204 });
+    await store.recordDocumentOutcome(version, "failed", "ThrottlingException");
+    expect(last().path).toBe("/rest/v1/rpc/record_document_outcome");
+    expect(last().body).toEqual({
+      p_document_id: "bucket/a b.md",
+      p_source: "a b.md",
+      p_sequencer: "00AA",
+      p_etag: "e1",
+      p_status: "failed",
+      p_reason: "ThrottlingException",
+    });
+
+    reply = () => ({
+      status: 200,
+      body: [
+        {
+          document_id: "bucket/a b.md",
+          source: "a b.md",
+          etag: "e0",
+          deleted: false,
+          chunk_count: 3,
+          status: "failed",
+          reason: "ThrottlingException",
+          status_etag: "e1",
+          status_at: "2026-03-01T10:00:00.5+00:00",
+          updated_at: "2026-02-01T10:00:00+00:00",
+        },
+      ],
+    });
+    expect(await store.listDocuments("bucket")).toEqual([
+      {
+        documentId: "bucket/a b.md",
+        source: "a b.md",
+        etag: "e0",
+        deleted: false,
+        chunkCount: 3,
+        status: "failed",
+        reason: "ThrottlingException",
+        statusEtag: "e1",
+        updatedAt: "2026-03-01T10:00:00.500Z",
+      },
+    ]);
+    expect(last().method).toBe("GET");
+    expect(last().path).toBe("/rest/v1/knowledge_documents");
+    const query = last().query;
+    expect(query.get("document_id")).toBe("like.bucket/*");
+    expect(query.get("order")).toBe("document_id.asc");
+  });
+
   it("surfaces PostgREST's error body instead of an empty result", async () => {
     reply = () => ({
       status: 404,

@@ -1,3 +1,4 @@
+import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
@@ -11,6 +12,20 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.close());
 
+/** Another process's lease item on the session, held for this long from now. */
+const writeLease = (session: string, token: string, forMs: number) =>
+  dynamo.client.send(
+    new PutItemCommand({
+      TableName: table,
+      Item: {
+        pk: { S: session },
+        sk: { S: "lease" },
+        token: { S: token },
+        lease_until: { N: String(Date.now() + forMs) },
+      },
+    }),
+  );
+
 describe("session lease", () => {
   it("admits one holder at a time and frees the session on release", async () => {
     const leases = new SessionLeases(dynamo.client, table);
@@ -21,19 +36,6 @@ describe("session lease", () => {
     expect(await leases.tryAcquire(randomUUID())).toBeDefined(); // other sessions are unaffected
     await first!.release();
     expect(await leases.tryAcquire(session)).toBeDefined();
-  });
-
-  it("is stolen only once expired, and the old holder's release then leaves the new lease alone", async () => {
-    const shortLeases = new SessionLeases(dynamo.client, table, 100);
-    const session = randomUUID();
-    const crashed = await shortLeases.tryAcquire(session);
-    expect(await shortLeases.tryAcquire(session)).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 150));
-    const next = await shortLeases.tryAcquire(session);
-    expect(next).toBeDefined();
-    await crashed!.release();
-    expect(await shortLeases.tryAcquire(session)).toBeUndefined();
-    await next!.release();
   });
 
   it("waits for a busy session when asked, within a bound", async () => {
@@ -47,5 +49,44 @@ describe("session lease", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
     expect(await leases.acquire(session, 100)).toBeUndefined();
     await waited!.release();
+  });
+
+  it("is renewed while its run is alive: a run outliving the initial lease keeps it", async () => {
+    const leases = new SessionLeases(dynamo.client, table, 300);
+    const session = randomUUID();
+    const held = await leases.tryAcquire(session);
+    expect(held).toBeDefined();
+    // Three lease lengths later, a second run still finds the session taken.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await leases.tryAcquire(session)).toBeUndefined();
+    }
+    expect(held!.signal.aborted).toBe(false);
+    await held!.release();
+    expect(await leases.tryAcquire(session)).toBeDefined();
+  });
+
+  it("is taken over only once a crashed holder's lease has expired", async () => {
+    const session = randomUUID();
+    // A crashed process: its lease item is there, its heartbeat is not.
+    await writeLease(session, "crashed", 200);
+    const leases = new SessionLeases(dynamo.client, table, 300);
+    expect(await leases.tryAcquire(session)).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 250));
+    const next = await leases.tryAcquire(session);
+    expect(next).toBeDefined();
+    await next!.release();
+  });
+
+  it("aborts its signal when another run has taken it (a renewal that finds another token)", async () => {
+    const leases = new SessionLeases(dynamo.client, table, 300);
+    const session = randomUUID();
+    const held = await leases.tryAcquire(session);
+    // Someone else's lease, as after a long pause of this process.
+    await writeLease(session, "other", 60_000);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(held!.signal.aborted).toBe(true);
+    await held!.release(); // leaves the other holder's lease alone
+    expect(await leases.tryAcquire(session)).toBeUndefined();
   });
 });

@@ -4,10 +4,51 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as z from "zod";
-import type { FileObjects } from "../../../shared/files/objects";
-import type { FileRecord, FileRecords } from "../../../shared/files/records";
-import { SqlError, SqlSandbox, type SqlLimits } from "../../../shared/files/sql-sandbox";
-import { scopeOf } from "./context";
+import type { FileObjects } from "../../shared/files/objects";
+import type { FileRecord, FileRecords } from "../../shared/files/records";
+import { SqlError, SqlSandbox, type SqlLimits } from "../../shared/files/sql-sandbox";
+import { OFFLINE_HINT, type OfflineHint } from "../../shared/models/offline-rules";
+import { scopeOf } from "./tool";
+
+/** A SQL statement in backticks: the offline stand-in runs it as written; it cannot write SQL itself. */
+const SQL_IN_BACKTICKS = /`\s*((?:select|with|from)\b[^`]*)`/i;
+const DATA_FILE_NAME = /[\w.-]+\.(?:csv|tsv)\b/i;
+const ABOUT_FILE_CONTENTS = /\b(columns?|fields?|contents?|schema|headers?|what(?:'s| is) in|look like|rows?)\b/i;
+export const CANNOT_WRITE_SQL =
+  "I'm the offline stand-in, not a language model: I cannot turn a plain-language question into SQL. " +
+  "Ask about a file's columns, or put a SQL statement in backticks, e.g. run `SELECT region, SUM(amount) FROM sales GROUP BY region`.";
+
+const formatCell = (v: unknown) =>
+  v === null || v === undefined ? "NULL" : typeof v === "object" ? JSON.stringify(v) : String(v);
+
+/** A data file's description or a query's rows, as plain text: the stand-in relays, it does not interpret. */
+function relayData(output: Record<string, unknown>): string {
+  const columns = (output.columns as { name: string; type: string }[] | undefined) ?? [];
+  if (output.rows === undefined)
+    return `${String(output.file)} (table ${String(output.table)}) has ${columns.length} columns: ${columns
+      .map((c) => `${c.name} (${c.type})`)
+      .join(", ")}; ${String(output.row_count)} rows.`;
+  const rows = output.rows as Record<string, unknown>[];
+  const lines = [
+    columns.map((c) => c.name).join(" | "),
+    ...rows.map((r) => columns.map((c) => formatCell(r[c.name])).join(" | ")),
+  ];
+  if (output.truncated) lines.push(`(${String(output.note ?? "more rows were cut")})`);
+  return `${rows.length} row${rows.length === 1 ? "" : "s"}:\n${lines.join("\n")}`;
+}
+
+/** What the offline stand-in (not a language model) needs to know to call each data tool. */
+const DESCRIBE_HINT: OfflineHint = {
+  trigger: new RegExp(`^(?=.*${DATA_FILE_NAME.source})(?=.*${ABOUT_FILE_CONTENTS.source})`, "is"),
+  args: (text) => ({ file: DATA_FILE_NAME.exec(text)![0] }),
+  relays: relayData,
+  declines: { trigger: DATA_FILE_NAME, reply: CANNOT_WRITE_SQL },
+};
+const QUERY_HINT: OfflineHint = {
+  trigger: SQL_IN_BACKTICKS,
+  args: (text) => ({ sql: SQL_IN_BACKTICKS.exec(text)![1]!.trim() }),
+  relays: relayData,
+};
 
 export interface DataFileDeps {
   records: FileRecords;
@@ -110,6 +151,7 @@ export function describeDataFileTool(deps: DataFileDeps) {
       }),
     {
       name: "describe_data_file",
+      metadata: { [OFFLINE_HINT]: DESCRIBE_HINT },
       description:
         "Describe one of the session's data files: its columns with inferred types, row count and a few sample rows.",
       schema: z.object({
@@ -136,6 +178,7 @@ export function queryDataTool(deps: DataFileDeps) {
       }),
     {
       name: "query_data",
+      metadata: { [OFFLINE_HINT]: QUERY_HINT },
       description:
         "Run one read-only SQL SELECT (DuckDB dialect) over the session's data files; each file is a table " +
         "named as listed in the prompt. Filter, aggregate, group and join. Results are capped in rows.",

@@ -1,3 +1,7 @@
+import { offlineStructuredRule } from "../../shared/models/offline-rules";
+import { TOOLS } from "../tools/registry";
+import { TOOL_NAMES } from "./prompts";
+
 /**
  * The offline stand-in's answers to the support agent's structured outputs: lexical rules
  * over the tagged prompt (graph/support/prompts.ts). Coverage counts how many of the
@@ -38,24 +42,26 @@ function best(prompt: string): { passage?: Passage; share: number } {
   return top;
 }
 
-export const SUPPORT_RULES: Record<string, (prompt: string) => Record<string, unknown>> = {
-  support_plan: (prompt) => {
-    const question = tag(prompt, "question");
-    const tools = tag(prompt, "tools").split(/,\s*/);
-    const calls = [];
-    if (tools.includes("search_knowledge_base")) {
-      calls.push({
-        tool_name: "search_knowledge_base",
-        parameters: { query: question },
-        reasoning: "look the question up in the docs",
-      });
-    }
-    if (tools.includes("get_user_context") && /\b(plan|account|billing|subscription|invoice)\b/i.test(question)) {
-      calls.push({ tool_name: "get_user_context", parameters: {}, reasoning: "the question is about their account" });
-    }
-    return { reasoning: "search the knowledge base for the question", tool_calls: calls };
-  },
-  support_coverage: (prompt) => {
+/**
+ * Plans as the chat stand-in calls tools: every available tool whose hint answers questions (those
+ * narrowed with `about` only when it matches), with the arguments its hint gives.
+ */
+function plan(prompt: string) {
+  const question = tag(prompt, "question");
+  const available = tag(prompt, "tools").split(/,\s*/);
+  const calls = TOOLS.filter((tool) => available.includes(tool.name) && tool.offline?.trigger === "question")
+    .filter((tool) => !tool.offline?.about || tool.offline.about.test(question))
+    .map((tool) => ({
+      tool_name: tool.name,
+      parameters: tool.offline?.args ? tool.offline.args(question) : { query: question },
+      reasoning: tool.gathers === "passages" ? "look the question up in the docs" : "the question is about them",
+    }));
+  return { reasoning: "gather what answers the question", tool_calls: calls };
+}
+
+const SUPPORT_RULES: Record<keyof typeof TOOL_NAMES, (prompt: string) => Record<string, unknown>> = {
+  plan,
+  coverage: (prompt) => {
     const { share } = best(prompt);
     const sufficient = share >= 0.6;
     return {
@@ -65,7 +71,7 @@ export const SUPPORT_RULES: Record<string, (prompt: string) => Record<string, un
       reasoning: `the best passage contains ${Math.round(share * 100)}% of the question's words`,
     };
   },
-  support_draft: (prompt) => {
+  draft: (prompt) => {
     const { passage } = best(prompt);
     if (!passage) return { reply: "", route_to_team: true, reasoning: "nothing to answer from" };
     const text = passage.content.replace(/^#+\s.*\n+/gm, "").trim();
@@ -75,7 +81,7 @@ export const SUPPORT_RULES: Record<string, (prompt: string) => Record<string, un
       reasoning: "quoted the best passage",
     };
   },
-  support_validate: (prompt) => {
+  validate: (prompt) => {
     const draft = tag(prompt, "draft");
     const supported = gathered(prompt).some(
       (p) => draft.includes(`(Source: ${p.source})`) && draft.includes(p.content.replace(/^#+\s.*\n+/gm, "").trim()),
@@ -87,3 +93,6 @@ export const SUPPORT_RULES: Record<string, (prompt: string) => Record<string, un
     };
   },
 };
+
+for (const [step, rule] of Object.entries(SUPPORT_RULES))
+  offlineStructuredRule(TOOL_NAMES[step as keyof typeof TOOL_NAMES], rule);

@@ -1,0 +1,94 @@
+import { isAIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { messagesTokens, messageText, textTokens } from "../../shared/models/token-estimate";
+
+/**
+ * Fitting a conversation to a token budget, as pure functions over messages.
+ *
+ * The unit is the turn: a human message and everything up to the next one (the model's
+ * tool calls, their results, the reply). Turns are kept or dropped whole, newest first,
+ * so a tool call is never separated from its results and the window always starts with a
+ * user message, as Converse requires. The current (last) turn is always kept.
+ *
+ * Tool results of earlier turns (knowledge-base excerpts of 1–2k tokens each) are the
+ * bulk of a long session and are rarely needed again: above STUB_MIN_TOKENS they are
+ * replaced, in the model's input only, by a stub naming the tool and what it returned.
+ * The stored messages and the trace keep the full text. Stubs are deterministic, so the
+ * input prefix stays byte-identical from call to call (prompt caching depends on that).
+ */
+export const STUB_MIN_TOKENS = 200;
+const STUB_PREVIEW_CHARS = 160;
+
+/** Splits messages into turns; messages before the first human message form a turn of their own. */
+export function turns(messages: readonly BaseMessage[]): BaseMessage[][] {
+  const out: BaseMessage[][] = [];
+  for (const m of messages) {
+    if (m.getType() === "human" || out.length === 0) out.push([m]);
+    else out[out.length - 1]!.push(m);
+  }
+  return out;
+}
+
+export function stubToolResult(message: BaseMessage): BaseMessage {
+  if (!(message instanceof ToolMessage) && message.getType() !== "tool") return message;
+  const tool = message as ToolMessage;
+  const text = messageText(tool);
+  const tokens = textTokens(text);
+  if (tokens <= STUB_MIN_TOKENS) return message;
+  const preview = text.replace(/\s+/g, " ").slice(0, STUB_PREVIEW_CHARS);
+  return new ToolMessage({
+    id: tool.id,
+    tool_call_id: tool.tool_call_id,
+    name: tool.name,
+    status: tool.status,
+    content: `[earlier result of ${tool.name ?? "a tool"}, ${tokens} tokens, elided from the context; it began: ${preview}…]`,
+  });
+}
+
+export interface Fitted {
+  /** what the model is sent: kept turns, older tool results stubbed */
+  window: BaseMessage[];
+  /** the original messages of the turns that did not fit, oldest first */
+  dropped: BaseMessage[];
+  /** estimated tokens of `window` (before any calibration) */
+  tokens: number;
+}
+
+/**
+ * The newest whole turns whose estimated tokens, scaled by `ratio`, fit `budget`. The last
+ * turn is kept even when it alone is over: failing is then the model's call, not ours.
+ */
+export function fitTurns(messages: readonly BaseMessage[], budget: number, ratio = 1): Fitted {
+  const all = turns(messages);
+  const shown = all.map((turn, i) => (i === all.length - 1 ? turn : turn.map(stubToolResult)));
+  let first = all.length;
+  let tokens = 0;
+  while (first > 0) {
+    const cost = messagesTokens(shown[first - 1]!);
+    if (first < all.length && (tokens + cost) * ratio > budget) break;
+    tokens += cost;
+    first -= 1;
+  }
+  return { window: shown.slice(first).flat(), dropped: all.slice(0, first).flat(), tokens };
+}
+
+/** Index in `window` of the last message of the turn before the current one, or -1. */
+export function stablePrefixEnd(window: readonly BaseMessage[]): number {
+  for (let i = window.length - 1; i > 0; i--) if (window[i]!.getType() === "human") return i - 1;
+  return -1;
+}
+
+/** A transcript of messages for the summariser: who said what, tool results shortened. */
+export function transcript(messages: readonly BaseMessage[]): string {
+  return messages
+    .map((m) => {
+      const shown = stubToolResult(m);
+      const type = m.getType();
+      if (type === "human") return `user: ${messageText(shown).replace(/\s+/g, " ")}`;
+      if (type === "tool") return `tool ${(m as ToolMessage).name ?? ""}: ${messageText(shown).replace(/\s+/g, " ")}`;
+      if (isAIMessage(m) && (m.tool_calls?.length ?? 0) > 0 && messageText(m).trim() === "") {
+        return `assistant called: ${m.tool_calls!.map((c) => c.name).join(", ")}`;
+      }
+      return `assistant: ${messageText(shown).replace(/\s+/g, " ")}`;
+    })
+    .join("\n");
+}

@@ -1,0 +1,347 @@
+import type { Embeddings } from "@langchain/core/embeddings";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { HumanMessage } from "@langchain/core/messages";
+import type { z } from "zod";
+import { plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
+import type { AgentStore } from "../../shared/stores/agent-store";
+import type { OnceMarkers } from "../../shared/stores/once-markers";
+import { TOOLS } from "../tools/registry";
+import { runTool, type AgentTool } from "../tools/tool";
+import type { ExternalTools } from "./mcp-tools";
+import {
+  coveragePrompt,
+  CoverageJudgement,
+  Draft,
+  draftPrompt,
+  type Gathered,
+  Plan,
+  planPrompt,
+  TOOL_NAMES,
+  validatePrompt,
+  Validation,
+} from "./prompts";
+import { hopsOf, type ChatLine, type SupportStateType, type SupportUpdate, type ToolResult } from "./state";
+// The offline stand-in's answers to this agent's structured outputs, registered by name.
+import "./offline-rules";
+
+export interface SupportDeps {
+  model: BaseChatModel;
+  intercom: IntercomClient;
+  /** knowledge base and user context; absent without Supabase */
+  store?: AgentStore;
+  /** an MCP server's tools, when SUPPORT_MCP_URL is set */
+  mcp?: ExternalTools;
+  embeddings: Embeddings;
+  /** claims each customer part before it is answered, so it is answered at most once */
+  answered: OnceMarkers;
+  adminId: string;
+  snoozeMinutes: number;
+}
+
+/** The graph's nodes, by name. A node and a state channel may not share a name in LangGraph. */
+export const NODES = {
+  initialize: "initialize",
+  plan: "plan",
+  gather: "gather",
+  coverage: "coverage",
+  draft: "write_draft",
+  validate: "validate_draft",
+  respond: "respond",
+  escalate: "escalate_to_team",
+  finalize: "finish",
+} as const;
+export type NodeName = (typeof NODES)[keyof typeof NODES];
+
+/** Where a node sends the run next, as it records it in `next_node`. */
+export type Step = "plan" | "draft" | "validate" | "respond" | "escalate" | "finalize";
+
+export type Node = (state: SupportStateType) => Promise<SupportUpdate & { next_node?: Step | null }>;
+
+/** The registry's tools a support conversation can use: those that gather passages or facts about the customer. */
+export const SUPPORT_TOOLS: AgentTool[] = TOOLS.filter((tool) => tool.gathers !== undefined);
+
+const question = (state: SupportStateType) =>
+  [...state.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+
+/** What the customer's question has gathered from passage tools this turn. */
+export const gatheredOf = (state: SupportStateType): Gathered[] =>
+  Object.entries(state.docs_data)
+    .filter(([key]) => key.startsWith(`${state.part_id}:`))
+    .flatMap(([, value]) => value as Gathered[]);
+
+async function decide<S extends z.ZodType>(
+  model: BaseChatModel,
+  schema: S,
+  name: string,
+  prompt: string,
+): Promise<z.infer<S>> {
+  return schema.parse(await model.withStructuredOutput(schema, { name }).invoke([new HumanMessage(prompt)]));
+}
+
+/**
+ * Every node records its error in state and routes to escalate instead of throwing: the
+ * conversation always ends with either a validated reply or a note for a person.
+ */
+export const guarded =
+  (name: string, node: Node): Node =>
+  async (state) => {
+    try {
+      return await node(state);
+    } catch (err) {
+      return {
+        error: `${name}: ${(err as Error).message}`,
+        escalation_reason: `the ${name} step failed`,
+        next_node: "escalate",
+      };
+    }
+  };
+
+/** Authors whose messages the agent answers; admins, bots and teams are the other side. */
+const CUSTOMER_AUTHORS = new Set(["user", "lead", "contact"]);
+/** Part types that carry a customer's message ("open": a reply that reopened the conversation). */
+const MESSAGE_PARTS = new Set(["comment", "open"]);
+
+/**
+ * Why the notified part is not one to answer, or null when it is a customer's message in this
+ * conversation. A notification can name a part that does not exist, one of another
+ * conversation, or the bot's own reply; answering it would answer the conversation's last
+ * customer message, which its own notification answers again.
+ */
+function notAnswerable(conversation: IntercomConversation, partId: string): string | null {
+  const part =
+    conversation.source?.id === partId
+      ? { part_type: "comment", author: conversation.source.author }
+      : conversation.conversation_parts?.conversation_parts?.find((p) => p.id === partId);
+  if (!part) return `part ${partId} is not in conversation ${conversation.id}`;
+  if (!CUSTOMER_AUTHORS.has(part.author?.type) || !MESSAGE_PARTS.has(part.part_type))
+    return `part ${partId} is not a customer's message (${part.part_type} by ${part.author?.type})`;
+  return null;
+}
+
+export const initializeNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const conversation = await deps.intercom.getConversation(state.conversation_id);
+    const ignored = notAnswerable(conversation, state.part_id);
+    if (ignored) return { ignored_reason: ignored, response_delivery: "ignored", error: null, next_node: null };
+    const lines: ChatLine[] = [];
+    const role = (type: string): ChatLine["role"] => (type === "admin" || type === "bot" ? "assistant" : "user");
+    if (conversation.source?.body)
+      lines.push({ role: role(conversation.source.author.type), content: plainText(conversation.source.body) });
+    for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
+      // Internal notes and state changes are not part of what the customer and the agent said.
+      if (part.part_type !== "comment" || !part.body) continue;
+      lines.push({ role: role(part.author.type), content: plainText(part.body) });
+    }
+    const contactId = conversation.contacts?.contacts?.[0]?.id;
+    const email = contactId ? ((await deps.intercom.getContact(contactId)).email ?? null) : null;
+    return {
+      messages: lines,
+      user_email: email,
+      admin_id: deps.adminId,
+      // An unreachable MCP server costs its tools, not the run.
+      available_tools: [
+        ...(deps.store ? SUPPORT_TOOLS.map((t) => t.name) : []),
+        ...(deps.mcp ? await deps.mcp.names().catch(() => []) : []),
+      ],
+      current_plan: null,
+      current_gather: null,
+      draft: null,
+      validate: null,
+      escalate: null,
+      response_delivery: null,
+      finalize: null,
+      escalation_reason: null,
+      ignored_reason: null,
+      response: null,
+      error: null,
+      next_node: "plan",
+    };
+  };
+
+export const planNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const decided = await decide(
+      deps.model,
+      Plan,
+      TOOL_NAMES.plan,
+      planPrompt(state.messages, question(state), state.available_tools, hopsOf(state)),
+    );
+    const calls = decided.tool_calls.filter((c) => state.available_tools.includes(c.tool_name));
+    return { current_plan: { user_query: question(state), reasoning: decided.reasoning, tool_calls: calls } };
+  };
+
+/**
+ * One planned call: a registry tool, scoped to the customer (their email is who they are to the
+ * knowledge base and user context), or an MCP server's tool. A registry tool's failure is data
+ * for coverage, not an exception.
+ */
+async function callTool(deps: SupportDeps, state: SupportStateType, name: string, parameters: Record<string, unknown>) {
+  const tool = SUPPORT_TOOLS.find((t) => t.name === name);
+  if (!tool) {
+    if (deps.mcp) return { data: await deps.mcp.call(name, parameters), gathers: "facts" as const };
+    throw new Error(`unknown tool ${name}`);
+  }
+  if (!deps.store) throw new Error("no store configured");
+  if (tool.gathers === "facts" && !state.user_email) return { data: null, gathers: tool.gathers };
+  const output = await runTool(
+    tool,
+    { query: question(state), ...parameters },
+    {
+      scope: { userId: state.user_email ?? "", projectId: null, sessionId: null },
+      deps: { store: deps.store, embeddings: deps.embeddings, minMemoryScore: 0 },
+    },
+  );
+  if (output.success === false) throw new Error(String(output.error));
+  const data =
+    tool.gathers === "passages"
+      ? ((output.results as Gathered[] | undefined) ?? []).map(({ source, content }) => ({ source, content }))
+      : (output.summary ?? output);
+  return { data, gathers: tool.gathers };
+}
+
+export const gatherNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const started = Date.now();
+    const hop = hopsOf(state).length + 1;
+    const results = await Promise.all(
+      (state.current_plan?.tool_calls ?? []).map(async (call) => {
+        const t0 = Date.now();
+        const timing = () => ({ execution_time_ms: Date.now() - t0, timestamp: new Date(t0).toISOString() });
+        try {
+          const { data, gathers } = await callTool(deps, state, call.tool_name, call.parameters);
+          const result: ToolResult = { tool_name: call.tool_name, success: true, data, error: null, ...timing() };
+          return { result, gathers };
+        } catch (err) {
+          const result: ToolResult = {
+            tool_name: call.tool_name,
+            success: false,
+            data: null,
+            error: (err as Error).message,
+            ...timing(),
+          };
+          return { result, gathers: undefined };
+        }
+      }),
+    );
+    const key = (r: ToolResult) => `${state.part_id}:${r.tool_name}:hop${hop}`;
+    const ok = results.filter((r) => r.result.success);
+    return {
+      current_gather: {
+        tool_results: results.map((r) => r.result),
+        total_execution_time_ms: Date.now() - started,
+        success_rate: results.length ? ok.length / results.length : 0,
+      },
+      docs_data: Object.fromEntries(
+        ok.filter((r) => r.gathers === "passages").map((r) => [key(r.result), r.result.data]),
+      ),
+      tool_data: Object.fromEntries(
+        ok.filter((r) => r.gathers !== "passages").map((r) => [key(r.result), r.result.data]),
+      ),
+    };
+  };
+
+export const coverageNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const judged = await decide(
+      deps.model,
+      CoverageJudgement,
+      TOOL_NAMES.coverage,
+      coveragePrompt(question(state), gatheredOf(state)),
+    );
+    const number = hopsOf(state).length + 1;
+    const next: Step = judged.data_sufficient ? "draft" : number < state.max_hops ? "plan" : "escalate";
+    return {
+      hops: [
+        { part_id: state.part_id, number, plan: state.current_plan!, gather: state.current_gather!, coverage: judged },
+      ],
+      next_node: next,
+      ...(next === "escalate"
+        ? {
+            escalation_reason: `the data did not cover the question after ${number} hops: ${judged.missing_data.join("; ")}`,
+          }
+        : {}),
+    };
+  };
+
+export const draftNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const written = await decide(deps.model, Draft, TOOL_NAMES.draft, draftPrompt(question(state), gatheredOf(state)));
+    if (written.route_to_team || !written.reply.trim()) {
+      return { draft: written, next_node: "escalate", escalation_reason: `routed to the team: ${written.reasoning}` };
+    }
+    return { draft: written, next_node: "validate" };
+  };
+
+export const validateNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const verdict = await decide(
+      deps.model,
+      Validation,
+      TOOL_NAMES.validate,
+      validatePrompt(question(state), gatheredOf(state), state.draft!.reply),
+    );
+    await deps.intercom.reply(
+      state.conversation_id,
+      deps.adminId,
+      "note",
+      `Validation ${verdict.valid ? "passed" : "failed"}: ${verdict.reasoning}${verdict.issues.length ? ` Issues: ${verdict.issues.join("; ")}` : ""}`,
+    );
+    return verdict.valid
+      ? { validate: verdict, next_node: "respond" }
+      : {
+          validate: verdict,
+          next_node: "escalate",
+          escalation_reason: `the draft failed validation: ${verdict.issues.join("; ")}`,
+        };
+  };
+
+export const respondNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    // Claimed before sending: a redelivered message finds the part answered and sends nothing.
+    if (!(await deps.answered.claim(`intercom-answered#${state.conversation_id}#${state.part_id}`))) {
+      return { response_delivery: "duplicate", next_node: "finalize" };
+    }
+    await deps.intercom.reply(state.conversation_id, deps.adminId, "comment", state.draft!.reply);
+    return { response: state.draft!.reply, response_delivery: "sent", next_node: "finalize" };
+  };
+
+/** Notes the reason for a person; never throws, so the conversation is always snoozed after. */
+export const escalateNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const reason = state.escalation_reason ?? state.error ?? "the agent could not answer";
+    const source = state.error ? state.error.split(":")[0]! : (state.next_node ?? "agent");
+    try {
+      await deps.intercom.reply(
+        state.conversation_id,
+        deps.adminId,
+        "note",
+        `Escalated to the team. Reason: ${reason} (from: ${source})`,
+      );
+      return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };
+    } catch (err) {
+      return { error: `escalate: ${(err as Error).message}`, response_delivery: "escalated" };
+    }
+  };
+
+export const finalizeNode =
+  (deps: SupportDeps): Node =>
+  async (state) => {
+    const until = new Date(Date.now() + deps.snoozeMinutes * 60_000);
+    try {
+      await deps.intercom.snooze(state.conversation_id, deps.adminId, until);
+      return { finalize: { status: state.response_delivery ?? "unknown", snoozed_until: until.toISOString() } };
+    } catch (err) {
+      return {
+        finalize: { status: state.response_delivery ?? "unknown", snoozed_until: null },
+        error: `finalize: ${(err as Error).message}`,
+      };
+    }
+  };

@@ -1,0 +1,60 @@
+import * as z from "zod";
+import { subjectOf } from "../../shared/facts";
+import { storable } from "../../shared/text";
+import { defineTool } from "./tool";
+
+export const MEMORY_UNAVAILABLE =
+  "Memory is unavailable right now, so nothing was saved or recalled. Please try again later.";
+
+export const storeMemory = defineTool({
+  name: "store_memory",
+  description:
+    "Save a durable fact about the user for future conversations: a preference, a decision, a constraint, " +
+    "or something about them or their work. Use it when the user asks you to remember something, or states " +
+    "something worth keeping. One self-contained fact per call. Storing a fact twice is harmless.",
+  schema: z.object({
+    content: storable(z.string().trim().min(1).max(2000)).describe("The fact, written so it makes sense on its own later."),
+    subject: storable(z.string().trim().max(100))
+      .nullish()
+      .describe(
+        'What the fact is about, as a short lower-case phrase ("dog\'s name", "home city"): a later fact with the same subject replaces this one.',
+      ),
+    metadata: z
+      .object({
+        title: storable(z.string().max(200)).nullish(),
+        category: storable(z.string().max(64)).nullish().describe("e.g. preference, personal, work, decision"),
+        tags: z.array(storable(z.string().max(64))).max(10).nullish(),
+      })
+      .nullish(),
+  }),
+  needs: ["store", "embeddings"],
+  unavailable: MEMORY_UNAVAILABLE,
+  async run({ content, subject, metadata }, { scope, deps }) {
+    const [embedding] = await deps.embeddings.embedDocuments([content]);
+    const { id, created } = await deps.store.insertMemory({
+      userId: scope.userId,
+      projectId: scope.projectId,
+      content,
+      embedding: embedding!,
+      category: metadata?.category ?? null,
+      tags: metadata?.tags ?? [],
+      metadata: {
+        ...(metadata?.title ? { title: metadata.title } : {}),
+        ...(subject ? { subject: subject.toLowerCase() } : {}),
+        addedAt: new Date().toISOString(),
+      },
+      sourceSessionId: scope.sessionId,
+    });
+    return {
+      success: true,
+      memoryId: id,
+      message: created ? `I'll remember that ${content}.` : `I already knew that ${content}.`,
+    };
+  },
+  // The stand-in stores what follows "remember (that)", with the subject its English rules read.
+  offline: {
+    trigger: "remember",
+    args: (content) => ({ content, ...(subjectOf(content) ? { subject: subjectOf(content) } : {}) }),
+    confirms: true,
+  },
+});

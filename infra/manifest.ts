@@ -1,0 +1,232 @@
+/**
+ * The deployment manifest: every function, declared once. The AWS stack (infra/aws), the local
+ * stack (infra/local) and the cold-start bench all read it, so they cannot disagree on a route,
+ * a queue's settings or a timeout. Adding a function is its handler (functions/<name>.ts, exporting
+ * `createHandler`) plus one entry here; docs/adding-a-function.md walks through it.
+ *
+ * Plain data only: the stack imports it at synth, and must not load any handler's code to do so.
+ */
+
+// SQS moves a message to its dead-letter queue after MAX_RECEIVES receives, in AWS and locally;
+// the consumers count those records as they fail their last receive (shared/sqs-batch.ts).
+import { MAX_RECEIVES } from "../shared/sqs-batch";
+export { MAX_RECEIVES };
+
+/** What a function may touch. Each grant is an IAM permission in AWS and an environment value. */
+export type Grant =
+  /** the checkpoint table: graph state, session owners and leases */
+  | "checkpoints"
+  /** Powertools idempotency records and once-markers */
+  | "idempotency"
+  /** the Supabase service-role key */
+  | "supabase"
+  /** the chat, naming and embedding models (streaming included) */
+  | "bedrock-chat"
+  /** the embedding model only */
+  | "bedrock-embeddings"
+  /** send to a queue */
+  | "send:extraction"
+  | "send:support"
+  /** read the documents bucket's prefix */
+  | "documents"
+  /** the attachments bucket's users/ prefix: put, get and delete (presigning, checking uploads) */
+  | "attachments"
+  /** read attachments (the chat functions' data tools) */
+  | "attachments:read"
+  /** delete attachments (a session's files go with it) */
+  | "attachments:delete"
+  /** the Intercom secrets, each to the function that needs it */
+  | "intercom-token"
+  | "intercom-client-secret";
+
+export type QueueName = "extraction" | "ingest" | "support";
+
+export interface HttpRoute {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+  /** API Gateway resource path, `{id}` for a path parameter */
+  path: string;
+  /** answered by Lambda response streaming (the integration then waits as long as the function) */
+  streaming?: boolean;
+  /** the body is checked at the gateway against the chat request's JSON Schema model */
+  chatBody?: boolean;
+  /** no JWT: the function checks the caller itself (the Intercom webhook's signature) */
+  public?: boolean;
+}
+
+export interface QueueSource {
+  queue: QueueName;
+  batchSize: number;
+  maxBatchingWindowSeconds?: number;
+}
+
+export interface FunctionSpec {
+  /** functions/<name>.ts; the construct is <Name>Function */
+  name: string;
+  /**
+   * "api": behind routes; "consumer": fed by a queue; "authorizer": the API's JWT authorizer;
+   * "upload": told of each object uploaded to the attachments bucket
+   */
+  kind: "api" | "consumer" | "authorizer" | "upload";
+  timeoutSeconds: number;
+  memoryMB: number;
+  routes?: HttpRoute[];
+  source?: QueueSource;
+  grants: Grant[];
+  /** deployed only with this feature on */
+  feature?: "intercom";
+  /** what the handler imports on its first request instead of at init (shared/deferred.ts) */
+  defers?: string;
+}
+
+/** A queue's visibility timeout is this many times its consumer's timeout (AWS's advice for Lambda). */
+export const VISIBILITY_FACTOR = 6;
+
+export const FUNCTIONS: readonly FunctionSpec[] = [
+  {
+    name: "chat",
+    kind: "api",
+    timeoutSeconds: 29, // API Gateway's limit for a buffered response
+    memoryMB: 1024,
+    routes: [{ method: "POST", path: "/api/chat", chatBody: true }],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:read"],
+    defers: "the agent graph, LangChain, Bedrock and the store clients",
+  },
+  {
+    name: "chat-stream",
+    kind: "api",
+    timeoutSeconds: 120,
+    memoryMB: 1024,
+    routes: [{ method: "POST", path: "/api/chat/stream", streaming: true, chatBody: true }],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:read"],
+    defers: "the agent graph, LangChain, Bedrock and the store clients",
+  },
+  {
+    name: "sessions",
+    kind: "api",
+    timeoutSeconds: 10,
+    memoryMB: 512,
+    routes: [
+      { method: "GET", path: "/api/sessions" },
+      { method: "GET", path: "/api/sessions/{id}/messages" },
+      { method: "DELETE", path: "/api/sessions/{id}" },
+    ],
+    grants: ["checkpoints", "supabase", "attachments:delete"],
+    defers: "the store clients, and the checkpoint saver for deletes",
+  },
+  {
+    name: "memories",
+    kind: "api",
+    timeoutSeconds: 10,
+    memoryMB: 512,
+    routes: [
+      { method: "GET", path: "/api/memories" },
+      { method: "DELETE", path: "/api/memories/{id}" },
+    ],
+    grants: ["supabase"],
+    defers: "the store client",
+  },
+  {
+    name: "files",
+    kind: "api",
+    timeoutSeconds: 29,
+    memoryMB: 1024,
+    routes: [
+      { method: "POST", path: "/api/sessions/{id}/files" },
+      { method: "GET", path: "/api/sessions/{id}/files" },
+      { method: "DELETE", path: "/api/sessions/{id}/files/{file_id}" },
+      { method: "POST", path: "/api/sessions/{id}/files/{file_id}/complete" },
+      { method: "GET", path: "/api/files/{file_id}" },
+    ],
+    grants: ["checkpoints", "attachments"],
+    defers: "the S3 client and the file inspection",
+  },
+  {
+    name: "file-uploaded",
+    kind: "upload",
+    timeoutSeconds: 60,
+    memoryMB: 1024,
+    grants: ["checkpoints", "attachments"],
+    defers: "the S3 client and the file inspection",
+  },
+  {
+    name: "health",
+    kind: "api",
+    timeoutSeconds: 10,
+    memoryMB: 256,
+    routes: [{ method: "GET", path: "/api/health/deep" }],
+    grants: ["checkpoints", "supabase"],
+    defers: "the store clients",
+  },
+  {
+    name: "memory-extraction",
+    kind: "consumer",
+    timeoutSeconds: 60,
+    memoryMB: 1024,
+    source: { queue: "extraction", batchSize: 10, maxBatchingWindowSeconds: 2 },
+    grants: ["idempotency", "supabase", "bedrock-chat"],
+  },
+  {
+    name: "ingest",
+    kind: "consumer",
+    timeoutSeconds: 120,
+    memoryMB: 1536,
+    source: { queue: "ingest", batchSize: 5 },
+    grants: ["supabase", "bedrock-embeddings", "documents"],
+  },
+  {
+    name: "intercom-webhook",
+    kind: "api",
+    timeoutSeconds: 10,
+    memoryMB: 512,
+    routes: [
+      { method: "POST", path: "/webhooks/intercom", public: true },
+      { method: "HEAD", path: "/webhooks/intercom", public: true },
+    ],
+    grants: ["idempotency", "send:support", "intercom-client-secret"],
+    feature: "intercom",
+  },
+  {
+    name: "support-worker",
+    kind: "consumer",
+    timeoutSeconds: 120,
+    memoryMB: 1024,
+    source: { queue: "support", batchSize: 5 },
+    grants: ["checkpoints", "idempotency", "supabase", "bedrock-chat", "intercom-token"],
+    feature: "intercom",
+  },
+  {
+    name: "authorizer",
+    kind: "authorizer",
+    timeoutSeconds: 5,
+    memoryMB: 256,
+    grants: [],
+  },
+];
+
+/** The function that consumes a queue: its timeout sets the queue's visibility timeout. */
+export function consumerOf(queue: QueueName): FunctionSpec {
+  const fn = FUNCTIONS.find((f) => f.source?.queue === queue);
+  if (!fn) throw new Error(`no function consumes the ${queue} queue`);
+  return fn;
+}
+
+/** A queue's settings, as SQS gets them in AWS and the local queue gets them locally. */
+export function queueSettings(queue: QueueName) {
+  const consumer = consumerOf(queue);
+  return {
+    consumerTimeoutSeconds: consumer.timeoutSeconds,
+    visibilityTimeoutSeconds: consumer.timeoutSeconds * VISIBILITY_FACTOR,
+    maxReceives: MAX_RECEIVES,
+    batchSize: consumer.source!.batchSize,
+  };
+}
+
+/** The functions a deployment has, given its features. */
+export function deployedFunctions(features: { intercom: boolean }): FunctionSpec[] {
+  return FUNCTIONS.filter((f) => f.feature === undefined || (f.feature === "intercom" && features.intercom));
+}
+
+/** PascalCase construct id: chat-stream -> ChatStreamFunction. */
+export function constructId(name: string): string {
+  return `${name.replace(/(^|-)(\w)/g, (_, _dash: string, c: string) => c.toUpperCase())}Function`;
+}

@@ -1,0 +1,62 @@
+import * as z from "zod";
+
+/**
+ * Text that may reach storage: well-formed Unicode (no lone surrogate) and no NUL.
+ *
+ * A lone surrogate cannot be encoded as UTF-8: the drivers replace it with U+FFFD on the way to
+ * Postgres, so "x\ud800", "x\ud801" and "x\ufffd" would become the same id (and Postgres's jsonb
+ * refuses both "\ud800" and "\u0000" escapes outright). NUL is refused by Postgres text. So both are
+ * refused at the boundary, before anything is written. (String.prototype.isWellFormed exists from
+ * Node 20, but TypeScript's ES2023 lib does not declare it; the regex says the same thing.)
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why a text cannot be stored, or undefined when it can. */
+export function storableTextProblem(text: string): string | undefined {
+  if (text.includes("\u0000")) return "must not contain NUL characters";
+  if (LONE_SURROGATE.test(text)) return "must be well-formed Unicode (it holds a lone surrogate)";
+  return undefined;
+}
+
+export const isStorableText = (text: string) => storableTextProblem(text) === undefined;
+
+/** A zod string refined to storable text; chain `.max()` etc. before passing it in. */
+export function storable<S extends z.ZodType<string>>(schema: S) {
+  return schema.superRefine((value, ctx) => {
+    const problem = storableTextProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+}
+
+/**
+ * Makes a text storable: lone surrogates become U+FFFD, NUL is dropped. For text this system did
+ * not take from a client (a model's reply), where refusing would lose a turn that already ran.
+ */
+export function toStorableText(text: string): string {
+  if (isStorableText(text)) return text;
+  return text
+    .replaceAll("\u0000", "")
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+}
+
+/** The first `max` code points of a text, with "…" when it was cut: never half a surrogate pair. */
+export function truncateCodePoints(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const points = Array.from(text);
+  return points.length <= max ? text : `${points.slice(0, max).join("")}…`;
+}
+
+/** The longest user, project or other client-named id. */
+export const MAX_ID_LENGTH = 128;
+
+/** A client-named id (user, project): 1–128 characters of storable text, trimmed. */
+export const identifier = () => storable(z.string().trim().min(1).max(MAX_ID_LENGTH));
+
+/** toStorableText over every string (and key) of a JSON value, for jsonb columns. */
+export function toStorableDeep<T>(value: T): T {
+  if (typeof value === "string") return toStorableText(value) as T;
+  if (Array.isArray(value)) return value.map(toStorableDeep) as T;
+  if (value && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [toStorableText(k), toStorableDeep(v)])) as T;
+  return value;
+}

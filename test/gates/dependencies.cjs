@@ -1,0 +1,43 @@
+/**
+ * The layer rules, checked by dependency-cruiser in `npm test` (npm run lint:deps):
+ * functions/ and infra/ use graph/ and shared/; graph/ uses shared/; shared/ uses neither.
+ * Type-only imports count too: a layer that names another's types depends on it.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "shared-is-the-bottom-layer",
+      comment: "shared/ must not import graph/, functions/ or infra/",
+      severity: "error",
+      from: { path: "^shared/" },
+      to: { path: "^(graph|functions|infra)/" },
+    },
+    {
+      name: "graph-uses-only-shared",
+      comment: "graph/ must not import functions/ or infra/",
+      severity: "error",
+      from: { path: "^graph/" },
+      to: { path: "^(functions|infra)/" },
+    },
+    {
+      name: "functions-do-not-use-infra",
+      comment: "a handler must not depend on how it is deployed",
+      severity: "error",
+      from: { path: "^functions/" },
+      to: { path: "^infra/" },
+    },
+    {
+      name: "production-code-does-not-use-tests",
+      severity: "error",
+      from: { path: "^(shared|graph|functions|infra)/" },
+      to: { path: "^test/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".json"] },
+  },
+};

@@ -1,0 +1,73 @@
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { fitTurns, stablePrefixEnd, STUB_MIN_TOKENS, turns } from "../../../graph/chat/context-window";
+import { messagesTokens } from "../../../shared/models/token-estimate";
+
+let n = 0;
+const id = () => `m${++n}`;
+const human = (text: string) => new HumanMessage({ id: id(), content: text });
+const reply = (text: string) => new AIMessage({ id: id(), content: text });
+const call = (name: string) =>
+  new AIMessage({
+    id: id(),
+    content: "",
+    tool_calls: [{ id: `c${n}`, name, args: { query: "q" }, type: "tool_call" }],
+  });
+const result = (ai: AIMessage, text: string) =>
+  new ToolMessage({ id: id(), tool_call_id: ai.tool_calls![0]!.id!, name: ai.tool_calls![0]!.name, content: text });
+
+/** A knowledge turn: question, tool call, a large result, answer. */
+function knowledgeTurn(i: number): BaseMessage[] {
+  const c = call("search_knowledge_base");
+  return [human(`question ${i}?`), c, result(c, `passage ${i} `.repeat(400)), reply(`answer ${i}`)];
+}
+
+describe("fitting a conversation to a budget", () => {
+  const history = [
+    ...knowledgeTurn(1),
+    human("hello"),
+    reply("hi"),
+    ...knowledgeTurn(2),
+    human("tell me more"),
+    reply("sure ".repeat(50)),
+    ...knowledgeTurn(3),
+  ];
+
+  it("splits into turns at each human message", () => {
+    expect(turns(history).map((t) => t.length)).toEqual([4, 2, 4, 2, 4]);
+  });
+
+  it("keeps whole turns, newest first, and never separates a tool call from its result", () => {
+    for (const budget of [50, 200, 400, 800, 1600, 100_000]) {
+      const { window, dropped, tokens } = fitTurns(history, budget);
+      expect(window[0]!.getType()).toBe("human");
+      expect([...dropped, ...window].map((m) => m.id)).toEqual(history.map((m) => m.id));
+      for (const m of window) {
+        for (const c of (m as AIMessage).tool_calls ?? []) {
+          expect(window.some((r) => (r as ToolMessage).tool_call_id === c.id)).toBe(true);
+        }
+      }
+      // Only the current turn may be over the budget on its own.
+      if (window.length > 4) expect(tokens).toBeLessThanOrEqual(budget);
+      expect(window.slice(-4).map((m) => m.id)).toEqual(history.slice(-4).map((m) => m.id));
+    }
+  });
+
+  it("stubs large tool results of earlier turns only, naming the tool", () => {
+    const { window } = fitTurns(history, 100_000);
+    const results = window.filter((m) => m.getType() === "tool") as ToolMessage[];
+    expect(results).toHaveLength(3);
+    for (const stub of results.slice(0, 2)) {
+      expect(stub.content).toMatch(/^\[earlier result of search_knowledge_base, \d+ tokens, elided/);
+      expect(messagesTokens([stub])).toBeLessThan(STUB_MIN_TOKENS);
+    }
+    expect(results[2]!.content).toBe(history.at(-2)!.content);
+    // Deterministic: the same history gives the same input (prompt caching depends on it).
+    expect(fitTurns(history, 100_000).window.map((m) => m.content)).toEqual(window.map((m) => m.content));
+  });
+
+  it("marks the end of the previous turn as the stable prefix", () => {
+    const { window } = fitTurns(history, 100_000);
+    expect(window[stablePrefixEnd(window)]!.content).toBe(history.at(-5)!.content);
+    expect(stablePrefixEnd([human("only")])).toBe(-1);
+  });
+});
