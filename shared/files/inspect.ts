@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Column, FileKind } from "./records";
-import { SqlSandbox, tableName, DEFAULT_SQL_LIMITS } from "./sql-sandbox";
+import { DEFAULT_SQL_LIMITS, SqlEngineUnavailable, SqlSandbox, tableName } from "./sql-sandbox";
 
 /** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
 export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
@@ -91,6 +91,7 @@ export async function inspectFile(
         sandbox.close();
       }
     } catch (err) {
+      if (err instanceof SqlEngineUnavailable) return { ok: false, reason: err.message };
       return {
         ok: false,
         reason: `not a readable ${format.toUpperCase()} file: ${err instanceof Error ? err.message.split("\n")[0] : err}`,

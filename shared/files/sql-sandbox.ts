@@ -30,6 +30,30 @@ export const DEFAULT_SQL_LIMITS: SqlLimits = {
 /** A query the sandbox refused or that failed: the message is meant for the model. */
 export class SqlError extends Error {}
 
+/**
+ * DuckDB's native binding is not installed for this platform (a Lambda bundle built without it):
+ * data files cannot be read here. Said plainly to the model and on a rejected upload, never as a
+ * misleading "not a readable CSV".
+ */
+export class SqlEngineUnavailable extends SqlError {
+  constructor(cause: unknown) {
+    super(
+      "data files are not available in this deployment: the SQL engine (DuckDB) is not installed for this platform",
+      { cause },
+    );
+    this.name = "SqlEngineUnavailable";
+  }
+}
+
+/** DuckDB, loaded on first use. */
+export async function loadDuckDb(): Promise<typeof import("@duckdb/node-api")> {
+  try {
+    return await import("@duckdb/node-api");
+  } catch (err) {
+    throw new SqlEngineUnavailable(err);
+  }
+}
+
 export interface QueryResult {
   columns: { name: string; type: string }[];
   rows: Record<string, unknown>[];
@@ -68,7 +92,7 @@ export class SqlSandbox {
   ) {}
 
   static async open(tables: DataTable[], limits: SqlLimits = DEFAULT_SQL_LIMITS): Promise<SqlSandbox> {
-    const { DuckDBInstance } = await import("@duckdb/node-api");
+    const { DuckDBInstance } = await loadDuckDb();
     const instance = await DuckDBInstance.create(":memory:", {
       threads: "1",
       memory_limit: `${limits.memoryLimitMb}MB`,
@@ -115,7 +139,7 @@ export class SqlSandbox {
     const keyword = /^[a-z]+/i.exec(text.replace(/^(\s|--[^\n]*\n?|\/\*[\s\S]*?\*\/)+/, ""))?.[0]?.toUpperCase();
     if (!keyword || !QUERY_KEYWORDS.has(keyword))
       throw new SqlError(`only SELECT queries are allowed (this starts with ${keyword ?? "nothing"})`);
-    const { StatementType } = await import("@duckdb/node-api");
+    const { StatementType } = await loadDuckDb();
     const prepared = await statements.prepare(0).catch((err) => {
       throw new SqlError(cleanMessage(err));
     });
