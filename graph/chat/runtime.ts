@@ -5,13 +5,15 @@ import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 import { defaultContextBudget } from "./context";
-import { buildChatGraph } from "./graph";
+import { buildChatGraph, type ChatGraph } from "./graph";
 import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { chatTools } from "../tools/registry";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
+  /** the compiled chat graph, for reading thread state (the Agent Server API) */
+  graph: ChatGraph;
   /** one line per backend in use, for the startup log */
   descriptions: string[];
 }
@@ -51,6 +53,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   return {
     ...backends,
+    graph,
     chat: new ChatService({
       graph,
       owners,

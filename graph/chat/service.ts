@@ -27,6 +27,8 @@ export interface ChatTurn {
   /** absent: start a new session */
   sessionId?: string;
   message: string;
+  /** the new human message's id, when the client chose one (the Agent Server API's input) */
+  messageId?: string;
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
   /**
@@ -54,6 +56,9 @@ export interface TurnObserver {
   onToolEnd?(name: string, summary: string): void;
   onTrace?(step: TraceStep): void;
   onSessionName?(name: string): void;
+  /** LangGraph stream modes to pass through raw to `onChunk` (the Agent Server API's runs) */
+  modes?: readonly ("values" | "updates" | "messages" | "custom")[];
+  onChunk?(mode: string, chunk: unknown): void;
 }
 
 export interface ChatServiceDeps {
@@ -119,7 +124,7 @@ export class ChatService {
         : await this.deps.leases.tryAcquire(sessionId);
     if (!lease) throw sessionBusy();
     const signal = runSignal(lease.signal, turn.deadline);
-    const human = new HumanMessage({ id: randomUUID(), content: turn.message });
+    const human = new HumanMessage({ id: turn.messageId ?? randomUUID(), content: turn.message });
     let ran = false;
     try {
       // Checked again under the lease: DELETE /api/sessions/{id} takes the lease too, so a turn
@@ -231,10 +236,11 @@ export class ChatService {
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
           signal,
-          streamMode: observer.onToken ? ["updates", "messages"] : ["updates"],
+          streamMode: streamModes(observer),
         },
       );
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (observer.modes?.includes(mode as "values")) observer.onChunk?.(mode, chunk);
         if (mode === "messages") {
           const [message, metadata] = chunk as [AIMessageChunk, { langgraph_node?: string }];
           const text = typeof message.content === "string" ? message.content : "";
@@ -314,6 +320,13 @@ export class ChatService {
 function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): AbortSignal {
   if (deadline === undefined) return leaseSignal;
   return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
+}
+
+/** What the run streams: updates always (the answer comes from them), tokens when listened to, and pass-throughs. */
+function streamModes(observer: TurnObserver) {
+  const modes = new Set<"values" | "updates" | "messages" | "custom">(["updates", ...(observer.modes ?? [])]);
+  if (observer.onToken) modes.add("messages");
+  return [...modes];
 }
 
 /** A short summary of a tool result for stream events: its first 200 code points. */

@@ -3,7 +3,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint";
 import type { StackSettings } from "../../infra/aws/settings";
 import { AgentStack } from "../../infra/aws/stack";
-import { deployedFunctions } from "../../infra/manifest";
+import { deployedFunctions, FUNCTIONS } from "../../infra/manifest";
 import { NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
@@ -385,10 +385,12 @@ describe("REST API", () => {
         },
       },
     });
-    const buffered = template.findResources("AWS::ApiGateway::Method", {
+    const streamed = template.findResources("AWS::ApiGateway::Method", {
       Properties: { Integration: { ResponseTransferMode: "STREAM" } },
     });
-    expect(Object.keys(buffered)).toHaveLength(1);
+    // Exactly the manifest's streaming routes: /api/chat/stream and the Agent Server API's run streams.
+    const streamingRoutes = FUNCTIONS.flatMap((f) => f.routes ?? []).filter((r) => r.streaming);
+    expect(Object.keys(streamed)).toHaveLength(streamingRoutes.length);
     expect(actions(stack.chatStreamFunction)).toContain("sqs:SendMessage");
   });
 

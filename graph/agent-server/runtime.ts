@@ -1,0 +1,28 @@
+import type { Backends } from "../../shared/backends";
+import { deferredRuntime } from "../../shared/deferred";
+import type { Logger } from "../../shared/logger";
+import { AgentRuns } from "../../shared/stores/agent-runs";
+import type { RunDeps } from "./runs";
+import { ThreadService } from "./threads";
+
+/**
+ * The Agent Server API's handlers run on the chat runtime (the same ChatService and graph as
+ * /api/chat), loaded with the first request rather than at init (shared/deferred.ts).
+ */
+export const deferredAgentServer = (logger: Logger, backends: () => Promise<Backends>) =>
+  deferredRuntime(
+    () => import("../chat/runtime"),
+    async ({ buildChatRuntime }) => {
+      const runtime = await buildChatRuntime(await backends(), logger);
+      const threads = new ThreadService(runtime, runtime.graph);
+      const runs = new AgentRuns(runtime.dynamo, runtime.config.CHECKPOINT_TABLE);
+      const runDeps: RunDeps = {
+        chat: runtime.chat,
+        runs,
+        maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
+        deleteThread: (threadId, userId) => threads.delete(userId, threadId),
+      };
+      return { ...runtime, threads, runs, runDeps };
+    },
+  );
+export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;
