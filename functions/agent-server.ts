@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
-import type * as z from "zod";
+import * as z from "zod";
 import { assistant, graphJson, graphOf, graphSchemas, searchAssistants } from "../graph/agent-server/assistants";
 import {
   AssistantSearch,
@@ -13,7 +13,7 @@ import { executeRun, runJson } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { apiHandler } from "../shared/api-handler";
 import { runDeadline } from "../shared/deadline";
-import { notFound } from "../shared/errors";
+import { badRequest, notFound } from "../shared/errors";
 import { json, parseJsonBody } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
@@ -69,7 +69,20 @@ const ROUTES: Record<string, Route> = {
     if (!run) throw notFound("run_not_found", "no such run in this thread");
     return runJson(run);
   },
+  "POST /threads/{thread_id}/runs/{run_id}/cancel": async ({ event, server, userId }) => {
+    const threadId = param(event, "thread_id");
+    await server.threads.assertOwned(userId, threadId);
+    const run = await server.runs.get(threadId, param(event, "run_id"));
+    if (!run) throw notFound("run_not_found", "no such run in this thread");
+    const action = CancelQuery.safeParse(event.queryStringParameters ?? {});
+    if (!action.success) throw badRequest("invalid_action", 'action: must be "interrupt" or "rollback"');
+    if (run.status === "running" || run.status === "pending")
+      await server.runDeps.leases.requestCancel(threadId, action.data.action);
+    return { statusCode: 202, body: "" };
+  },
 };
+
+const CancelQuery = z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }).loose();
 
 /** A run that answers once it finished, with the thread's values (or `__error__`, as the platform does). */
 async function wait({ event, server, userId, context }: Parameters<Route>[0], threadId: string | undefined) {

@@ -148,6 +148,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/threads/{thread_id}/history" },
       { method: "POST", path: "/threads/{thread_id}/runs/wait" },
       { method: "GET", path: "/threads/{thread_id}/runs/{run_id}" },
+      { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel" },
       { method: "POST", path: "/runs/wait" },
     ],
     grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],

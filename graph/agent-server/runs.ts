@@ -1,7 +1,8 @@
 import type { AIMessageChunk } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
-import { AppError, badRequest } from "../../shared/errors";
+import { AppError } from "../../shared/errors";
 import type { AgentRuns, MultitaskStrategy, RunRecord } from "../../shared/stores/agent-runs";
+import type { SessionLeases } from "../../shared/stores/session-lease";
 import type { ChatService } from "../chat/service";
 import { GRAPHS, graphOf } from "./assistants";
 import { newHumanMessage, type RunCreateBody, STREAM_MODES, type StreamMode, streamModes } from "./requests";
@@ -10,6 +11,7 @@ import { messageDict, valuesDict } from "./serialize";
 export interface RunDeps {
   chat: ChatService;
   runs: AgentRuns;
+  leases: SessionLeases;
   maxMessageBytes: number;
   /** removes a stateless run's thread once it finished (`on_completion: "delete"`) */
   deleteThread(threadId: string, userId: string): Promise<void>;
@@ -64,8 +66,10 @@ export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCrea
     throw new AppError(409, "assistant_read_only", `the ${graphId} assistant runs from its own trigger, not this API`);
   const message = newHumanMessage(body, deps.maxMessageBytes);
   const strategy: MultitaskStrategy = body.multitask_strategy ?? "reject";
-  if (strategy === "interrupt" || strategy === "rollback")
-    throw badRequest("unsupported_multitask_strategy", `multitask_strategy "${strategy}" is not supported yet; use reject or enqueue`);
+  // interrupt and rollback ask the running run to stop, through its lease, then wait for the
+  // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
+  if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
+    await deps.leases.requestCancel(caller.threadId, strategy);
   const modes = streamModes(body);
   const graphModes = new Set(modes.map((m) => STREAM_MODES[m]));
   const runId = randomUUID();
@@ -82,7 +86,7 @@ export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCrea
         projectId: body.config?.configurable?.project_id,
         message: message.text,
         messageId: message.id,
-        ifBusy: strategy === "enqueue" ? "queue" : "reject",
+        ifBusy: strategy === "reject" ? "reject" : "queue",
         deadline: caller.deadline,
       },
       {
@@ -115,7 +119,7 @@ export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCrea
     const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error", { cause: err });
     const error = { code: app.code, message: app.message };
     await recorded.catch(() => undefined);
-    await deps.runs.finish(threadId!, runId, app.code === "turn_timeout" ? "timeout" : "error", error);
+    await deps.runs.finish(threadId!, runId, statusOf(app.code), error);
     sink.event("error", { error: app.code, message: app.message });
     await finishStateless(deps, caller, body, threadId!);
     return { runId, threadId: threadId!, values, error };
@@ -125,6 +129,9 @@ export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCrea
   await finishStateless(deps, caller, body, threadId!);
   return { runId, threadId: threadId!, values };
 }
+
+const statusOf = (code: string) =>
+  code === "turn_timeout" ? "timeout" : code === "run_cancelled" ? "interrupted" : "error";
 
 async function finishStateless(deps: RunDeps, caller: RunCaller, body: RunCreateBody, threadId: string) {
   if (caller.threadId === undefined && (body.on_completion ?? "delete") === "delete")

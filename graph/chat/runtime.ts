@@ -57,7 +57,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     chat: new ChatService({
       graph,
       owners,
-      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE),
+      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE, config.SESSION_LEASE_MS),
       queueWaitMs: config.SESSION_QUEUE_WAIT_MS,
       namingModel: (namer ?? model).value,
       conversations,

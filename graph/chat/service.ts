@@ -13,7 +13,7 @@ import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors
 import type { QueuePublisher } from "../../shared/queue";
 import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
-import { LeaseLost, type SessionLeases } from "../../shared/stores/session-lease";
+import { LeaseLost, RunCancelled, type SessionLeases } from "../../shared/stores/session-lease";
 import type { SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
@@ -96,6 +96,9 @@ const turnTimeout = (cause: unknown) =>
   new AppError(504, "turn_timeout", "the answer did not finish within the time this request has", { cause });
 const leaseLost = (cause: unknown) =>
   new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
+
+const runCancelled = (cause: unknown) =>
+  new AppError(409, "run_cancelled", "another run on this thread asked this one to stop", { cause });
 
 const sessionBusy = () =>
   new AppError(
@@ -180,8 +183,12 @@ export class ChatService {
       return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
     } catch (err) {
       // A turn is in both the graph state and the transcript, or in neither. Not when the lease
-      // was lost: the session is another run's now, and its messages follow this one's.
-      if (ran && !lease.signal.aborted) await this.undoTurn(sessionId, human.id!);
+      // was lost: the session is another run's now, and its messages follow this one's. A run
+      // stopped by another (RunCancelled) still holds the lease: "interrupt" keeps what it wrote
+      // in the graph state, "rollback" takes it back out.
+      const reason: unknown = lease.signal.reason;
+      const keep = lease.signal.aborted && !(reason instanceof RunCancelled && reason.action === "rollback");
+      if (ran && !keep) await this.undoTurn(sessionId, human.id!);
       throw err;
     } finally {
       await lease.release();
@@ -257,7 +264,12 @@ export class ChatService {
           observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
       }
     } catch (err) {
-      if (signal.aborted) throw signal.reason instanceof LeaseLost ? leaseLost(err) : turnTimeout(err);
+      if (signal.aborted)
+        throw signal.reason instanceof RunCancelled
+          ? runCancelled(err)
+          : signal.reason instanceof LeaseLost
+            ? leaseLost(err)
+            : turnTimeout(err);
       throw agentFailure(err, this.deps.recursionLimit);
     }
     if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);

@@ -18,6 +18,8 @@ export interface Lease {
   /**
    * Aborted when the lease is lost: a renewal found another holder, or could not be made before
    * the lease ran out. A run must stop then, since another may now be writing the same thread.
+   * Also aborted, with RunCancelled, when another run asked this one to stop (requestCancel):
+   * the lease is still held then, so the run may tidy its thread before it releases it.
    */
   readonly signal: AbortSignal;
   release(): Promise<void>;
@@ -27,6 +29,20 @@ export class LeaseLost extends Error {
   constructor(sessionId: string) {
     super(`the lease on session ${sessionId} was lost`);
     this.name = "LeaseLost";
+  }
+}
+
+/** How a waiting run asks the running one to stop: keep what it wrote, or take it back out. */
+export type CancelAction = "interrupt" | "rollback";
+
+/** The abort reason when another run asked this one to stop (the Agent Server API's multitask_strategy). */
+export class RunCancelled extends Error {
+  constructor(
+    sessionId: string,
+    readonly action: CancelAction,
+  ) {
+    super(`the run on session ${sessionId} was asked to stop (${action})`);
+    this.name = "RunCancelled";
   }
 }
 
@@ -77,6 +93,29 @@ export class SessionLeases {
     }
   }
 
+  /**
+   * Asks the run holding the session's lease to stop, through a flag on the lease item that its
+   * heartbeat reads; the run then aborts with RunCancelled and releases the lease. False when no
+   * run holds it. The next lease taken is a new item, so the flag never outlives its run.
+   */
+  async requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: LEASE_SORT_KEY },
+          UpdateExpression: "SET cancel = :a",
+          ConditionExpression: "attribute_exists(pk) AND lease_until >= :now",
+          ExpressionAttributeValues: { ":a": action, ":now": Date.now() },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
   private expiry(now: number) {
     return {
       lease_until: now + this.leaseMs,
@@ -88,18 +127,20 @@ export class SessionLeases {
   private heldLease(sessionId: string, token: string, until: number): Lease {
     const lost = new AbortController();
     let heldUntil = until;
-    const loseIt = () => {
+    const loseIt = (reason: Error = new LeaseLost(sessionId)) => {
       clearInterval(heartbeat);
-      if (!lost.signal.aborted) lost.abort(new LeaseLost(sessionId));
+      if (!lost.signal.aborted) lost.abort(reason);
     };
     const renew = async () => {
       const now = Date.now();
       if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
       try {
-        await this.doc.send(
+        const renewed = await this.doc.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: { pk: sessionId, sk: LEASE_SORT_KEY },
+            // The same round trip reads the cancel flag (requestCancel).
+            ReturnValues: "ALL_NEW",
             UpdateExpression: "SET lease_until = :until, #ttl = :ttl",
             ConditionExpression: "#t = :token",
             ExpressionAttributeNames: { "#t": "token", "#ttl": CHECKPOINT_TABLE.ttlAttribute },
@@ -111,6 +152,8 @@ export class SessionLeases {
           }),
         );
         heldUntil = now + this.leaseMs;
+        const cancel = renewed.Attributes?.cancel as CancelAction | undefined;
+        if (cancel) loseIt(new RunCancelled(sessionId, cancel));
       } catch (err) {
         if (err instanceof ConditionalCheckFailedException) loseIt();
         // Otherwise a passing fault: the next beat tries again, well inside the lease.
