@@ -10,6 +10,7 @@ import {
   ThreadSearch,
 } from "../graph/agent-server/requests";
 import { executeRun, runJson } from "../graph/agent-server/runs";
+import { ItemKey, ListNamespaces, PutItem, SearchItems } from "../graph/agent-server/store";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { apiHandler } from "../shared/api-handler";
 import { runDeadline } from "../shared/deadline";
@@ -80,6 +81,24 @@ const ROUTES: Record<string, Route> = {
       await server.runDeps.leases.requestCancel(threadId, action.data.action);
     return { statusCode: 202, body: "" };
   },
+  "PUT /store/items": async ({ event, server, userId }) => {
+    await server.items.put(userId, body(event, PutItem));
+    return undefined;
+  },
+  "GET /store/items": async ({ event, server, userId }) => {
+    const query = event.queryStringParameters ?? {};
+    const key = ItemKey.safeParse({ namespace: (query.namespace ?? "").split("."), key: query.key });
+    if (!key.success) throw badRequest("invalid_item", "namespace (dot-separated) and key are required");
+    return server.items.get(userId, key.data.namespace, key.data.key);
+  },
+  "DELETE /store/items": async ({ event, server, userId }) => {
+    const { namespace, key } = body(event, ItemKey);
+    await server.items.delete(userId, namespace, key);
+    return undefined;
+  },
+  "POST /store/items/search": async ({ event, server, userId }) => server.items.search(userId, body(event, SearchItems)),
+  "POST /store/namespaces": async ({ event, server, userId }) =>
+    server.items.namespaces(userId, body(event, ListNamespaces)),
 };
 
 const CancelQuery = z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }).loose();

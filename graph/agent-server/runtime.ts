@@ -3,7 +3,9 @@ import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
 import { SessionLeases } from "../../shared/stores/session-lease";
+import { createEmbeddings } from "../../shared/models";
 import type { RunDeps } from "./runs";
+import { MemoryItems } from "./store";
 import { ThreadService } from "./threads";
 
 /**
@@ -24,7 +26,8 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
       };
-      return { ...runtime, threads, runs, runDeps };
+      const embeddings = await createEmbeddings(runtime.config);
+      return { ...runtime, threads, runs, runDeps, items: new MemoryItems(runtime.store, embeddings.value) };
     },
   );
 export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;

@@ -148,4 +148,53 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     const stream = bob.runs.stream(thread.thread_id, "chat", { input: { messages: [{ type: "human", content: "hi" }] } });
     await expect(stream.next()).rejects.toMatchObject({ status: 404 });
   });
+
+  it("maps the store onto the caller's memories: put, get, search by query, namespaces, delete", async () => {
+    await alice.store.putItem(["memories", "alice"], "pet", { content: "My dog is called Rex", category: "personal" });
+    await alice.store.putItem(["memories", "alice"], "city", { content: "I live in Lisbon" });
+    await alice.store.putItem(["memories", "alice", "work"], "stack", { content: "We deploy with the AWS CDK" });
+
+    expect(await alice.store.getItem(["memories", "alice"], "pet")).toMatchObject({
+      key: "pet",
+      namespace: ["memories", "alice"],
+      value: { content: "My dog is called Rex", category: "personal" },
+    });
+    // A put with the same key replaces the item.
+    await alice.store.putItem(["memories", "alice"], "pet", { content: "My dog is called Bolt", category: "personal" });
+    expect((await alice.store.getItem(["memories", "alice"], "pet"))?.value).toMatchObject({ content: "My dog is called Bolt" });
+
+    const found = await alice.store.searchItems(["memories", "alice"], { query: "what is my dog called", limit: 1 });
+    expect(found.items.map((i) => i.key)).toEqual(["pet"]);
+    const filtered = await alice.store.searchItems(["memories"], { filter: { category: "personal" } });
+    // (memory extraction may have added facts from the earlier runs' turns: only these are asserted)
+    const personal = filtered.items.map((i) => i.value.content);
+    expect(personal).toContain("My dog is called Bolt");
+    expect(personal).not.toContain("My dog is called Rex");
+    expect(personal).not.toContain("I live in Lisbon");
+    const inProject = await alice.store.searchItems(["memories", "alice", "work"]);
+    expect(inProject.items.map((i) => i.key)).toEqual(["stack"]);
+    const namespaces = await alice.store.listNamespaces();
+    expect(namespaces.namespaces.map((n) => n.join("/")).sort()).toEqual(["memories/alice", "memories/alice/work"]);
+
+    // The agent knows it: the same rows /api/memories lists.
+    const listed = await fetch(`${stack.url}/api/memories`, { headers: { "x-user-id": "alice" } });
+    expect(JSON.stringify(await listed.json())).toContain("My dog is called Bolt");
+
+    // Nobody else's namespaces.
+    await expect(bob.store.getItem(["memories", "alice"], "pet")).rejects.toMatchObject({ status: 403 });
+    await expect(bob.store.putItem(["memories", "alice"], "x", { content: "hi" })).rejects.toMatchObject({ status: 403 });
+    await expect(bob.store.searchItems(["memories", "alice"])).rejects.toMatchObject({ status: 403 });
+    expect((await bob.store.searchItems(["memories"])).items).toEqual([]);
+    expect((await bob.store.searchItems(["memories"], { query: "dog" })).items).toEqual([]);
+    await expect(alice.store.putItem(["memories", "alice"], "bad", { text: "no content" })).rejects.toMatchObject({
+      status: 400,
+    });
+
+    await alice.store.deleteItem(["memories", "alice"], "pet");
+    await expect(alice.store.getItem(["memories", "alice"], "pet")).rejects.toMatchObject({ status: 404 });
+    // A prefix reaches the namespaces under it.
+    const left = (await alice.store.searchItems(["memories", "alice"], { limit: 100 })).items.map((i) => i.key);
+    expect(left).toEqual(expect.arrayContaining(["city", "stack"]));
+    expect(left).not.toContain("pet");
+  });
 });
