@@ -45,7 +45,16 @@ export interface HttpRoute {
   chatBody?: boolean;
   /** no JWT: the function checks the caller itself (the Intercom webhook's signature) */
   public?: boolean;
+  /**
+   * The caller may also send its API key in `x-api-key`, as LangGraph's SDK does. API Gateway can
+   * cache an authorizer's decision on one header only, so these routes use an uncached REQUEST
+   * authorizer (the same function), which reads either header on every request.
+   */
+  apiKeyHeader?: boolean;
 }
+
+/** The Agent Server API's routes: what @langchain/langgraph-sdk's Client calls, its x-api-key accepted. */
+const sdkRoutes = (routes: HttpRoute[]): HttpRoute[] => routes.map((route) => ({ ...route, apiKeyHeader: true }));
 
 export interface QueueSource {
   queue: QueueName;
@@ -131,7 +140,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     kind: "api",
     timeoutSeconds: 29, // API Gateway's limit for a buffered response: /runs/wait is a whole turn
     memoryMB: 1024,
-    routes: [
+    routes: sdkRoutes([
       { method: "GET", path: "/ok" },
       { method: "GET", path: "/info" },
       { method: "POST", path: "/assistants/search" },
@@ -155,7 +164,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "DELETE", path: "/store/items" },
       { method: "POST", path: "/store/items/search" },
       { method: "POST", path: "/store/namespaces" },
-    ],
+    ]),
     grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
@@ -164,10 +173,10 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     kind: "api",
     timeoutSeconds: 120,
     memoryMB: 1024,
-    routes: [
+    routes: sdkRoutes([
       { method: "POST", path: "/threads/{thread_id}/runs/stream", streaming: true },
       { method: "POST", path: "/runs/stream", streaming: true },
-    ],
+    ]),
     grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },

@@ -11,6 +11,7 @@ import {
   MethodLoggingLevel,
   ResponseTransferMode,
   RestApi,
+  RequestAuthorizer,
   TokenAuthorizer,
   type MethodOptions,
 } from "aws-cdk-lib/aws-apigateway";
@@ -327,6 +328,17 @@ export class AgentStack extends Stack {
       }),
       apiKeyRequired: apiKeys.length > 0,
     };
+    // The Agent Server API's routes also take the key in x-api-key (HttpRoute.apiKeyHeader).
+    let withKeyHeader: MethodOptions | undefined;
+    const keyHeaderOptions = () =>
+      (withKeyHeader ??= {
+        authorizer: new RequestAuthorizer(this, "KeyHeaderAuthorizer", {
+          handler: authorizerFunction,
+          identitySources: [],
+          resultsCacheTtl: Duration.seconds(0),
+        }),
+        apiKeyRequired: apiKeys.length > 0,
+      });
     this.demoKey = apiKeys.length > 0 ? this.addApiKeys(api, apiKeys, authorizerFunction).get("demo") : undefined;
     // Chat bodies are checked at the gateway against the handlers' own schema, so a malformed
     // request never reaches (or wakes) a function; the handlers still check everything. The
@@ -362,7 +374,7 @@ export class AgentStack extends Stack {
             : {},
         );
         api.root.resourceForPath(route.path).addMethod(route.method, integration, {
-          ...(route.public ? {} : secured),
+          ...(route.public ? {} : route.apiKeyHeader ? keyHeaderOptions() : secured),
           ...(route.chatBody ? chatBodyOptions() : {}),
         });
       }

@@ -396,23 +396,37 @@ describe("REST API", () => {
 
   it("requires the JWT authorizer on every /api route, and leaves the signed Intercom webhook to its signature", () => {
     const authorizers = template.findResources("AWS::ApiGateway::Authorizer");
-    expect(Object.values(authorizers)).toEqual([
-      expect.objectContaining({
-        Properties: expect.objectContaining({
-          Type: "TOKEN",
-          IdentitySource: "method.request.header.Authorization",
-          AuthorizerResultTtlInSeconds: 300,
-        }),
-      }),
-    ]);
-    const authorizerId = Object.keys(authorizers)[0]!;
+    const ofType = (type: string) => Object.keys(authorizers).filter((id) => authorizers[id].Properties.Type === type);
+    expect(Object.keys(authorizers)).toHaveLength(2);
+    const authorizerId = ofType("TOKEN")[0]!;
+    expect(authorizers[authorizerId].Properties).toMatchObject({
+      IdentitySource: "method.request.header.Authorization",
+      AuthorizerResultTtlInSeconds: 300,
+    });
+    // The Agent Server API's routes also take x-api-key: the same function, uncached, on either header.
+    const keyHeaderId = ofType("REQUEST")[0]!;
+    expect(authorizers[keyHeaderId].Properties).toMatchObject({ AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizers[keyHeaderId].Properties.IdentitySource).toBeFalsy(); // none: either header will do
+    const resources = template.findResources("AWS::ApiGateway::Resource");
+    const pathOf = (ref: { Ref?: string }): string => {
+      const resource = ref.Ref ? resources[ref.Ref] : undefined;
+      return resource ? `${pathOf(resource.Properties.ParentId)}/${resource.Properties.PathPart}` : "";
+    };
+    const keyHeaderPaths = new Set(
+      FUNCTIONS.flatMap((f) => f.routes ?? [])
+        .filter((r) => r.apiKeyHeader)
+        .map((r) => r.path),
+    );
     const methods = Object.values(template.findResources("AWS::ApiGateway::Method")) as {
       Properties: Record<string, any>;
     }[];
     const webhookFn = stack.getLogicalId(stack.intercomWebhookFunction!.node.defaultChild as never);
     for (const m of methods) {
       const isWebhook = JSON.stringify(m.Properties.Integration.Uri).includes(webhookFn);
+      const path = pathOf(m.Properties.ResourceId);
       if (isWebhook) expect(m.Properties.AuthorizationType).toBe("NONE");
+      else if (keyHeaderPaths.has(path))
+        expect(m.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: keyHeaderId } });
       else expect(m.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
     }
     expect(propsOf(stack.authorizerFunction)).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
