@@ -4,6 +4,7 @@ import { RunCreate } from "../graph/agent-server/requests";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import type { Config } from "../shared/config";
+import { corsHeaders, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { AppError } from "../shared/errors";
 import { errorBody, parseJsonBody, standInHeaders } from "../shared/http";
@@ -18,12 +19,12 @@ function sendEvent(stream: Writable, name: string, data: unknown) {
   if (!stream.writableEnded && !stream.destroyed) stream.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function sendError(stream: Writable, err: unknown) {
+function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
   const app = err instanceof AppError ? err : undefined;
   if (!app || app.status >= 500) logger.error("run failed before it started", { error: err });
   awslambda.HttpResponseStream.from(stream, {
     statusCode: app?.status ?? 500,
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...cors },
   }).end(JSON.stringify(errorBody(app?.code ?? "internal_error", app?.message ?? "internal error")));
 }
 
@@ -36,8 +37,11 @@ function sendError(stream: Writable, err: unknown) {
  * by hand, as chat-stream.ts is, so the invocation lasts until the run is saved.
  */
 export function createAgentServerStreamHandler(config: Config, server: () => Promise<AgentServer>) {
+  const origins = parseOrigins(config.CORS_ORIGINS);
   return async (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => {
     logger.addContext(context);
+    const origin = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === "origin")?.[1];
+    const cors = corsHeaders(origins, origin);
     let sse: Writable | undefined;
     try {
       const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
@@ -55,6 +59,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
               "x-accel-buffering": "no",
               "content-location": `/threads/${run.thread_id}/runs/${run.run_id}`,
               ...standInHeaders(config),
+              ...cors,
             },
           });
           sendEvent(sse, "metadata", { run_id: run.run_id, attempt: 1 });
@@ -62,7 +67,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
         event: (name, data) => sse && sendEvent(sse, name, data),
       });
     } catch (err) {
-      if (!sse) return sendError(responseStream, err);
+      if (!sse) return sendError(responseStream, err, cors);
       logger.error("stream failed", { error: err });
       sendEvent(sse, "error", { error: "internal_error", message: "internal error" });
     } finally {

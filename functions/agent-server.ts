@@ -13,6 +13,8 @@ import { executeRun, runJson } from "../graph/agent-server/runs";
 import { ItemKey, ListNamespaces, PutItem, SearchItems } from "../graph/agent-server/store";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { apiHandler } from "../shared/api-handler";
+import type { Config } from "../shared/config";
+import { corsHeaders, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { badRequest, notFound } from "../shared/errors";
 import { json, parseJsonBody } from "../shared/http";
@@ -121,8 +123,9 @@ async function wait({ event, server, userId, context }: Parameters<Route>[0], th
  * answer when done), for @langchain/langgraph-sdk's Client and useStream. Streaming runs are
  * functions/agent-server-stream.ts. /ok and /info are behind the authorizer like every route.
  */
-export function createAgentServerHandler(server: () => Promise<AgentServer>) {
-  return apiHandler(logger, async (event, context) => {
+export function createAgentServerHandler(config: Config, server: () => Promise<AgentServer>) {
+  const origins = parseOrigins(config.CORS_ORIGINS);
+  const handler = apiHandler(logger, async (event, context) => {
     const key = `${event.httpMethod} ${event.resource}`;
     if (key === "GET /ok") return json(200, { ok: true });
     if (key === "GET /info")
@@ -136,10 +139,17 @@ export function createAgentServerHandler(server: () => Promise<AgentServer>) {
     if (typeof result === "object" && result !== null && "statusCode" in result) return result as ReturnType<typeof json>;
     return json(200, result);
   });
+  // Errors too: a browser reads an error's body only when it carries the CORS headers.
+  return async (event: APIGatewayProxyEvent, context: Context) => {
+    const response = await handler(event, context);
+    const origin = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === "origin")?.[1];
+    return { ...response, headers: { ...response.headers, ...corsHeaders(origins, origin) } };
+  };
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) => createAgentServerHandler(deferredAgentServer(logger, backends));
+export const createHandler = ({ config, backends }: Wiring) =>
+  createAgentServerHandler(config(), deferredAgentServer(logger, backends));
 
 export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -11,6 +11,7 @@ import {
   MethodLoggingLevel,
   ResponseTransferMode,
   RestApi,
+  Cors,
   RequestAuthorizer,
   TokenAuthorizer,
   type MethodOptions,
@@ -34,6 +35,7 @@ import { acknowledgeNagFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS } from "../../shared/cors";
 import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
 import { queueWithDeadLetters } from "./queues";
@@ -180,6 +182,7 @@ export class AgentStack extends Stack {
       ...(settings.checkpointTtlDays ? { CHECKPOINT_TTL_DAYS: String(settings.checkpointTtlDays) } : {}),
       ...(settings.embeddingDimension ? { EMBEDDING_DIM: String(settings.embeddingDimension) } : {}),
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
+      ...(settings.corsOrigins ? { CORS_ORIGINS: settings.corsOrigins.join(",") } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
@@ -299,6 +302,18 @@ export class AgentStack extends Stack {
       // With API keys on, the authorizer names the key of each request (a client's own, or the
       // users' key for JWT callers), and API Gateway meters it against that key's usage plan.
       ...(apiKeys.length > 0 ? { apiKeySourceType: ApiKeySourceType.AUTHORIZER } : {}),
+      // Browser clients' preflights, only for the origins the `corsOrigins` context allows (none by
+      // default); the functions add the CORS headers to their own responses (shared/cors.ts).
+      ...(settings.corsOrigins
+        ? {
+            defaultCorsPreflightOptions: {
+              allowOrigins: settings.corsOrigins.includes("*") ? Cors.ALL_ORIGINS : settings.corsOrigins,
+              allowMethods: CORS_ALLOW_METHODS,
+              allowHeaders: CORS_ALLOW_HEADERS,
+              maxAge: Duration.minutes(10),
+            },
+          }
+        : {}),
       deployOptions: {
         stageName: API_STAGE,
         throttlingRateLimit: 50,

@@ -197,4 +197,27 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     expect(left).toEqual(expect.arrayContaining(["city", "stack"]));
     expect(left).not.toContain("pet");
   });
+
+  it("answers browsers' CORS preflights and marks its responses, streams and errors for them", async () => {
+    const origin = "http://localhost:5173";
+    const preflight = await fetch(`${stack.url}/threads/search`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "x-api-key" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("x-api-key");
+    const search = await fetch(`${stack.url}/threads/search`, {
+      method: "POST",
+      headers: { origin, "content-type": "application/json", "x-user-id": "alice" },
+      body: "{}",
+    });
+    expect(search.headers.get("access-control-allow-origin")).toBe("*");
+    const missing = await fetch(`${stack.url}/threads/${crypto.randomUUID()}`, { headers: { origin } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("access-control-allow-origin")).toBe("*");
+    const refused = await fetch(`${stack.url}/runs/stream`, { method: "POST", headers: { origin }, body: "{}" });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+  });
 });

@@ -395,18 +395,21 @@ describe("REST API", () => {
   });
 
   it("requires the JWT authorizer on every /api route, and leaves the signed Intercom webhook to its signature", () => {
-    const authorizers = template.findResources("AWS::ApiGateway::Authorizer");
-    const ofType = (type: string) => Object.keys(authorizers).filter((id) => authorizers[id].Properties.Type === type);
+    const authorizers = template.findResources("AWS::ApiGateway::Authorizer") as Record<
+      string,
+      { Properties: Record<string, unknown> }
+    >;
+    const ofType = (type: string) => Object.keys(authorizers).filter((id) => authorizers[id]!.Properties.Type === type);
     expect(Object.keys(authorizers)).toHaveLength(2);
     const authorizerId = ofType("TOKEN")[0]!;
-    expect(authorizers[authorizerId].Properties).toMatchObject({
+    expect(authorizers[authorizerId]!.Properties).toMatchObject({
       IdentitySource: "method.request.header.Authorization",
       AuthorizerResultTtlInSeconds: 300,
     });
     // The Agent Server API's routes also take x-api-key: the same function, uncached, on either header.
     const keyHeaderId = ofType("REQUEST")[0]!;
-    expect(authorizers[keyHeaderId].Properties).toMatchObject({ AuthorizerResultTtlInSeconds: 0 });
-    expect(authorizers[keyHeaderId].Properties.IdentitySource).toBeFalsy(); // none: either header will do
+    expect(authorizers[keyHeaderId]!.Properties).toMatchObject({ AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizers[keyHeaderId]!.Properties.IdentitySource).toBeFalsy(); // none: either header will do
     const resources = template.findResources("AWS::ApiGateway::Resource");
     const pathOf = (ref: { Ref?: string }): string => {
       const resource = ref.Ref ? resources[ref.Ref] : undefined;
@@ -571,5 +574,45 @@ describe("API keys", () => {
       { client: "reports", trusted: false },
     ]);
     expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, apiKeys: "bad name" } }))).toThrow(/apiKeys/);
+  });
+});
+
+describe("CORS", () => {
+  const t = variant("Browser", { corsOrigins: ["https://chat.example.org"] });
+
+  it("answers no preflight and names no origin by default", () => {
+    const options = Object.values(template.findResources("AWS::ApiGateway::Method")).filter(
+      (m) => m.Properties.HttpMethod === "OPTIONS",
+    );
+    expect(options).toHaveLength(0);
+    for (const fn of Object.values(template.findResources("AWS::Lambda::Function")))
+      expect(fn.Properties.Environment?.Variables?.CORS_ORIGINS).toBeUndefined();
+  });
+
+  it("answers preflights for the allowed origins only, without the authorizer, and tells the functions", () => {
+    const options = Object.values(t.findResources("AWS::ApiGateway::Method")).filter(
+      (m) => m.Properties.HttpMethod === "OPTIONS",
+    );
+    expect(options.length).toBeGreaterThan(0);
+    for (const m of options) {
+      expect(m.Properties.AuthorizationType).toBe("NONE");
+      expect(JSON.stringify(m.Properties.Integration)).toContain("https://chat.example.org");
+    }
+    const agentServer = Object.values(t.findResources("AWS::Lambda::Function")).find((fn) =>
+      JSON.stringify(fn.Properties.Environment?.Variables ?? {}).includes("CORS_ORIGINS"),
+    );
+    expect(agentServer?.Properties.Environment.Variables.CORS_ORIGINS).toBe("https://chat.example.org");
+  });
+
+  it("parses from context, refusing what is not an origin", async () => {
+    const { readSettings } = await import("../../infra/aws/settings");
+    const read = (corsOrigins: string) => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, corsOrigins } }));
+    expect(read("https://a.example.org, http://localhost:5173").corsOrigins).toEqual([
+      "https://a.example.org",
+      "http://localhost:5173",
+    ]);
+    expect(read("*").corsOrigins).toEqual(["*"]);
+    expect(() => read("https://a.example.org/path")).toThrow(/corsOrigins/);
+    expect(() => read("a.example.org")).toThrow(/corsOrigins/);
   });
 });
