@@ -117,6 +117,18 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     ]);
   });
 
+  it("streams updates per node, and a stateless run's stream on a thread of its own", async () => {
+    const events: Array<{ event: string; data: any }> = [];
+    for await (const chunk of alice.runs.stream(null, "chat", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+      streamMode: "updates",
+    }))
+      events.push(chunk);
+    expect(events.map((e) => e.event)).toEqual(["metadata", ...events.slice(1).map(() => "updates")]);
+    const agent = events.find((e) => e.event === "updates" && e.data.agent)!.data.agent;
+    expect(agent.messages.at(-1)).toMatchObject({ type: "ai", content: "Hello! How can I help you today?" });
+  });
+
   it("waits for a run on a thread and a stateless one; only the new message enters the graph", async () => {
     const thread = await alice.threads.create();
     await alice.runs.wait(thread.thread_id, "chat", { input: { messages: [{ role: "user", content: "hi" }] } });
