@@ -80,7 +80,7 @@ const ROUTES: Record<string, Route> = {
     const action = CancelQuery.safeParse(event.queryStringParameters ?? {});
     if (!action.success) throw badRequest("invalid_action", 'action: must be "interrupt" or "rollback"');
     if (run.status === "running" || run.status === "pending")
-      await server.runDeps.leases.requestCancel(threadId, action.data.action);
+      await server.runDeps.requestCancel(threadId, action.data.action);
     return { statusCode: 202, body: "" };
   },
   "PUT /store/items": async ({ event, server, userId }) => {

@@ -1,12 +1,12 @@
 import { S3Client } from "@aws-sdk/client-s3";
-import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
+import type { SQSRecord } from "aws-lambda";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
-import { parseS3Notification, type S3ObjectEvent } from "../shared/ingest/s3-events";
+import { parseS3Notification } from "../shared/ingest/s3-events";
 import type { IngestOutcome } from "../shared/ingest/ingestor";
-import { sqsBatchHandler } from "../shared/sqs-batch";
+import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -28,41 +28,38 @@ const OUTCOME_METRIC = {
  * knowledge_documents row; documents that can never be ingested are acknowledged.
  */
 export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
-  // Sequential: extraction and chunking are CPU- and memory-heavy, and five large documents at
-  // once could exhaust the function's memory; embedding calls are already concurrent per document.
-  const runBatch = sqsBatchHandler({ metrics, logger, processing: "sequential" });
-  return async (event: SQSEvent, context: Context) => {
-    const { ingestor } = await runtime();
-    const handleRecord = async (record: SQSRecord) => {
-      let events: S3ObjectEvent[];
-      try {
-        events = parseS3Notification(record.body);
-      } catch (err) {
-        logger.error("malformed S3 notification", { messageId: record.messageId, error: (err as Error).message });
-        throw err;
-      }
-      for (const objectEvent of events) {
-        const fields = {
-          messageId: record.messageId,
-          key: objectEvent.key,
-          kind: objectEvent.kind,
-          sequencer: objectEvent.sequencer,
-        };
-        let outcome: IngestOutcome;
-        try {
-          outcome = await ingestor.handle(objectEvent);
-        } catch (err) {
-          metrics.addMetric("DocumentsFailed", MetricUnit.Count, 1);
-          logger.error("document failed", { ...fields, action: "failed", error: (err as Error).message });
-          throw err;
+  return sqsConsumer({
+    metrics,
+    logger,
+    // Sequential: extraction and chunking are CPU- and memory-heavy, and five large documents at
+    // once could exhaust the function's memory; embedding calls are already concurrent per document.
+    processing: "sequential",
+    runtime,
+    forBatch:
+      ({ ingestor }) =>
+      async (record: SQSRecord) => {
+        const events = parseRecord(record, parseS3Notification, logger, "malformed S3 notification");
+        for (const objectEvent of events) {
+          const fields = {
+            messageId: record.messageId,
+            key: objectEvent.key,
+            kind: objectEvent.kind,
+            sequencer: objectEvent.sequencer,
+          };
+          let outcome: IngestOutcome;
+          try {
+            outcome = await ingestor.handle(objectEvent);
+          } catch (err) {
+            metrics.addMetric("DocumentsFailed", MetricUnit.Count, 1);
+            logger.error("document failed", { ...fields, action: "failed", error: (err as Error).message });
+            throw err;
+          }
+          metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
+          if (outcome.action === "skipped") logger.warn("document skipped", { ...fields, ...outcome });
+          else logger.info("document ingested", { ...fields, ...outcome });
         }
-        metrics.addMetric(OUTCOME_METRIC[outcome.action], MetricUnit.Count, 1);
-        if (outcome.action === "skipped") logger.warn("document skipped", { ...fields, ...outcome });
-        else logger.info("document ingested", { ...fields, ...outcome });
-      }
-    };
-    return runBatch(event, context, handleRecord);
-  };
+      },
+  });
 }
 
 /** The handler on any wiring: Lambda's below (documents from S3), or the local stack's (a folder). */

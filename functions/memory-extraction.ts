@@ -1,10 +1,10 @@
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
-import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
-import { InvalidQueueMessage, parseExtractionMessage, type ExtractionMessage } from "../graph/memory/message";
+import type { SQSRecord } from "aws-lambda";
+import { parseExtractionMessage, type ExtractionMessage } from "../graph/memory/message";
 import { buildExtractionRuntime, type ExtractionRuntime } from "../graph/memory/runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { once } from "../shared/once";
-import { sqsBatchHandler } from "../shared/sqs-batch";
+import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
 
@@ -18,47 +18,38 @@ const metrics = createMetrics("memory-extraction");
  * (Powertools idempotency records in DynamoDB): a redelivered turn adds nothing.
  */
 export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime>) {
-  // Parallel: each record is one model call waiting on the network, and a batch of 10 in turn
-  // would not fit the timeout; reconciliation converges whatever order two turns land in.
-  const runBatch = sqsBatchHandler({ metrics, logger, processing: "parallel" });
   let processTurn: ((turn: ExtractionMessage) => Promise<unknown>) | undefined;
-
-  return async (event: SQSEvent, context: Context) => {
-    const { extractor, idempotency } = await runtime();
-    idempotency.config.registerLambdaContext(context);
-    processTurn ??= makeIdempotent((turn: ExtractionMessage) => extractor.process(turn), idempotency);
-
-    const handleRecord = async (record: SQSRecord) => {
-      let turn: ExtractionMessage;
-      try {
-        turn = parseExtractionMessage(record.body);
-      } catch (err) {
-        if (err instanceof InvalidQueueMessage)
-          logger.error("invalid message: it fails until it is dead-lettered", {
-            messageId: record.messageId,
-            reason: err.reason,
-          });
-        throw err;
-      }
-      const result = (await processTurn!(turn)) as {
-        facts: number;
-        added: number;
-        duplicates: number;
-        superseded: number;
+  return sqsConsumer({
+    metrics,
+    logger,
+    // Parallel: each record is one model call waiting on the network, and a batch of 10 in turn
+    // would not fit the timeout; reconciliation converges whatever order two turns land in.
+    processing: "parallel",
+    runtime,
+    forBatch: ({ extractor, idempotency }, context) => {
+      idempotency.config.registerLambdaContext(context);
+      processTurn ??= makeIdempotent((turn: ExtractionMessage) => extractor.process(turn), idempotency);
+      return async (record: SQSRecord) => {
+        const turn = parseRecord(record, parseExtractionMessage, logger, "invalid message");
+        const result = (await processTurn!(turn)) as {
+          facts: number;
+          added: number;
+          duplicates: number;
+          superseded: number;
+        };
+        metrics.addMetric("FactsExtracted", MetricUnit.Count, result.facts);
+        metrics.addMetric("MemoriesAdded", MetricUnit.Count, result.added);
+        metrics.addMetric("MemoryDuplicates", MetricUnit.Count, result.duplicates);
+        metrics.addMetric("MemoriesSuperseded", MetricUnit.Count, result.superseded);
+        logger.info("turn processed", {
+          messageId: record.messageId,
+          sessionId: turn.session_id,
+          turnId: turn.turn_id,
+          result,
+        });
       };
-      metrics.addMetric("FactsExtracted", MetricUnit.Count, result.facts);
-      metrics.addMetric("MemoriesAdded", MetricUnit.Count, result.added);
-      metrics.addMetric("MemoryDuplicates", MetricUnit.Count, result.duplicates);
-      metrics.addMetric("MemoriesSuperseded", MetricUnit.Count, result.superseded);
-      logger.info("turn processed", {
-        messageId: record.messageId,
-        sessionId: turn.session_id,
-        turnId: turn.turn_id,
-        result,
-      });
-    };
-    return runBatch(event, context, handleRecord);
-  };
+    },
+  });
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */

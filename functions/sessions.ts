@@ -7,7 +7,6 @@ import { json } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { decodeCursor } from "../shared/stores/conversations";
-import { SessionLeases } from "../shared/stores/session-lease";
 import { SessionOwners } from "../shared/stores/session-owners";
 
 const logger = createLogger("sessions");
@@ -58,22 +57,19 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
 
     if (event.httpMethod === "DELETE") {
       // Under the session's lease, as a turn runs: a running turn finishes (and is saved) first,
-      // and a turn that waited for the lease finds the session gone (graph/chat/service.ts checks
-      // the owner again under the lease). So a 204 means nothing of the session comes back.
-      const lease = await new SessionLeases(dynamo, config.CHECKPOINT_TABLE).acquire(
-        sessionId,
-        config.SESSION_QUEUE_WAIT_MS,
-      );
+      // and a turn that waited for the lease finds the session gone (the lease is on the owner
+      // record, which goes with the partition). So a 204 means nothing of the session comes back.
+      const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
+      if (!session) throw sessionNotFound();
       if (!lease) throw new AppError(409, "session_busy", "a message in this session is still being answered; retry");
       try {
-        if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
         // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
         await conversations?.deleteSession(sessionId, userId).catch((err) => {
           throw storeUnavailable(err);
         });
         // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
         const { DynamoDBSaver } = await import("../graph/checkpoint");
-        // The whole partition goes, the owner record and this lease with it.
+        // The whole partition goes, the owner record and the lease on it with it.
         await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
       } finally {
         await lease.release();

@@ -1,11 +1,11 @@
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
-import type { Context, SQSEvent, SQSRecord } from "aws-lambda";
+import type { SQSRecord } from "aws-lambda";
 import * as z from "zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { runDeadline } from "../shared/deadline";
 import { once } from "../shared/once";
-import { sqsBatchHandler } from "../shared/sqs-batch";
+import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics } from "../shared/metrics";
 
@@ -27,27 +27,35 @@ type SupportMessage = z.infer<typeof SupportMessage>;
  * (Powertools idempotency), and a part is answered at most once (claimed before replying).
  */
 export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
-  // Sequential: two parts of one conversation in a batch must not run at once (the second
-  // would find the lease taken and be retried minutes later), and order matters to the customer.
-  const runBatch = sqsBatchHandler({ metrics, logger, processing: "sequential" });
-  return async (event: SQSEvent, context: Context) => {
-    const rt = await runtime();
-    rt.idempotency.config.registerLambdaContext(context);
-    const deadline = runDeadline(context);
-    // Idempotent per part (Powertools): a redelivered message returns the first outcome.
-    const answer = makeIdempotent((m: SupportMessage) => rt.support.answer(m, deadline), rt.idempotency);
-    const handleRecord = async (record: SQSRecord) => {
-      const message = SupportMessage.parse(JSON.parse(record.body));
-      const outcome = await answer(message);
-      logger.info("conversation handled", {
-        messageId: record.messageId,
-        conversationId: message.conversation_id,
-        partId: message.part_id,
-        outcome,
-      });
-    };
-    return runBatch(event, context, handleRecord);
-  };
+  return sqsConsumer({
+    metrics,
+    logger,
+    // Sequential: two parts of one conversation in a batch must not run at once (the second
+    // would find the lease taken and be retried minutes later), and order matters to the customer.
+    processing: "sequential",
+    runtime,
+    forBatch: (rt, context) => {
+      rt.idempotency.config.registerLambdaContext(context);
+      const deadline = runDeadline(context);
+      // Idempotent per part (Powertools): a redelivered message returns the first outcome.
+      const answer = makeIdempotent((m: SupportMessage) => rt.support.answer(m, deadline), rt.idempotency);
+      return async (record: SQSRecord) => {
+        const message = parseRecord(
+          record,
+          (body) => SupportMessage.parse(JSON.parse(body)),
+          logger,
+          "invalid message",
+        );
+        const outcome = await answer(message);
+        logger.info("conversation handled", {
+          messageId: record.messageId,
+          conversationId: message.conversation_id,
+          partId: message.part_id,
+          outcome,
+        });
+      };
+    },
+  });
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's (Intercom's stand-in). */

@@ -68,3 +68,36 @@ export function sqsBatchHandler({
     }
   };
 }
+
+/**
+ * A queue consumer: its runtime loaded once (on the first batch), a record handler prepared per
+ * batch (what needs the Lambda context, such as Powertools idempotency's), then the batch run by
+ * `sqsBatchHandler`. Every consumer has this shape; here it is written once.
+ */
+export function sqsConsumer<R>({
+  runtime,
+  forBatch,
+  ...options
+}: Parameters<typeof sqsBatchHandler>[0] & {
+  runtime: () => Promise<R>;
+  forBatch: (runtime: R, context: Context) => (record: SQSRecord) => Promise<void>;
+}) {
+  const runBatch = sqsBatchHandler(options);
+  return async (event: SQSEvent, context: Context) => runBatch(event, context, forBatch(await runtime(), context));
+}
+
+/**
+ * A record's body parsed, or its failure logged with the reason before it is rethrown: the record
+ * then fails each receive until SQS dead-letters it, and on-call can read why in the logs.
+ */
+export function parseRecord<T>(record: SQSRecord, parse: (body: string) => T, logger: Logger, what: string): T {
+  try {
+    return parse(record.body);
+  } catch (err) {
+    logger.error(`${what}: it fails until it is dead-lettered`, {
+      messageId: record.messageId,
+      reason: (err as { reason?: string }).reason ?? (err as Error).message,
+    });
+    throw err;
+  }
+}

@@ -2,7 +2,7 @@ import type { AIMessageChunk } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { AppError } from "../../shared/errors";
 import type { AgentRuns, MultitaskStrategy, RunRecord } from "../../shared/stores/agent-runs";
-import type { SessionLeases } from "../../shared/stores/session-lease";
+import type { CancelAction } from "../../shared/stores/session-lease";
 import type { ChatService } from "../chat/service";
 import { GRAPHS, graphOf } from "./assistants";
 import { newHumanMessage, type RunCreateBody, STREAM_MODES, type StreamMode, streamModes } from "./requests";
@@ -11,7 +11,8 @@ import { messageDict, valuesDict } from "./serialize";
 export interface RunDeps {
   chat: ChatService;
   runs: AgentRuns;
-  leases: SessionLeases;
+  /** asks the run holding a thread's lease to stop (SessionOwners.requestCancel) */
+  requestCancel(threadId: string, action: CancelAction): Promise<boolean>;
   maxMessageBytes: number;
   /** removes a stateless run's thread once it finished (`on_completion: "delete"`) */
   deleteThread(threadId: string, userId: string): Promise<void>;
@@ -69,7 +70,7 @@ export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCrea
   // interrupt and rollback ask the running run to stop, through its lease, then wait for the
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
-    await deps.leases.requestCancel(caller.threadId, strategy);
+    await deps.requestCancel(caller.threadId, strategy);
   const modes = streamModes(body);
   const graphModes = new Set(modes.map((m) => STREAM_MODES[m]));
   const runId = randomUUID();
@@ -87,6 +88,7 @@ export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCrea
         message: message.text,
         messageId: message.id,
         ifBusy: strategy === "reject" ? "reject" : "queue",
+        durability: "sync",
         deadline: caller.deadline,
       },
       {

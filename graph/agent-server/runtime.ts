@@ -2,7 +2,6 @@ import type { Backends } from "../../shared/backends";
 import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
-import { SessionLeases } from "../../shared/stores/session-lease";
 import { createEmbeddings } from "../../shared/models";
 import type { RunDeps } from "./runs";
 import { MemoryItems } from "./store";
@@ -22,7 +21,7 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
       const runDeps: RunDeps = {
         chat: runtime.chat,
         runs,
-        leases: new SessionLeases(runtime.dynamo, runtime.config.CHECKPOINT_TABLE, runtime.config.SESSION_LEASE_MS),
+        requestCancel: (threadId, action) => threads.owners.requestCancel(threadId, action),
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
       };

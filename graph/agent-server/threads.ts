@@ -3,7 +3,6 @@ import * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound, storeUnavailable } from "../../shared/errors";
 import { AgentThreads, type ThreadRecord } from "../../shared/stores/agent-threads";
-import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { identifier } from "../../shared/text";
 import { DynamoDBSaver } from "../checkpoint";
@@ -44,7 +43,7 @@ export class ThreadService {
     private readonly graph?: ChatGraph,
   ) {
     const { dynamo, config } = backends;
-    this.owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+    this.owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS, config.SESSION_LEASE_MS);
     this.records = new AgentThreads(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   }
 
@@ -103,18 +102,16 @@ export class ThreadService {
   async delete(userId: string, threadId: string) {
     await this.assertOwned(userId, threadId);
     const { dynamo, config, conversations } = this.backends;
-    const lease = await new SessionLeases(dynamo, config.CHECKPOINT_TABLE).acquire(
-      threadId,
-      config.SESSION_QUEUE_WAIT_MS,
-    );
+    // The lease is on the owner record, which goes with the partition: a run that waited for it finds the thread gone.
+    const { session, lease } = await this.owners.leaseWaiting(threadId, userId, config.SESSION_QUEUE_WAIT_MS);
+    if (!session) throw threadNotFound();
     if (!lease) throw new AppError(409, "thread_busy", "a run on this thread is still going; retry");
     try {
-      await this.assertOwned(userId, threadId);
       await conversations?.deleteSession(threadId, userId).catch((err) => {
         throw storeUnavailable(err);
       });
       await this.records.remove(userId, threadId);
-      // The whole partition: checkpoints, owner record, runs and this lease.
+      // The whole partition: checkpoints, the owner record with its lease, and the runs.
       await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(threadId);
     } finally {
       await lease.release();

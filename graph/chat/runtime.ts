@@ -1,7 +1,6 @@
 import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
 import { createChatModel, createEmbeddings } from "../../shared/models";
-import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 import { defaultContextBudget } from "./context";
@@ -50,14 +49,13 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
     },
   });
-  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS, config.SESSION_LEASE_MS);
   return {
     ...backends,
     graph,
     chat: new ChatService({
       graph,
       owners,
-      leases: new SessionLeases(dynamo, config.CHECKPOINT_TABLE, config.SESSION_LEASE_MS),
       queueWaitMs: config.SESSION_QUEUE_WAIT_MS,
       namingModel: (namer ?? model).value,
       conversations,

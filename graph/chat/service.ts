@@ -13,8 +13,8 @@ import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors
 import type { QueuePublisher } from "../../shared/queue";
 import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
-import { LeaseLost, RunCancelled, type SessionLeases } from "../../shared/stores/session-lease";
-import type { SessionOwners } from "../../shared/stores/session-owners";
+import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
+import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
 import type { ChatGraph } from "./graph";
@@ -29,6 +29,12 @@ export interface ChatTurn {
   message: string;
   /** the new human message's id, when the client chose one (the Agent Server API's input) */
   messageId?: string;
+  /**
+   * When the graph checkpoints: once as the run exits (the default, fewest writes), or after every
+   * step (the Agent Server API's runs: their history shows each step, and a run stopped by another
+   * has its finished steps saved before it stops, for interrupt to keep or rollback to remove).
+   */
+  durability?: "exit" | "sync";
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
   /**
@@ -64,7 +70,6 @@ export interface TurnObserver {
 export interface ChatServiceDeps {
   graph: ChatGraph;
   owners: SessionOwners;
-  leases: SessionLeases;
   /** how long an `if_busy: "queue"` request waits for the session */
   queueWaitMs?: number;
   /** names new sessions; absent: their first five words */
@@ -118,21 +123,16 @@ export class ChatService {
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     const sessionId = turn.sessionId ?? randomUUID();
-    // Unknown, another user's or another project's session is answered before waiting for it.
-    if (isNew) await this.claimSession(sessionId, turn);
-    else await this.sessionProject(sessionId, turn);
-    const lease =
-      turn.ifBusy === "queue"
-        ? await this.deps.leases.acquire(sessionId, this.queueWait(turn.deadline))
-        : await this.deps.leases.tryAcquire(sessionId);
-    if (!lease) throw sessionBusy();
+    // One conditional write checks the session is the caller's, reads its project and takes its
+    // lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same lease, so
+    // a turn never writes into a session deleted meanwhile.
+    const { lease, projectId } = isNew
+      ? { lease: await this.claimSession(sessionId, turn), projectId: turn.projectId ?? null }
+      : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
     const human = new HumanMessage({ id: turn.messageId ?? randomUUID(), content: turn.message });
     let ran = false;
     try {
-      // Checked again under the lease: DELETE /api/sessions/{id} takes the lease too, so a turn
-      // that waited for it never writes into a session deleted meanwhile.
-      const projectId = isNew ? (turn.projectId ?? null) : await this.sessionProject(sessionId, turn);
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
       const naming = isNew ? this.name(turn.message, signal) : undefined;
@@ -243,6 +243,7 @@ export class ChatService {
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
           signal,
+          durability: turn.durability ?? "exit",
           streamMode: streamModes(observer),
         },
       );
@@ -298,33 +299,47 @@ export class ChatService {
     }
   }
 
-  /** A new session is claimed for the caller, in the turn's project for good. */
-  private async claimSession(sessionId: string, turn: ChatTurn) {
-    let claimed: boolean;
+  /** A new session is claimed for the caller, in the turn's project for good, its lease held. */
+  private async claimSession(sessionId: string, turn: ChatTurn): Promise<Lease> {
+    let lease: Lease | undefined;
     try {
-      claimed = await this.deps.owners.claim(sessionId, turn.userId, turn.projectId ?? null);
+      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, turn.projectId ?? null);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    if (!claimed) throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
+    if (!lease) throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
+    return lease;
   }
 
   /**
-   * The project an existing session of the caller's runs in. A session's project is fixed when it
-   * starts: a turn naming another gets 409 project_mismatch, one naming none runs in the session's.
-   * (A session recorded before projects were kept takes the turn's.)
+   * An existing session of the caller's, its lease held, and the project it runs in. A session's
+   * project is fixed when it starts: a turn naming another gets 409 project_mismatch (at once, even
+   * while the session is busy), one naming none runs in the session's. (A session recorded before
+   * projects were kept takes the turn's.)
    */
-  private async sessionProject(sessionId: string, turn: ChatTurn): Promise<string | null> {
-    let session: Awaited<ReturnType<SessionOwners["session"]>>;
+  private async takeSession(sessionId: string, turn: ChatTurn): Promise<{ lease: Lease; projectId: string | null }> {
+    let attempt: SessionLeaseAttempt;
     try {
-      session = await this.deps.owners.session(sessionId);
+      attempt =
+        turn.ifBusy === "queue"
+          ? await this.deps.owners.leaseWaiting(sessionId, turn.userId, this.queueWait(turn.deadline))
+          : await this.deps.owners.lease(sessionId, turn.userId);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    if (session?.userId !== turn.userId) throw sessionNotFound();
-    if (session.projectId === undefined) return turn.projectId ?? null;
-    if (turn.projectId !== undefined && turn.projectId !== session.projectId) throw projectMismatch(session.projectId);
-    return session.projectId;
+    const { session, lease } = attempt;
+    if (!session) {
+      await lease?.release();
+      throw sessionNotFound();
+    }
+    const mismatch =
+      session.projectId !== undefined && turn.projectId !== undefined && turn.projectId !== session.projectId;
+    if (mismatch) {
+      await lease?.release();
+      throw projectMismatch(session.projectId!);
+    }
+    if (!lease) throw sessionBusy();
+    return { lease, projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId };
   }
 }
 

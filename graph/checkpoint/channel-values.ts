@@ -210,6 +210,11 @@ function placeLog(
 export interface ValueSource {
   /** every stored log entry of `channel` at positions from..from+length-1 */
   logEntries(channel: string, from: number, length: number): Promise<LogEntry[]>;
+  /**
+   * The entries of the chain ending at `head`, when this process already holds every one of them
+   * (the saver's cache); undefined sends the read to `logEntries`.
+   */
+  cachedChain?(channel: string, head: LogHead): LogEntry[] | undefined;
   /** part items by sort key; missing ones are absent from the map */
   parts(sortKeys: string[]): Promise<Map<string, Uint8Array>>;
 }
@@ -246,7 +251,8 @@ async function decodeValue(
     return serde.loadsTyped(d.t, bytes);
   }
   const from = d.l.o ?? 0;
-  const ordered = walkChain(channel, d.l, await source.logEntries(channel, from, d.l.n));
+  const ordered =
+    source.cachedChain?.(channel, d.l) ?? walkChain(channel, d.l, await source.logEntries(channel, from, d.l.n));
   chains[channel] = ordered.map((e) => (parseSortKey(e.sk) as { chain: string }).chain);
   const spilled = ordered.flatMap((e) => partKeys(e));
   const parts = spilled.length > 0 ? await source.parts(spilled) : new Map<string, Uint8Array>();

@@ -77,6 +77,8 @@ type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
 const ONE_BATCH = 25;
 /** Items the first page of a latest-checkpoint Query asks for: the checkpoint plus its usual few writes. */
 const LATEST_PAGE = 8;
+/** Log entries kept in the process (a few KB each at most, larger payloads are spilled to parts). */
+const ENTRY_CACHE_SIZE = 10_000;
 const LIST_PAGE = 100;
 
 /**
@@ -102,6 +104,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly ttlSeconds?: number;
   private readonly retry: RetryPolicy;
   private readonly cache = new Map<string, Remembered>();
+  private readonly entries = new Map<string, LogEntry>();
   private readonly cacheSize: number;
   private readonly warn: (message: string) => void;
 
@@ -209,6 +212,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       await this.write(dependencies);
       await this.write([item]);
     }
+    for (const entry of channels.logEntries) this.keepEntry(threadId, entry);
     this.remember(threadId, ns, checkpoint.id, { descriptors: channels.descriptors, chains: channels.chains });
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
@@ -255,6 +259,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
     await batchWriteAll(this.doc, this.tableName, deletes, this.retry);
     for (const key of this.cache.keys()) if (key.startsWith(`${threadId}\u0000`)) this.cache.delete(key);
+    for (const key of this.entries.keys()) if (key.startsWith(`${threadId}\u0000`)) this.entries.delete(key);
   }
 
   // ---- reading -------------------------------------------------------------------
@@ -380,6 +385,20 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   private valueSource(threadId: string, ns: string): ValueSource {
     return {
+      cachedChain: (channel, head) => {
+        const ordered: LogEntry[] = new Array(head.n);
+        let hash: string | undefined = head.h;
+        for (let i = head.n - 1; i >= 0; i--) {
+          if (hash === undefined) return undefined;
+          const entry: LogEntry | undefined = this.entries.get(
+            `${threadId}\u0000${keys.logEntry(ns, channel, (head.o ?? 0) + i, hash)}`,
+          );
+          if (!entry) return undefined;
+          ordered[i] = entry;
+          hash = entry.pv;
+        }
+        return ordered;
+      },
       logEntries: async (channel, from, length) => {
         const entries: LogEntry[] = [];
         // Only the live window's positions: entries of a dropped prefix are never read.
@@ -393,6 +412,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         })) {
           entries.push(item as unknown as LogEntry);
         }
+        for (const entry of entries) this.keepEntry(threadId, entry);
         return entries;
       },
       parts: (sortKeys) => this.parts(threadId, sortKeys),
@@ -483,6 +503,19 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     if (out.Item === undefined) return undefined;
     const descriptors = (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
     return descriptors && { descriptors };
+  }
+
+  /**
+   * Log entries this process wrote or read, so a warm container does not read back the history it
+   * just wrote. An entry's sort key names its position and chain hash, so a cached entry can never
+   * be stale; entries are kept as stored bytes and decoded per read, so a caller mutating a returned
+   * message cannot change what the next read returns. Least recently stored go first.
+   */
+  private keepEntry(threadId: string, entry: LogEntry): void {
+    const key = `${threadId}\u0000${entry.sk}`;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    if (this.entries.size > ENTRY_CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!);
   }
 
   private remember(threadId: string, ns: string, id: string, remembered: Remembered): void {

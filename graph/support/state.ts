@@ -45,7 +45,7 @@ const merged = () =>
   });
 
 /**
- * The support agent's state, after the seeds' design. Accumulated data (tool_data,
+ * The support agent's state. Accumulated data (tool_data,
  * docs_data) merges across hops under keys that name the part and hop; hops are appended,
  * never rewritten. Everything else is the current turn's and is reset by initialize.
  */

@@ -128,21 +128,11 @@ export function readSettings(scope: Construct): StackSettings {
 
 /** The production settings a deployment lacks; a demo needs none, and Intercom's only when it is on. */
 export function missingSettings(settings: StackSettings): Array<keyof typeof REQUIRED_SETTINGS> {
-  const missing: Array<keyof typeof REQUIRED_SETTINGS> = [];
-  if (settings.intercom && !settings.intercomAdminId) missing.push("intercomAdminId");
-  if (settings.demo) return missing;
-  for (const key of [
-    "bedrockModelId",
-    "bedrockEmbeddingModelId",
-    "supabaseUrl",
-    "supabaseSecretArn",
-    "oidcIssuer",
-    "oidcAudience",
-  ] as const) {
-    if (settings[key] === undefined) missing.unshift(key);
-  }
-  return [...new Set(missing)].sort(
-    (a, b) => Object.keys(REQUIRED_SETTINGS).indexOf(a) - Object.keys(REQUIRED_SETTINGS).indexOf(b),
+  const keys = Object.keys(REQUIRED_SETTINGS) as Array<keyof typeof REQUIRED_SETTINGS>;
+  return keys.filter((key) =>
+    key === "intercomAdminId"
+      ? settings.intercom && !settings.intercomAdminId
+      : !settings.demo && settings[key] === undefined,
   );
 }
 

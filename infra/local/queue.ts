@@ -189,28 +189,8 @@ export class LocalQueue implements QueuePublisher {
 }
 
 /** A queue and its dead-letter queue, redriven after 3 receives as the CDK stack sets them up. */
-export function queueWithDeadLetters(
-  name: string,
-  {
-    visibilityTimeoutMs,
-    batchSize,
-    maxReceives,
-    functionTimeoutMs,
-  }: {
-    visibilityTimeoutMs: number;
-    batchSize: number;
-    maxReceives: number;
-    functionTimeoutMs: number;
-  },
-) {
+export function queueWithDeadLetters(name: string, options: Omit<LocalQueueOptions, "name" | "deadLetterQueue">) {
   const deadLetters = new LocalQueue({ name: `${name}-dlq` });
-  const queue = new LocalQueue({
-    name,
-    visibilityTimeoutMs,
-    maxReceiveCount: maxReceives,
-    batchSize,
-    deadLetterQueue: deadLetters,
-    functionTimeoutMs,
-  });
+  const queue = new LocalQueue({ ...options, name, deadLetterQueue: deadLetters });
   return { queue, deadLetters };
 }

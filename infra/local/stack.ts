@@ -90,7 +90,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     return queueWithDeadLetters(name === "extraction" ? "memory-extraction" : name, {
       visibilityTimeoutMs: settings.visibilityTimeoutSeconds * 1000,
       batchSize: settings.batchSize,
-      maxReceives: settings.maxReceives,
+      maxReceiveCount: settings.maxReceives,
       functionTimeoutMs: settings.consumerTimeoutSeconds * 1000,
     });
   };

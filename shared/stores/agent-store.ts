@@ -29,23 +29,21 @@ export interface MemoryQuery {
   tags?: string[] | null;
 }
 
-export interface MemoryMatch {
+/** A memory as every reader sees it. */
+export interface MemoryFields {
   id: string;
   content: string;
   category: string | null;
   tags: string[];
   metadata: Record<string, unknown>;
   createdAt: string;
+}
+
+export interface MemoryMatch extends MemoryFields {
   similarity: number;
 }
 
-export interface StoredMemory extends MemoryScope {
-  id: string;
-  content: string;
-  category: string | null;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  createdAt: string;
+export interface StoredMemory extends MemoryScope, MemoryFields {
   updatedAt: string;
 }
 

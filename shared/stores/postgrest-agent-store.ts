@@ -1,5 +1,5 @@
 import type { PostgrestClient } from "@supabase/postgrest-js";
-import { unwrap } from "./postgrest";
+import { rpc, unwrap } from "./postgrest";
 import {
   chunkRows,
   DOCUMENT_COLUMNS,
@@ -19,59 +19,48 @@ import { toKnowledgeMatch, toMemoryMatch, toStoredMemory, toUserContext } from "
 
 const MEMORY_COLUMNS = "id,user_id,project_id,content,category,tags,metadata,created_at,updated_at";
 
+/** The arguments naming a document version, as every document function takes them. */
+const versionArgs = (v: DocumentVersion) => ({
+  p_document_id: v.documentId,
+  p_source: v.source,
+  p_sequencer: v.sequencer,
+});
+
 /** The Supabase adapter: the same tables and SQL functions, over PostgREST. */
 export class PostgrestAgentStore implements AgentStore {
   constructor(private readonly rest: PostgrestClient) {}
 
   async replaceDocument(v: DocumentVersion, chunks: DocumentChunk[]) {
-    return unwrap<DocumentWriteResult>(
-      "replace_document_chunks",
-      await this.rest.rpc("replace_document_chunks", {
-        p_document_id: v.documentId,
-        p_source: v.source,
-        p_sequencer: v.sequencer,
-        p_etag: v.etag ?? null,
-        p_chunks: chunkRows(chunks),
-      }),
-    );
+    return rpc<DocumentWriteResult>(this.rest, "replace_document_chunks", {
+      ...versionArgs(v),
+      p_etag: v.etag ?? null,
+      p_chunks: chunkRows(chunks),
+    });
   }
 
   async deleteDocument(v: DocumentVersion) {
-    return unwrap<DocumentWriteResult>(
-      "delete_document",
-      await this.rest.rpc("delete_document", {
-        p_document_id: v.documentId,
-        p_source: v.source,
-        p_sequencer: v.sequencer,
-      }),
-    );
+    return rpc<DocumentWriteResult>(this.rest, "delete_document", versionArgs(v));
   }
 
   async beginDocument(v: DocumentVersion) {
-    const rows = unwrap<{ state: string; interrupted: number; reason: string | null }[]>(
+    const rows = await rpc<{ state: string; interrupted: number; reason: string | null }[]>(
+      this.rest,
       "begin_document_attempt",
-      await this.rest.rpc("begin_document_attempt", {
-        p_document_id: v.documentId,
-        p_source: v.source,
-        p_sequencer: v.sequencer,
+      {
+        ...versionArgs(v),
         p_etag: v.etag ?? null,
-      }),
+      },
     );
     return toDocumentAttempt(rows[0]!);
   }
 
   async recordDocumentOutcome(v: DocumentVersion, status: "skipped" | "failed", reason: string) {
-    unwrap(
-      "record_document_outcome",
-      await this.rest.rpc("record_document_outcome", {
-        p_document_id: v.documentId,
-        p_source: v.source,
-        p_sequencer: v.sequencer,
-        p_etag: v.etag ?? null,
-        p_status: status,
-        p_reason: reason,
-      }),
-    );
+    await rpc(this.rest, "record_document_outcome", {
+      ...versionArgs(v),
+      p_etag: v.etag ?? null,
+      p_status: status,
+      p_reason: reason,
+    });
   }
 
   async listDocuments(bucket: string) {
@@ -88,42 +77,33 @@ export class PostgrestAgentStore implements AgentStore {
   }
 
   async insertMemory(m: NewMemory) {
-    const rows = unwrap<{ id: string; created: boolean }[]>(
-      "insert_memory",
-      await this.rest.rpc("insert_memory", {
-        p_user_id: m.userId,
-        p_project_id: m.projectId,
-        p_content: m.content,
-        p_embedding: vectorLiteral(m.embedding),
-        p_category: m.category ?? null,
-        p_tags: m.tags ?? [],
-        p_metadata: m.metadata ?? {},
-        p_source_session_id: m.sourceSessionId ?? null,
-      }),
-    );
+    const rows = await rpc<{ id: string; created: boolean }[]>(this.rest, "insert_memory", {
+      p_user_id: m.userId,
+      p_project_id: m.projectId,
+      p_content: m.content,
+      p_embedding: vectorLiteral(m.embedding),
+      p_category: m.category ?? null,
+      p_tags: m.tags ?? [],
+      p_metadata: m.metadata ?? {},
+      p_source_session_id: m.sourceSessionId ?? null,
+    });
     return rows[0]!;
   }
 
   async matchMemories(q: MemoryQuery) {
-    const rows = unwrap<Record<string, unknown>[]>(
-      "match_memories",
-      await this.rest.rpc("match_memories", {
-        query_embedding: vectorLiteral(q.embedding),
-        match_count: q.limit,
-        filter_user_id: q.userId,
-        filter_project_id: q.projectId ?? null,
-        filter_category: q.category ?? null,
-        filter_tags: q.tags?.length ? q.tags : null,
-      }),
-    );
+    const rows = await rpc<Record<string, unknown>[]>(this.rest, "match_memories", {
+      query_embedding: vectorLiteral(q.embedding),
+      match_count: q.limit,
+      filter_user_id: q.userId,
+      filter_project_id: q.projectId ?? null,
+      filter_category: q.category ?? null,
+      filter_tags: q.tags?.length ? q.tags : null,
+    });
     return rows.map(toMemoryMatch);
   }
 
   async supersedeMemories(userId: string, oldIds: string[], newId: string) {
-    return unwrap<number>(
-      "supersede_memories",
-      await this.rest.rpc("supersede_memories", { p_user_id: userId, p_old_ids: oldIds, p_new_id: newId }),
-    );
+    return rpc<number>(this.rest, "supersede_memories", { p_user_id: userId, p_old_ids: oldIds, p_new_id: newId });
   }
 
   async listMemories(userId: string, filter: MemoryListFilter) {
@@ -158,15 +138,12 @@ export class PostgrestAgentStore implements AgentStore {
   }
 
   async matchKnowledge(q: KnowledgeQuery) {
-    const rows = unwrap<Record<string, unknown>[]>(
-      "match_knowledge",
-      await this.rest.rpc("match_knowledge", {
-        query_text: q.text,
-        query_embedding: vectorLiteral(q.embedding),
-        match_count: q.limit,
-        full_text_weight: q.fullTextWeight ?? 1,
-      }),
-    );
+    const rows = await rpc<Record<string, unknown>[]>(this.rest, "match_knowledge", {
+      query_text: q.text,
+      query_embedding: vectorLiteral(q.embedding),
+      match_count: q.limit,
+      full_text_weight: q.fullTextWeight ?? 1,
+    });
     return rows.map(toKnowledgeMatch);
   }
 

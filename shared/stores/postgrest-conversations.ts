@@ -1,5 +1,5 @@
 import type { PostgrestClient } from "@supabase/postgrest-js";
-import { unwrap } from "./postgrest";
+import { rpc, unwrap } from "./postgrest";
 import type {
   AppendResult,
   Conversation,
@@ -40,25 +40,19 @@ export class PostgrestConversationStore implements ConversationStore {
   }
 
   async recordTurn(t: RecordedTurn): Promise<AppendResult> {
-    return unwrap<AppendResult>(
-      "record_turn",
-      await this.rest.rpc("record_turn", {
-        p_session_id: t.sessionId,
-        p_user_id: t.userId,
-        p_project_id: t.projectId,
-        p_session_name: t.sessionName,
-        p_messages: t.messages,
-        p_turn_id: t.turnId,
-        p_trace: t.trace,
-      }),
-    );
+    return rpc<AppendResult>(this.rest, "record_turn", {
+      p_session_id: t.sessionId,
+      p_user_id: t.userId,
+      p_project_id: t.projectId,
+      p_session_name: t.sessionName,
+      p_messages: t.messages,
+      p_turn_id: t.turnId,
+      p_trace: t.trace,
+    });
   }
 
   async listSessions(userId: string, { limit, cursor }: { limit: number; cursor?: string }) {
-    const rows = unwrap<Record<string, unknown>[]>(
-      "list_sessions",
-      await this.rest.rpc("list_sessions", pageArgs(userId, limit, cursor)),
-    );
+    const rows = await rpc<Record<string, unknown>[]>(this.rest, "list_sessions", pageArgs(userId, limit, cursor));
     return page(rows.map(toSessionSummary), limit);
   }
 
@@ -71,9 +65,6 @@ export class PostgrestConversationStore implements ConversationStore {
   }
 
   async deleteSession(sessionId: string, userId: string): Promise<boolean> {
-    return unwrap<boolean>(
-      "delete_session",
-      await this.rest.rpc("delete_session", { p_session_id: sessionId, p_user_id: userId }),
-    );
+    return rpc<boolean>(this.rest, "delete_session", { p_session_id: sessionId, p_user_id: userId });
   }
 }

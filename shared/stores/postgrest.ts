@@ -33,3 +33,8 @@ export function unwrap<T>(operation: string, result: { data: T | null; error: { 
   if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
   return result.data as T;
 }
+
+/** Calls one of the migrations' SQL functions by name; its error is thrown with the function named. */
+export async function rpc<T>(rest: PostgrestClient, fn: string, args: Record<string, unknown>): Promise<T> {
+  return unwrap<T>(fn, await rest.rpc(fn, args));
+}

@@ -47,6 +47,35 @@ export class RunCancelled extends Error {
 }
 
 /**
+ * Asks the run holding a lease item to stop: the item is marked with the holder's token
+ * (`cancel_for`) and the action, and the holder's heartbeat reads them in its renewal's response
+ * and aborts with RunCancelled. Naming the token means a mark left behind never stops a later
+ * run. False when no run holds the lease.
+ */
+export async function requestCancel(
+  doc: DynamoDBDocumentClient,
+  item: Pick<HeldLeaseItem, "tableName" | "key" | "tokenAttribute">,
+  action: CancelAction,
+): Promise<boolean> {
+  try {
+    await doc.send(
+      new UpdateCommand({
+        TableName: item.tableName,
+        Key: item.key,
+        UpdateExpression: "SET cancel_for = #t, cancel_action = :a",
+        ConditionExpression: "attribute_exists(#t) AND lease_until >= :now",
+        ExpressionAttributeNames: { "#t": item.tokenAttribute },
+        ExpressionAttributeValues: { ":a": action, ":now": Date.now() },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
+  }
+}
+
+/**
  * One run per session at a time. Two runs on one checkpoint would each append to the same
  * parent and the later checkpoint would drop the other's message. The lease is a conditional
  * write with an expiry in the thread's own partition: taken when absent or expired, renewed by
@@ -61,6 +90,11 @@ export class SessionLeases {
     private readonly leaseMs = LEASE_MS,
   ) {
     this.doc = DynamoDBDocumentClient.from(client);
+  }
+
+  /** Asks the run holding this session's lease item to stop (see requestCancel). */
+  requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
+    return requestCancel(this.doc, { tableName: this.tableName, key: { pk: sessionId, sk: LEASE_SORT_KEY }, tokenAttribute: "token" }, action);
   }
 
   /** The lease, or undefined when another run holds it. */
@@ -93,29 +127,6 @@ export class SessionLeases {
     }
   }
 
-  /**
-   * Asks the run holding the session's lease to stop, through a flag on the lease item that its
-   * heartbeat reads; the run then aborts with RunCancelled and releases the lease. False when no
-   * run holds it. The next lease taken is a new item, so the flag never outlives its run.
-   */
-  async requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: sessionId, sk: LEASE_SORT_KEY },
-          UpdateExpression: "SET cancel = :a",
-          ConditionExpression: "attribute_exists(pk) AND lease_until >= :now",
-          ExpressionAttributeValues: { ":a": action, ":now": Date.now() },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
-  }
-
   private expiry(now: number) {
     return {
       lease_until: now + this.leaseMs,
@@ -125,62 +136,101 @@ export class SessionLeases {
   }
 
   private heldLease(sessionId: string, token: string, until: number): Lease {
-    const lost = new AbortController();
-    let heldUntil = until;
-    const loseIt = (reason: Error = new LeaseLost(sessionId)) => {
-      clearInterval(heartbeat);
-      if (!lost.signal.aborted) lost.abort(reason);
-    };
-    const renew = async () => {
-      const now = Date.now();
-      if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
-      try {
-        const renewed = await this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk: sessionId, sk: LEASE_SORT_KEY },
-            // The same round trip reads the cancel flag (requestCancel).
-            ReturnValues: "ALL_NEW",
-            UpdateExpression: "SET lease_until = :until, #ttl = :ttl",
-            ConditionExpression: "#t = :token",
-            ExpressionAttributeNames: { "#t": "token", "#ttl": CHECKPOINT_TABLE.ttlAttribute },
-            ExpressionAttributeValues: {
-              ":token": token,
-              ":until": this.expiry(now).lease_until,
-              ":ttl": this.expiry(now)[CHECKPOINT_TABLE.ttlAttribute],
-            },
-          }),
-        );
-        heldUntil = now + this.leaseMs;
-        const cancel = renewed.Attributes?.cancel as CancelAction | undefined;
-        if (cancel) loseIt(new RunCancelled(sessionId, cancel));
-      } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) loseIt();
-        // Otherwise a passing fault: the next beat tries again, well inside the lease.
-      }
-    };
-    // unref: a heartbeat alone never keeps a process (or a test) alive.
-    const heartbeat = setInterval(() => void renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
-    heartbeat.unref();
-    return {
-      signal: lost.signal,
-      release: async () => {
-        clearInterval(heartbeat);
-        try {
-          await this.doc.send(
-            new DeleteCommand({
-              TableName: this.tableName,
-              Key: { pk: sessionId, sk: LEASE_SORT_KEY },
-              ConditionExpression: "#t = :token",
-              ExpressionAttributeNames: { "#t": "token" },
-              ExpressionAttributeValues: { ":token": token },
-            }),
-          );
-        } catch (err) {
-          // Already expired and taken by another run: it is theirs now.
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        }
-      },
-    };
+    return holdLease(this.doc, {
+      sessionId,
+      tableName: this.tableName,
+      key: { pk: sessionId, sk: LEASE_SORT_KEY },
+      tokenAttribute: "token",
+      token,
+      heldUntil: until,
+      leaseMs: this.leaseMs,
+      renewal: (now) => this.expiry(now),
+      release: "delete",
+    });
   }
+}
+
+/** A lease held on an item: where it is, whose token, and how it is renewed and let go. */
+export interface HeldLeaseItem {
+  sessionId: string;
+  tableName: string;
+  key: Record<string, string>;
+  /** the attribute holding the holder's token */
+  tokenAttribute: string;
+  token: string;
+  heldUntil: number;
+  leaseMs: number;
+  /** the attributes a heartbeat sets (the new lease_until, and a TTL where the item has its own) */
+  renewal: (now: number) => Record<string, number>;
+  /** "delete": the item is the lease; "remove": the lease is two attributes on an item that stays */
+  release: "delete" | "remove";
+}
+
+/**
+ * A held lease: renewed by a heartbeat every third of its length while its run is alive, its
+ * signal aborted when a renewal finds another token (or none could be made for a whole lease),
+ * and released by its holder only. Every write is conditional on this run's token.
+ */
+export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lease {
+  const lost = new AbortController();
+  let heldUntil = item.heldUntil;
+  const held = {
+    TableName: item.tableName,
+    Key: item.key,
+    ConditionExpression: "#t = :token",
+    ExpressionAttributeNames: { "#t": item.tokenAttribute } as Record<string, string>,
+    ExpressionAttributeValues: { ":token": item.token } as Record<string, unknown>,
+  };
+  const loseIt = (reason: Error = new LeaseLost(item.sessionId)) => {
+    clearInterval(heartbeat);
+    if (!lost.signal.aborted) lost.abort(reason);
+  };
+  const renew = async () => {
+    const now = Date.now();
+    if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
+    const values = Object.entries(item.renewal(now));
+    try {
+      const renewed = await doc.send(
+        new UpdateCommand({
+          ...held,
+          // The same round trip reads a cancel request (requestCancel).
+          ReturnValues: "ALL_NEW",
+          UpdateExpression: `SET ${values.map((_, i) => `#r${i} = :r${i}`).join(", ")}`,
+          ExpressionAttributeNames: {
+            ...held.ExpressionAttributeNames,
+            ...Object.fromEntries(values.map(([name], i) => [`#r${i}`, name])),
+          },
+          ExpressionAttributeValues: {
+            ...held.ExpressionAttributeValues,
+            ...Object.fromEntries(values.map(([, value], i) => [`:r${i}`, value])),
+          },
+        }),
+      );
+      heldUntil = now + item.leaseMs;
+      if (renewed.Attributes?.cancel_for === item.token)
+        loseIt(new RunCancelled(item.sessionId, renewed.Attributes.cancel_action as CancelAction));
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) loseIt();
+      // Otherwise a passing fault: the next beat tries again, well inside the lease.
+    }
+  };
+  // unref: a heartbeat alone never keeps a process (or a test) alive.
+  const heartbeat = setInterval(() => void renew(), Math.max(10, Math.floor(item.leaseMs / 3)));
+  heartbeat.unref();
+  return {
+    signal: lost.signal,
+    release: async () => {
+      clearInterval(heartbeat);
+      try {
+        await doc.send(
+          item.release === "delete"
+            ? new DeleteCommand(held)
+            : new UpdateCommand({ ...held, UpdateExpression: "REMOVE #t, lease_until" }),
+        );
+      } catch (err) {
+        // Already expired and taken by another run (or the session deleted): not ours to touch.
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      }
+    },
+  };
 }

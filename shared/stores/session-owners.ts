@@ -1,7 +1,9 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { randomUUID } from "node:crypto";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { type CancelAction, holdLease, LEASE_MS, type Lease, requestCancel } from "./session-lease";
 
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";
@@ -9,6 +11,12 @@ export const OWNER_SORT_KEY = "session";
 export interface SessionRecord {
   userId: string;
   projectId: string | null | undefined;
+}
+
+/** What taking a session's lease found: the lease (absent while another run holds it) and the session (absent: not the caller's). */
+export interface SessionLeaseAttempt {
+  session?: SessionRecord;
+  lease?: Lease;
 }
 
 /**
@@ -24,20 +32,96 @@ export class SessionOwners {
     client: DynamoDBClient,
     private readonly tableName: string,
     private readonly ttlDays?: number,
+    private readonly leaseMs = LEASE_MS,
   ) {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
   /**
-   * Records a new session for `userId`, in `projectId` (null: none) for good: a session's project
-   * is fixed when it starts. False when the id is already taken.
+   * Starts a session for `userId` in `projectId` (null: none) for good, its lease held by the
+   * caller: one conditional put. Undefined when the id is already taken.
    */
-  async claim(sessionId: string, userId: string, projectId: string | null = null): Promise<boolean> {
+  async claimLeased(sessionId: string, userId: string, projectId: string | null): Promise<Lease | undefined> {
+    const token = randomUUID();
+    const now = Date.now();
+    const item = { user_id: userId, project_id: projectId, lease_token: token, lease_until: now + this.leaseMs };
+    if (!(await this.put(sessionId, item))) return undefined;
+    return this.held(sessionId, token, now);
+  }
+
+  /**
+   * Takes the lease of `userId`'s session, kept on the session's owner record so that the owner
+   * check, the project and the lease are one conditional update (and the record's expiry is
+   * pushed back in the same write). Only when that fails is the record read, to tell a session
+   * that is not the caller's from one another run holds.
+   */
+  async lease(sessionId: string, userId: string): Promise<SessionLeaseAttempt> {
+    const token = randomUUID();
+    const now = Date.now();
+    const ttl = this.expiry();
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}`,
+          ConditionExpression: "user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)",
+          ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute] ? { "#e": CHECKPOINT_TABLE.ttlAttribute } : undefined,
+          ExpressionAttributeValues: {
+            ":token": token,
+            ":until": now + this.leaseMs,
+            ":user": userId,
+            ":now": now,
+            ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return { session: recordOf(out.Attributes!), lease: this.held(sessionId, token, now) };
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+    const session = await this.session(sessionId);
+    return session?.userId === userId ? { session } : {};
+  }
+
+  /** The lease, waiting for it with backoff for at most `waitMs`; answers at once for a session that is not the caller's. */
+  async leaseWaiting(sessionId: string, userId: string, waitMs: number): Promise<SessionLeaseAttempt> {
+    const deadline = Date.now() + waitMs;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      const attempt = await this.lease(sessionId, userId);
+      if (attempt.lease || !attempt.session || Date.now() + delay > deadline) return attempt;
+      await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
+    }
+  }
+
+  /** Asks the run holding this session's lease to stop (the Agent Server API's interrupt and rollback). */
+  requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
+    const item = { tableName: this.tableName, key: { pk: sessionId, sk: OWNER_SORT_KEY }, tokenAttribute: "lease_token" };
+    return requestCancel(this.doc, item, action);
+  }
+
+  private held(sessionId: string, token: string, now: number): Lease {
+    return holdLease(this.doc, {
+      sessionId,
+      tableName: this.tableName,
+      key: { pk: sessionId, sk: OWNER_SORT_KEY },
+      tokenAttribute: "lease_token",
+      token,
+      heldUntil: now + this.leaseMs,
+      leaseMs: this.leaseMs,
+      // The record's own TTL is the session's, not the lease's: a heartbeat only moves lease_until.
+      renewal: (at) => ({ lease_until: at + this.leaseMs }),
+      release: "remove",
+    });
+  }
+
+  private async put(sessionId: string, attributes: Record<string, unknown>): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: sessionId, sk: OWNER_SORT_KEY, user_id: userId, project_id: projectId, ...this.expiry() },
+          Item: { pk: sessionId, sk: OWNER_SORT_KEY, ...attributes, ...this.expiry() },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );
@@ -46,6 +130,14 @@ export class SessionOwners {
       if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
+  }
+
+  /**
+   * Records a new session for `userId`, in `projectId` (null: none) for good: a session's project
+   * is fixed when it starts. False when the id is already taken.
+   */
+  async claim(sessionId: string, userId: string, projectId: string | null = null): Promise<boolean> {
+    return this.put(sessionId, { user_id: userId, project_id: projectId });
   }
 
   /** The owner, or undefined for a session that does not exist. Keeps an active session from expiring. */
@@ -74,8 +166,7 @@ export class SessionOwners {
         }),
       );
     }
-    const projectId = out.Item.project_id as string | null | undefined;
-    return { userId: out.Item.user_id as string, projectId };
+    return recordOf(out.Item);
   }
 
   private expiry(): Record<string, number> {
@@ -86,3 +177,8 @@ export class SessionOwners {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
+const recordOf = (item: Record<string, unknown>): SessionRecord => ({
+  userId: item.user_id as string,
+  projectId: item.project_id as string | null | undefined,
+});

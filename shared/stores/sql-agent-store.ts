@@ -25,27 +25,24 @@ type Row = Record<string, any>;
 
 const MEMORY_COLUMNS = "id, user_id, project_id, content, category, tags, metadata, created_at, updated_at";
 
-export const toStoredMemory = (r: Row): StoredMemory => ({
+/** What a stored memory and a recalled one both show. */
+const memoryFields = (r: Row) => ({
   id: r.id,
-  userId: r.user_id,
-  projectId: r.project_id,
   content: r.content,
   category: r.category,
   tags: r.tags ?? [],
   metadata: r.metadata ?? {},
   createdAt: iso(r.created_at),
+});
+
+export const toStoredMemory = (r: Row): StoredMemory => ({
+  ...memoryFields(r),
+  userId: r.user_id,
+  projectId: r.project_id,
   updatedAt: iso(r.updated_at),
 });
 
-export const toMemoryMatch = (r: Row): MemoryMatch => ({
-  id: r.id,
-  content: r.content,
-  category: r.category,
-  tags: r.tags ?? [],
-  metadata: r.metadata ?? {},
-  createdAt: iso(r.created_at),
-  similarity: Number(r.similarity),
-});
+export const toMemoryMatch = (r: Row): MemoryMatch => ({ ...memoryFields(r), similarity: Number(r.similarity) });
 
 export const toKnowledgeMatch = (r: Row): KnowledgeMatch => ({
   id: String(r.id),

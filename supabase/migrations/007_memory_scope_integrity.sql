@@ -1,4 +1,4 @@
--- Integrity of memory supersession (issue 14). Idempotent: the local stack applies every
+-- Integrity of memory supersession. Idempotent: the local stack applies every
 -- migration at each boot, so 004's definitions are replaced here again each time.
 
 -- A superseded fact stays superseded when its successor is deleted. 002 declared superseded_by

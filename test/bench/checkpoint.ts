@@ -27,16 +27,7 @@ interface Contender {
 async function contenders(dynamo: LocalDynamo): Promise<Contender[]> {
   await createCheckpointTable(dynamo.client, "bench-ours");
   const ours = new DynamoDBSaver({ client: dynamo.client, tableName: "bench-ours" });
-  await createRwaiTables(dynamo.client);
-  const rwai = new RwaiSaver({
-    checkpointsTableName: "bench-rwai-checkpoints",
-    writesTableName: "bench-rwai-writes",
-    clientConfig: {
-      endpoint: dynamo.endpoint,
-      region: "local",
-      credentials: { accessKeyId: "x", secretAccessKey: "x" },
-    },
-  });
+  const rwai = await rwaiSaver(dynamo);
   return [
     { name: "this DynamoDBSaver", saver: ours, meter: meter(dynamo.client) },
     // Its own client, built inside the saver; the meter attaches to that one.
@@ -50,7 +41,21 @@ async function contenders(dynamo: LocalDynamo): Promise<Contender[]> {
 }
 
 /** The two tables the rwai saver documents in its README. */
-export async function createRwaiTables(client: DynamoDBClient) {
+/** The @rwai saver, its tables created, on the bench's dynalite. */
+export async function rwaiSaver(dynamo: LocalDynamo): Promise<RwaiSaver> {
+  await createRwaiTables(dynamo.client);
+  return new RwaiSaver({
+    checkpointsTableName: "bench-rwai-checkpoints",
+    writesTableName: "bench-rwai-writes",
+    clientConfig: {
+      endpoint: dynamo.endpoint,
+      region: "local",
+      credentials: { accessKeyId: "x", secretAccessKey: "x" },
+    },
+  });
+}
+
+async function createRwaiTables(client: DynamoDBClient) {
   const table = (name: string, hash: string, range: string) =>
     client.send(
       new CreateTableCommand({

@@ -3,7 +3,6 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { HumanMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { DynamoDBSaver as RwaiSaver } from "@rwai/langgraphjs-checkpoint-dynamodb";
 import { readFileSync } from "node:fs";
 import { createServer, connect, type AddressInfo, type Server } from "node:net";
 import { join } from "node:path";
@@ -20,7 +19,7 @@ import { vectorLiteral } from "../../shared/stores/agent-store";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { prose } from "../support/conversation";
 import { meter, type Meter } from "../support/dynamo-meter";
-import { createRwaiTables } from "./checkpoint";
+import { rwaiSaver } from "./checkpoint";
 import { printTable } from "./table";
 
 /**
@@ -121,16 +120,7 @@ async function ours(dynamo: LocalDynamo, table: string): Promise<{ saver: Dynamo
 }
 
 async function rwai(dynamo: LocalDynamo): Promise<{ saver: BaseCheckpointSaver; io: Io }> {
-  await createRwaiTables(dynamo.client);
-  const saver = new RwaiSaver({
-    checkpointsTableName: "bench-rwai-checkpoints",
-    writesTableName: "bench-rwai-writes",
-    clientConfig: {
-      endpoint: dynamo.endpoint,
-      region: "local",
-      credentials: { accessKeyId: "x", secretAccessKey: "x" },
-    },
-  });
+  const saver = await rwaiSaver(dynamo);
   const m = meter((saver as unknown as { client: DynamoDBClient }).client);
   return {
     saver: saver as unknown as BaseCheckpointSaver,

@@ -13,6 +13,8 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "hostile-documents": () => import("./hostile-documents"),
   "cold-start": () => import("./cold-start"),
   "long-conversation": () => import("./long-conversation"),
+  "turn-overhead": () => import("./turn-overhead"),
+  soak: () => import("./soak"),
 };
 
 const wanted = process.argv.slice(2);

@@ -8,7 +8,7 @@ import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { docxBomb } from "../support/documents";
 
-// Issue 14, classes 10–14 end to end: hostile files dropped into a running local stack are skipped
+// End to end: hostile files dropped into a running local stack are skipped
 // with their reasons while the API keeps answering, and a restart neither dies on them nor
 // processes them again.
 

@@ -8,7 +8,7 @@ import { FUNCTIONS } from "../../infra/manifest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { signIntercom } from "../../shared/intercom/signature";
 
-// Issue 14 on the local stack over HTTP: DELETE racing a streaming turn (class 6), and a
+// Integrity on the local stack over HTTP: DELETE racing a streaming turn, and a
 // property-based fuzz pass over every API route (bodies, headers, query strings, path ids).
 
 const dataDir = mkdtempSync(join(tmpdir(), "agent-integrity-"));
@@ -54,7 +54,7 @@ function send(method: string, path: string, headers: Record<string, string> = {}
 
 const json = (reply: Reply) => JSON.parse(reply.text);
 
-describe("class 6: a deleted session never comes back", () => {
+describe("A deleted session never comes back", () => {
   it("races DELETE against a streaming turn 20 times: after a 204 nothing of the session remains", async () => {
     const [, endpoint, table] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(stack.describe.join("\n"))!;
     const dynamo = new DynamoDBClient({

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createExtractionHandler } from "../../functions/memory-extraction";
 import { buildExtractionRuntime } from "../../graph/memory/runtime";
-import { LocalQueue } from "../../infra/local/queue";
+import { queueWithDeadLetters } from "../../infra/local/queue";
 import { loadConfig } from "../../shared/config";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import type { AgentStore } from "../../shared/stores/agent-store";
@@ -18,13 +18,10 @@ async function consumer(store: AgentStore = harness.store) {
   const config = loadConfig({ IDEMPOTENCY_TABLE: `idem-${randomUUID()}` });
   await createIdempotencyTable(harness.dynamo.client, config.IDEMPOTENCY_TABLE);
   const runtime = await buildExtractionRuntime({ config, dynamo: harness.dynamo.client, store });
-  const dlq = new LocalQueue({ name: "dlq" });
-  const queue = new LocalQueue({
-    name: "extraction",
+  const { queue, deadLetters: dlq } = queueWithDeadLetters("extraction", {
     visibilityTimeoutMs: 50,
     pollIntervalMs: 5,
     maxReceiveCount: 3,
-    deadLetterQueue: dlq,
   });
   queue.start(createExtractionHandler(async () => runtime));
   return { queue, dlq };

@@ -7,7 +7,7 @@ import { createMemoriesHandler } from "../../functions/memories";
 import { createSessionsHandler } from "../../functions/sessions";
 import { buildExtractionRuntime } from "../../graph/memory/runtime";
 import { MalformedPath, matchResource } from "../../infra/local/api-gateway";
-import { LocalQueue } from "../../infra/local/queue";
+import { queueWithDeadLetters } from "../../infra/local/queue";
 import { loadConfig } from "../../shared/config";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { signIntercom } from "../../shared/intercom/signature";
@@ -16,7 +16,7 @@ import { OnceMarkers } from "../../shared/stores/once-markers";
 import { apiEvent, chatEvent, context } from "../support/events";
 import { backendsHarness } from "../support/stack";
 
-// Issue 14, classes 1 and 8: text that cannot be stored faithfully, and input that used to reach
+// Text that cannot be stored faithfully, and input that used to reach
 // a store or a decoder unchecked, is refused at the boundary with a 400 and a code.
 
 let harness: Awaited<ReturnType<typeof backendsHarness>>;
@@ -42,7 +42,7 @@ const unstorable = (base: string) => [
   `${base.slice(0, 1)}\u0000${base.slice(1)}`, // NUL inside
 ];
 
-describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
+describe("Ill-formed Unicode and NUL never reach storage", () => {
   // The runtime is never asked for: a refused request loads nothing and writes nothing.
   const chat = () =>
     createChatHandler(config(), async () => {
@@ -80,7 +80,11 @@ describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
   });
 
   it("holds the x-user-id header to the body's rule and length cap", async () => {
-    const memories = createMemoriesHandler(() => ({ config: config(), dynamo: harness.dynamo.client, store: harness.store }));
+    const memories = createMemoriesHandler(() => ({
+      config: config(),
+      dynamo: harness.dynamo.client,
+      store: harness.store,
+    }));
     const list = (user: string) =>
       memories(
         apiEvent({ method: "GET", resource: "/api/memories", path: "/api/memories", headers: { "x-user-id": user } }),
@@ -96,13 +100,10 @@ describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
     const cfg = loadConfig({ IDEMPOTENCY_TABLE: `idem-${randomUUID()}` });
     await createIdempotencyTable(harness.dynamo.client, cfg.IDEMPOTENCY_TABLE);
     const runtime = await buildExtractionRuntime({ config: cfg, dynamo: harness.dynamo.client, store: harness.store });
-    const dlq = new LocalQueue({ name: "dlq" });
-    const queue = new LocalQueue({
-      name: "extraction",
+    const { queue, deadLetters: dlq } = queueWithDeadLetters("extraction", {
       visibilityTimeoutMs: 20,
       pollIntervalMs: 5,
       maxReceiveCount: 3,
-      deadLetterQueue: dlq,
     });
     // Logs are silent in tests: the reason is read where the handler hands it to the logger.
     const errors = vi.spyOn(Logger.prototype, "error");
@@ -112,12 +113,23 @@ describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
         { user_id: "eve\ud800", user_message: "I live in Lyon" },
         { user_id: "eve", user_message: "I live in\u0000 Lyon" },
       ].map((b) =>
-        JSON.stringify({ project_id: null, session_id: randomUUID(), turn_id: randomUUID(), assistant_reply: "ok", ...b }),
+        JSON.stringify({
+          project_id: null,
+          session_id: randomUUID(),
+          turn_id: randomUUID(),
+          assistant_reply: "ok",
+          ...b,
+        }),
       );
       for (const body of bodies) queue.send(body);
       await queue.drained();
       await queue.stop();
-      expect(dlq.peek().map((m) => m.body).sort()).toEqual([...bodies].sort());
+      expect(
+        dlq
+          .peek()
+          .map((m) => m.body)
+          .sort(),
+      ).toEqual([...bodies].sort());
       const reasons = errors.mock.calls
         .filter(([message]) => String(message).startsWith("invalid message"))
         .map(([, extra]) => String((extra as { reason?: string }).reason));
@@ -130,7 +142,7 @@ describe("class 1: ill-formed Unicode and NUL never reach storage", () => {
   });
 });
 
-describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
+describe("Bad input gets a 400 with a code, never a 5xx", () => {
   const sessions = () =>
     createSessionsHandler(() => ({
       config: config(),
@@ -140,7 +152,12 @@ describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
   const listSessions = (cursor: string) =>
     sessions()(
       {
-        ...apiEvent({ method: "GET", resource: "/api/sessions", path: "/api/sessions", headers: { "x-user-id": "fay" } }),
+        ...apiEvent({
+          method: "GET",
+          resource: "/api/sessions",
+          path: "/api/sessions",
+          headers: { "x-user-id": "fay" },
+        }),
         queryStringParameters: { cursor },
       },
       context(),
@@ -159,7 +176,10 @@ describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
     ["base64 of non-JSON", Buffer.from("hello").toString("base64url")],
     ["NUL inside", `${b64(["2026-01-01T00:00:00.000Z", randomUUID()])}\u0000`],
   ])("refuses a sessions cursor of %s", async (_, cursor) => {
-    expect(parsed(await listSessions(cursor))).toMatchObject({ status: 400, body: { error: { code: "invalid_cursor" } } });
+    expect(parsed(await listSessions(cursor))).toMatchObject({
+      status: 400,
+      body: { error: { code: "invalid_cursor" } },
+    });
   });
 
   it("still follows a cursor it issued", async () => {
@@ -175,7 +195,11 @@ describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
   });
 
   it("refuses NUL or ill-formed text in memory filters", async () => {
-    const memories = createMemoriesHandler(() => ({ config: config(), dynamo: harness.dynamo.client, store: harness.store }));
+    const memories = createMemoriesHandler(() => ({
+      config: config(),
+      dynamo: harness.dynamo.client,
+      store: harness.store,
+    }));
     for (const [key, values] of [
       ["category", unstorable("work")],
       ["tag", unstorable("travel")],
@@ -183,7 +207,12 @@ describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
       for (const value of values) {
         const res = await memories(
           {
-            ...apiEvent({ method: "GET", resource: "/api/memories", path: "/api/memories", headers: { "x-user-id": "gus" } }),
+            ...apiEvent({
+              method: "GET",
+              resource: "/api/memories",
+              path: "/api/memories",
+              headers: { "x-user-id": "gus" },
+            }),
             queryStringParameters: { [key]: value },
           },
           context(),
@@ -207,7 +236,10 @@ describe("class 8: bad input gets a 400 with a code, never a 5xx", () => {
       queue: { publish: async () => {} },
       notifications: new OnceMarkers(harness.dynamo.client, "boundary-markers"),
     }));
-    const send = (id: string, item: Record<string, unknown> = { id: "c1", source: { id: "p1", author: { type: "user" } } }) => {
+    const send = (
+      id: string,
+      item: Record<string, unknown> = { id: "c1", source: { id: "p1", author: { type: "user" } } },
+    ) => {
       const body = JSON.stringify({
         type: "notification_event",
         id,

@@ -12,7 +12,7 @@ import { ChatService } from "../../graph/chat/service";
 import { converseProblems } from "../support/converse";
 import { backendsHarness } from "../support/stack";
 
-// Issue 14, class 7: before every model call the history is a valid Converse conversation, even
+// Before every model call the history is a valid Converse conversation, even
 // after a turn was killed mid-run. Bedrock cannot run here: the requests are built by
 // @langchain/aws's own Converse request builder (ChatBedrockConverse over a mocked client) and
 // checked against Converse's documented rules (test/support/converse.ts).
@@ -52,7 +52,7 @@ const slowLookup = tool(
  * what it had written. Then the next turn goes through the chat service on the same thread.
  */
 async function killedThenNext(kill: "before the model answers" | "during a tool call") {
-  const { checkpointer: saver, owners, leases } = await harness.stateTables();
+  const { checkpointer: saver, owners } = await harness.stateTables();
   const inFlight: Promise<unknown>[] = [];
   const checkpointer = new Proxy(saver, {
     get(target, prop, receiver) {
@@ -110,13 +110,13 @@ async function killedThenNext(kill: "before the model answers" | "during a tool 
   const left = (await graph.getState({ configurable: { thread_id: sessionId } })).values.messages as BaseMessage[];
 
   bedrock.on(ConverseCommand).resolves(said("Sorry about that: order A-17 shipped today."));
-  const chat = new ChatService({ graph, owners, leases, recursionLimit: 6 });
+  const chat = new ChatService({ graph, owners, recursionLimit: 6 });
   const reply = await chat.reply({ userId: "nia", sessionId, message: "Hello? Any news?" });
   const request = bedrock.commandCalls(ConverseCommand).at(-1)!.args[0].input;
   return { left, reply, request };
 }
 
-describe("class 7: a turn killed mid-run leaves the next turn a valid Converse request", () => {
+describe("A turn killed mid-run leaves the next turn a valid Converse request", () => {
   it("after a kill before the model answered (a human message with no reply)", async () => {
     const { left, reply, request } = await killedThenNext("before the model answers");
     expect(left.map((m) => m.getType())).toEqual(["human"]);

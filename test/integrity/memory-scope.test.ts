@@ -1,28 +1,19 @@
 import type { PGlite } from "@electric-sql/pglite";
-import { MemoryExtractor } from "../../graph/memory/extractor";
+import type { MemoryExtractor } from "../../graph/memory/extractor";
 import type { ExtractionMessage } from "../../graph/memory/message";
-import { startLocalPostgres } from "../../infra/local/postgres";
-import { loadConfig } from "../../shared/config";
-import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
-import { OfflineChatModel } from "../../shared/models/offline-chat-model";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import type { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
+import type { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { extractionHarness } from "../support/extraction";
 
-// Issue 14, classes 3 and 4: supersession stays inside its scope, and deleting a memory never
+// Supersession stays inside its scope, and deleting a memory never
 // brings back the fact it replaced. Driven through the extraction consumer's reconciliation.
 
 let db: PGlite;
 let store: SqlAgentStore;
 let extractor: MemoryExtractor;
-const embeddings = new HashingEmbeddings(1024);
+let embeddings: HashingEmbeddings;
 beforeAll(async () => {
-  db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
-  extractor = new MemoryExtractor({
-    model: new OfflineChatModel({}),
-    store,
-    embeddings,
-    duplicateThreshold: loadConfig({}).MEMORY_DUPLICATE_THRESHOLD,
-  });
+  ({ db, store, extractor, embeddings } = await extractionHarness());
 }, 60_000);
 afterAll(() => db.close());
 
@@ -48,7 +39,7 @@ async function recall(user: string, query: string, project: string | null = null
   return matches.map((m) => m.content).sort();
 }
 
-describe("class 3: supersession never crosses scopes", () => {
+describe("Supersession never crosses scopes", () => {
   it("a correction inside a project leaves the unprojected fact current outside it", async () => {
     await say("hal", "My car is a Volvo");
     await say("hal", "Actually my car is a Tesla", "garage");
@@ -75,7 +66,7 @@ describe("class 3: supersession never crosses scopes", () => {
   });
 });
 
-describe("class 4: deleting a memory does not resurrect the fact it replaced", () => {
+describe("Deleting a memory does not resurrect the fact it replaced", () => {
   it("keeps the replaced fact superseded after its successor is deleted", async () => {
     await say("kim", "My bike is red");
     await say("kim", "My bike is now green");

@@ -8,7 +8,7 @@ import type { ConversationStore } from "../../shared/stores/conversations";
 import { failingModel, ScriptedModel } from "../support/models";
 import { backendsHarness } from "../support/stack";
 
-// Issue 14, classes 2, 5 and 9, through the chat service on dynalite and PGlite.
+// Turn integrity, through the chat service on dynalite and PGlite.
 
 let harness: Awaited<ReturnType<typeof backendsHarness>>;
 beforeAll(async () => {
@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 
 async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | OfflineChatModel | ScriptedModel, extra: Partial<ChatServiceDeps> = {}) {
-  const { checkpointer, owners, leases } = await harness.stateTables();
+  const { checkpointer, owners } = await harness.stateTables();
   const chatModel = typeof model === "function" ? new ScriptedModel(model) : model;
   const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.3 });
   const graph = buildChatGraph({ model: chatModel, tools, checkpointer });
@@ -25,7 +25,6 @@ async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | O
   const chat = new ChatService({
     graph,
     owners,
-    leases,
     conversations: harness.conversations,
     recursionLimit: 8,
     extractionQueue: { publish: async (m) => void published.push(m as never) },
@@ -36,7 +35,7 @@ async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | O
   return { chat, graph, published, stateOf, model: chatModel };
 }
 
-describe("class 2: a session keeps the project it started in", () => {
+describe("A session keeps the project it started in", () => {
   it("refuses another project with 409, and runs a turn naming none in the session's project", async () => {
     const { chat, published } = await service(() => new AIMessage("ok"));
     const { sessionId } = await chat.reply({ userId: "olga", projectId: "atlas", message: "start" });
@@ -81,7 +80,7 @@ describe("class 2: a session keeps the project it started in", () => {
   });
 });
 
-describe("class 5: a turn is in both the graph state and the transcript, or in neither", () => {
+describe("A turn is in both the graph state and the transcript, or in neither", () => {
   it("takes the turn back out of the graph state when the transcript cannot be written", async () => {
     let failNext = false;
     const conversations = new Proxy(harness.conversations, {
@@ -159,7 +158,7 @@ describe("class 5: a turn is in both the graph state and the transcript, or in n
   });
 });
 
-describe("class 9: a tool's validation error reaches the user as a short explanation", () => {
+describe("A tool's validation error reaches the user as a short explanation", () => {
   it("has the offline stand-in say plainly that an over-long memory was not saved", async () => {
     const { chat } = await service(new OfflineChatModel({}));
     for (const size of [2001, 2500, 6000]) {

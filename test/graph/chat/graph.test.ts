@@ -85,11 +85,10 @@ describe("chat service errors", () => {
     tools = [recordingMemoryTool().storeMemory],
     extras: Partial<ChatServiceDeps> = {},
   ) => {
-    const { checkpointer, owners, leases } = await harness.stateTables();
+    const { checkpointer, owners } = await harness.stateTables();
     return new ChatService({
       graph: buildChatGraph({ model, tools, checkpointer }),
       owners,
-      leases,
       conversations: harness.conversations,
       recursionLimit: 6,
       ...extras,
@@ -144,7 +143,7 @@ describe("chat service errors", () => {
 
 describe("hand-off for memory extraction", () => {
   const service = async (extras: Partial<ChatServiceDeps>) => {
-    const { checkpointer, owners, leases } = await harness.stateTables();
+    const { checkpointer, owners } = await harness.stateTables();
     return new ChatService({
       graph: buildChatGraph({
         model: new ScriptedModel(() => new AIMessage({ id: "ai-1", content: "Nice!" })),
@@ -152,7 +151,6 @@ describe("hand-off for memory extraction", () => {
         checkpointer,
       }),
       owners,
-      leases,
       conversations: harness.conversations,
       recursionLimit: 6,
       ...extras,

@@ -4,7 +4,7 @@ import { createSessionsHandler } from "../../../functions/sessions";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { firstWords, nameSession } from "../../../graph/chat/naming";
 import { ChatService } from "../../../graph/chat/service";
-import { SessionLeases } from "../../../shared/stores/session-lease";
+import { SessionOwners } from "../../../shared/stores/session-owners";
 import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
 import { AppError } from "../../../shared/errors";
@@ -25,8 +25,9 @@ const slowModel = () =>
 
 async function service({ modelMs = 150, leaseMs }: { modelMs?: number; leaseMs?: number } = {}) {
   const tables = await harness.stateTables();
-  const { checkpointer, owners, tableName } = tables;
-  const leases = leaseMs === undefined ? tables.leases : new SessionLeases(harness.dynamo.client, tableName, leaseMs);
+  const { checkpointer, tableName } = tables;
+  const owners =
+    leaseMs === undefined ? tables.owners : new SessionOwners(harness.dynamo.client, tableName, undefined, leaseMs);
   const model = slowModel();
   const original = model._generate.bind(model);
   model._generate = async (...args) => {
@@ -36,7 +37,6 @@ async function service({ modelMs = 150, leaseMs }: { modelMs?: number; leaseMs?:
   const chat = new ChatService({
     graph: buildChatGraph({ model, tools: [], checkpointer }),
     owners,
-    leases,
     conversations: harness.conversations,
     recursionLimit: 6,
     queueWaitMs: 5000,
@@ -113,21 +113,21 @@ describe("double-texting", () => {
   });
 
   it("frees the session after a failed run", async () => {
-    const { checkpointer, owners, leases } = await harness.stateTables();
+    const { checkpointer, owners } = await harness.stateTables();
     const broken = new ChatService({
       graph: buildChatGraph({ model: failingModel("ValidationException"), tools: [], checkpointer }),
       owners,
-      leases,
       recursionLimit: 6,
     });
     await expect(broken.reply({ userId: "u", message: "x" })).rejects.toBeInstanceOf(AppError);
     const { sessionId } = await new ChatService({
       graph: buildChatGraph({ model: new ScriptedModel(() => new AIMessage("ok")), tools: [], checkpointer }),
       owners,
-      leases,
       recursionLimit: 6,
     }).reply({ userId: "u", message: "again" });
-    expect(await leases.tryAcquire(sessionId)).toBeDefined();
+    const { lease } = await owners.lease(sessionId, "u");
+    expect(lease).toBeDefined();
+    await lease!.release();
   });
 });
 

@@ -1,26 +1,18 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { extractFacts } from "../../../graph/memory/extract";
-import { MemoryExtractor } from "../../../graph/memory/extractor";
+import type { MemoryExtractor } from "../../../graph/memory/extractor";
 import { storeMemory } from "../../../graph/tools/memory-store";
 import type { ExtractionMessage } from "../../../graph/memory/message";
-import { startLocalPostgres } from "../../../infra/local/postgres";
-import { loadConfig } from "../../../shared/config";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import type { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { extractionHarness } from "../../support/extraction";
 
 let db: PGlite;
 let store: SqlAgentStore;
 let extractor: MemoryExtractor;
 beforeAll(async () => {
-  db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
-  extractor = new MemoryExtractor({
-    model: new OfflineChatModel({}),
-    store,
-    embeddings: new HashingEmbeddings(1024),
-    duplicateThreshold: loadConfig({}).MEMORY_DUPLICATE_THRESHOLD,
-  });
+  ({ db, store, extractor } = await extractionHarness());
 }, 60_000);
 afterAll(() => db.close());
 

@@ -174,7 +174,7 @@ describe("support graph routing", () => {
   });
 
   it("answers nothing for a notified part that is not a customer's part of the conversation, then the real one once", async () => {
-    // Issue 14, class 15: a notification naming a part that does not exist used to be answered
+    // A notification naming a part that does not exist used to be answered
     // (from the conversation's last customer message), and the real part's then answered again.
     const elsewhere = intercom.create("zed@example.com", "a part of another conversation");
     const decisions = {

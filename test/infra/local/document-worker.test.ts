@@ -4,7 +4,7 @@ import { OverLimit } from "../../../shared/documents/limits";
 import { processDocument, type ProcessRequest } from "../../../shared/documents/process";
 import { SkipDocument } from "../../../shared/documents/skip";
 
-// Issue 14, class 12: the local stack extracts and chunks documents on a worker thread, so a large
+// The local stack extracts and chunks documents on a worker thread, so a large
 // document cannot stall its API, and the worker enforces the time and memory a document may take.
 
 const encode = (s: string) => new TextEncoder().encode(s);

@@ -16,7 +16,7 @@ import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
 import type { PGlite } from "@electric-sql/pglite";
 
-// Issue 14, classes 13 and 14: the drop folder skips what is not a regular file (with a log line,
+// The drop folder skips what is not a regular file (with a log line,
 // never hanging), and at boot reconciles with the knowledge base by content, not by time.
 
 let root: string;
@@ -39,7 +39,7 @@ async function boot(dir: string, known?: Awaited<ReturnType<typeof knownDocument
   return { events, logs };
 }
 
-describe("the drop folder skips what is not a regular file (class 14)", () => {
+describe("the drop folder skips what is not a regular file", () => {
   let socketServer: Server;
   afterAll(() => socketServer?.close());
 
@@ -88,7 +88,7 @@ describe("the drop folder skips what is not a regular file (class 14)", () => {
   });
 });
 
-describe("the drop folder reconciles with the knowledge base at boot (class 13)", () => {
+describe("the drop folder reconciles with the knowledge base at boot", () => {
   let db: PGlite;
   let store: SqlAgentStore;
   let ingestor: Ingestor;

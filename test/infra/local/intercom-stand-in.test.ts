@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IntercomStandIn } from "../../../infra/local/intercom";
 
-// Issue 14, class 16: the stand-in answers bad input on its routes with 400s instead of taking the
+// The stand-in answers bad input on its routes with 400s instead of taking the
 // stack down, and its ids never repeat across restarts.
 
 let dir: string;

@@ -17,7 +17,7 @@ import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
 import { docxBomb, tinyDocx, tinyPdf } from "../../support/documents";
 import { lambdaContext } from "../../../infra/local/api-gateway";
 
-// Issue 14, classes 10 and 11: every document ends ingested, skipped (with its reason) or failed
+// Every document ends ingested, skipped (with its reason) or failed
 // (with its error), recorded on its knowledge_documents row and logged with its key; and nothing
 // a document holds can make extraction decompress, produce or take more than its bounds.
 
@@ -66,7 +66,7 @@ const row = async (key: string) =>
     )
   ).rows[0];
 
-describe("bounds on what a document may make extraction do (class 10)", () => {
+describe("bounds on what a document may make extraction do", () => {
   it("skips a DOCX decompression bomb by what it inflates to, not by its size on disk", async () => {
     const bomb = await docxBomb(6_000_000); // ~6 MB of XML in ~20 KB of zip
     expect(bomb.length).toBeLessThan(settings.maxBytes);
@@ -140,7 +140,7 @@ describe("bounds on what a document may make extraction do (class 10)", () => {
   });
 });
 
-describe("every document ends ingested, skipped or failed, recorded and logged (class 11)", () => {
+describe("every document ends ingested, skipped or failed, recorded and logged", () => {
   it("records and logs text with NUL bytes, random bytes named .md and a deeply nested JSON", async () => {
     const warn = vi.spyOn(Logger.prototype, "warn");
     const info = vi.spyOn(Logger.prototype, "info");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createIngestHandler } from "../../../functions/ingest";
 import { LOCAL_BUCKET } from "../../../infra/local/drop-folder";
 import { startLocalPostgres } from "../../../infra/local/postgres";
-import { LocalQueue } from "../../../infra/local/queue";
+import { queueWithDeadLetters } from "../../../infra/local/queue";
 import { s3Notification } from "../../../infra/local/s3-events";
 import { loadConfig } from "../../../shared/config";
 import { Ingestor } from "../../../shared/ingest/ingestor";
@@ -153,13 +153,10 @@ describe("ingest handler", () => {
         settings,
       }),
     }));
-    const dlq = new LocalQueue({ name: "dlq" });
-    const queue = new LocalQueue({
-      name: "ingest",
+    const { queue, deadLetters: dlq } = queueWithDeadLetters("ingest", {
       visibilityTimeoutMs: 20,
       pollIntervalMs: 5,
       maxReceiveCount: 2,
-      deadLetterQueue: dlq,
     });
     queue.send(
       s3Notification({

@@ -12,6 +12,20 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.close());
 
+/** Another process's lease item on the session, held for this long from now. */
+const writeLease = (session: string, token: string, forMs: number) =>
+  dynamo.client.send(
+    new PutItemCommand({
+      TableName: table,
+      Item: {
+        pk: { S: session },
+        sk: { S: "lease" },
+        token: { S: token },
+        lease_until: { N: String(Date.now() + forMs) },
+      },
+    }),
+  );
+
 describe("session lease", () => {
   it("admits one holder at a time and frees the session on release", async () => {
     const leases = new SessionLeases(dynamo.client, table);
@@ -55,17 +69,7 @@ describe("session lease", () => {
   it("is taken over only once a crashed holder's lease has expired", async () => {
     const session = randomUUID();
     // A crashed process: its lease item is there, its heartbeat is not.
-    await dynamo.client.send(
-      new PutItemCommand({
-        TableName: table,
-        Item: {
-          pk: { S: session },
-          sk: { S: "lease" },
-          token: { S: "crashed" },
-          lease_until: { N: String(Date.now() + 200) },
-        },
-      }),
-    );
+    await writeLease(session, "crashed", 200);
     const leases = new SessionLeases(dynamo.client, table, 300);
     expect(await leases.tryAcquire(session)).toBeUndefined();
     await new Promise((r) => setTimeout(r, 250));
@@ -79,17 +83,7 @@ describe("session lease", () => {
     const session = randomUUID();
     const held = await leases.tryAcquire(session);
     // Someone else's lease, as after a long pause of this process.
-    await dynamo.client.send(
-      new PutItemCommand({
-        TableName: table,
-        Item: {
-          pk: { S: session },
-          sk: { S: "lease" },
-          token: { S: "other" },
-          lease_until: { N: String(Date.now() + 60_000) },
-        },
-      }),
-    );
+    await writeLease(session, "other", 60_000);
     await new Promise((r) => setTimeout(r, 250));
     expect(held!.signal.aborted).toBe(true);
     await held!.release(); // leaves the other holder's lease alone

@@ -1,0 +1,102 @@
+// What the platform adds to a chat turn beside the model: DynamoDB requests per turn type, and
+// the turn's wall time on dynalite + PGlite with the offline stand-in model (deterministic, not a
+// language model, so the time measured is the platform's own) at 1, 8 and 32 concurrent clients.
+import { performance } from "node:perf_hooks";
+import { buildChatGraph } from "../../graph/chat/graph";
+import { ChatService, type ChatTurn } from "../../graph/chat/service";
+import { chatTools } from "../../graph/tools/registry";
+import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
+import { OfflineChatModel } from "../../shared/models/offline-chat-model";
+import { meter } from "../support/dynamo-meter";
+import { backendsHarness } from "../support/stack";
+import { median, printTable } from "./table";
+
+const TURNS_PER_CLIENT = 12;
+
+const commandsOf = (byCommand: Record<string, number>) =>
+  Object.entries(byCommand)
+    .map(([command, n]) => `${n} ${command.replace(/Command$/, "")}`)
+    .join(", ");
+
+export async function run() {
+  const harness = await backendsHarness();
+  try {
+    const { checkpointer, owners } = await harness.stateTables();
+    const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.15 });
+    const graph = buildChatGraph({ model: new OfflineChatModel(), tools, checkpointer });
+    const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12 });
+    const m = meter(harness.dynamo.client);
+    const counted = async (turn: () => Promise<unknown>) => {
+      m.reset();
+      await turn();
+      return { requests: m.requests, commands: commandsOf(m.byCommand) };
+    };
+    const session = async (user: string) => (await chat.reply({ userId: user, message: "hello there" })).sessionId;
+
+    // Requests per turn type, each on a session that already has a turn (but the new session's).
+    const rows: Record<string, string | number>[] = [];
+    const row = (type: string, { requests, commands }: { requests: number; commands: string }, goal: string) =>
+      rows.push({ "turn type": type, requests, goal, commands });
+    const s1 = await session("a");
+    row("plain", await counted(() => chat.reply({ userId: "a", sessionId: s1, message: "thanks, all good" })), "≤ 4");
+    row(
+      "one tool call",
+      await counted(() => chat.reply({ userId: "a", sessionId: s1, message: "remember that my cat is Tom" })),
+      "≤ 6",
+    );
+    row(
+      "streamed",
+      await counted(() =>
+        chat.reply({ userId: "a", sessionId: s1, message: "thanks again" }, { onToken: () => undefined }),
+      ),
+      "≤ 4",
+    );
+    row("new session", await counted(() => chat.reply({ userId: "a", message: "hello there" })), "≤ 4");
+    // A double-text: the second message waits for the first's lease, polling while it waits.
+    const s2 = await session("b");
+    m.reset();
+    const first = chat.reply({ userId: "b", sessionId: s2, message: "thanks, all good" });
+    const queued = chat.reply({ userId: "b", sessionId: s2, message: "one more thing", ifBusy: "queue" });
+    await Promise.all([first, queued]);
+    row(
+      "two at once, the second queued (both turns)",
+      { requests: m.requests, commands: commandsOf(m.byCommand) },
+      "≤ 8 + polls",
+    );
+    m.detach();
+    printTable("DynamoDB requests per chat turn (dynalite)", rows);
+
+    // Wall time per plain turn, each client on its own session, its turns one after another.
+    const latency: Record<string, string | number>[] = [];
+    for (const clients of [1, 8, 32]) {
+      const times: number[] = [];
+      const sessions = await Promise.all(Array.from({ length: clients }, (_, i) => session(`c${clients}-${i}`)));
+      const started = performance.now();
+      await Promise.all(
+        sessions.map(async (sessionId, i) => {
+          for (let t = 0; t < TURNS_PER_CLIENT; t++) {
+            const turn: ChatTurn = { userId: `c${clients}-${i}`, sessionId, message: `fine, thanks ${t}` };
+            const at = performance.now();
+            await chat.reply(turn);
+            times.push(performance.now() - at);
+          }
+        }),
+      );
+      const wall = performance.now() - started;
+      const sorted = [...times].sort((a, b) => a - b);
+      latency.push({
+        clients,
+        turns: times.length,
+        "median ms/turn": median(times).toFixed(1),
+        "p95 ms/turn": sorted[Math.floor(sorted.length * 0.95)]!.toFixed(1),
+        "turns/s": ((times.length / wall) * 1000).toFixed(0),
+      });
+    }
+    printTable(
+      `Plain turn wall time, ${TURNS_PER_CLIENT} turns per client (offline stand-in model, dynalite, PGlite, one process)`,
+      latency,
+    );
+  } finally {
+    await harness.close();
+  }
+}
