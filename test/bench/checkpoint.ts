@@ -7,6 +7,7 @@ import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { echoGraph, humanTurn } from "../support/conversation";
 import { meter, type Meter } from "../support/dynamo-meter";
+import { postgresSaver, type Io } from "./postgres-saver";
 import { median, printTable } from "./table";
 
 /**
@@ -24,7 +25,7 @@ interface Contender {
   meter?: Meter;
 }
 
-async function contenders(dynamo: LocalDynamo): Promise<Contender[]> {
+async function contenders(dynamo: LocalDynamo, pg?: Awaited<ReturnType<typeof postgresSaver>>): Promise<Contender[]> {
   await createCheckpointTable(dynamo.client, "bench-ours");
   const ours = new DynamoDBSaver({ client: dynamo.client, tableName: "bench-ours" });
   const rwai = await rwaiSaver(dynamo);
@@ -37,6 +38,15 @@ async function contenders(dynamo: LocalDynamo): Promise<Contender[]> {
       meter: meter((rwai as unknown as { client: DynamoDBClient }).client),
     },
     { name: "MemorySaver (no I/O)", saver: new MemorySaver() },
+    ...(pg
+      ? [
+          {
+            name: "@langchain/langgraph-checkpoint-postgres (PGlite socket; wire bytes)",
+            saver: pg.saver,
+            meter: wireMeter(pg.io),
+          },
+        ]
+      : []),
   ];
 }
 
@@ -150,10 +160,34 @@ async function largeState(c: Contender) {
   }
 }
 
+/** The Postgres saver's traffic read as a meter: statements sent, bytes each way on the wire. */
+function wireMeter(io: Io): Meter {
+  const m = {
+    get requests() {
+      return io.read().requests;
+    },
+    get bytesWritten() {
+      return io.written();
+    },
+    get bytesRead() {
+      return io.read().bytes;
+    },
+    writeUnits: 0,
+    byCommand: {},
+    writtenKeys: [],
+    consistentReads: [],
+    reset: () => io.reset(),
+    detach: () => undefined,
+    snapshot: () => ({ requests: m.requests, bytesWritten: m.bytesWritten, writeUnits: 0, bytesRead: m.bytesRead }),
+  };
+  return m;
+}
+
 export async function run() {
   const dynamo = await startLocalDynamo();
+  const pg = await postgresSaver();
   try {
-    const all = await contenders(dynamo);
+    const all = await contenders(dynamo, pg);
     const rows = [];
     const series = [];
     for (const c of all) {
@@ -180,6 +214,7 @@ export async function run() {
     for (const c of all) large.push(await largeState(c));
     printTable("one 2 MB hard-to-compress channel value (DynamoDB item limit: 400 KB)", large);
   } finally {
+    await pg.close();
     await dynamo.close();
   }
 }

@@ -4,7 +4,6 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { readFileSync } from "node:fs";
-import { createServer, connect, type AddressInfo, type Server } from "node:net";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
@@ -20,6 +19,7 @@ import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
 import { prose } from "../support/conversation";
 import { meter, type Meter } from "../support/dynamo-meter";
 import { rwaiSaver } from "./checkpoint";
+import { postgresSaver as postgres, type Io } from "./postgres-saver";
 import { printTable } from "./table";
 
 /**
@@ -41,13 +41,6 @@ import { printTable } from "./table";
 const TURNS = 200;
 const REPORT = [5, 9, 10, 49, 50, 97, 100, 197, 200];
 const KNOWLEDGE_PAD = 1300;
-
-interface Io {
-  reset(): void;
-  read(): { bytes: number; requests: number };
-  written(): number;
-  items(thread: string): Promise<number>;
-}
 
 interface Contender {
   name: string;
@@ -141,78 +134,6 @@ async function rwai(dynamo: LocalDynamo): Promise<{ saver: BaseCheckpointSaver; 
       return checkpoints + (writes.Count ?? 0);
     }),
   };
-}
-
-/**
- * LangGraph's official Postgres saver on PGlite behind its socket server, through a TCP
- * relay that counts the bytes each way (client -> server: written; server -> client: read).
- */
-async function postgres(): Promise<{ saver: BaseCheckpointSaver; io: Io; close(): Promise<void> }> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
-  const { PostgresSaver } = await import("@langchain/langgraph-checkpoint-postgres");
-  const pg = (await import("pg")).default;
-  const db = await PGlite.create();
-  const port = await freePort();
-  const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections: 8 });
-  await server.start();
-  const counts = { up: 0, down: 0, queries: 0 };
-  const relay: Server = createServer((client) => {
-    const upstream = connect(port, "127.0.0.1");
-    client.on("data", (d) => (counts.up += d.length));
-    upstream.on("data", (d) => (counts.down += d.length));
-    client.pipe(upstream).pipe(client);
-    client.on("error", () => upstream.destroy());
-    upstream.on("error", () => client.destroy());
-  });
-  await new Promise<void>((r) => relay.listen(0, "127.0.0.1", r));
-  const relayPort = (relay.address() as AddressInfo).port;
-  const pool = new pg.Pool({
-    connectionString: `postgresql://postgres:postgres@127.0.0.1:${relayPort}/postgres`,
-    max: 4,
-  });
-  // Requests: statements the saver sends (pool.query and client.query alike go through Client#query).
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
-    counts.queries += 1;
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  const saver = new PostgresSaver(pool);
-  await saver.setup();
-  return {
-    saver,
-    io: {
-      reset: () => Object.assign(counts, { up: 0, down: 0, queries: 0 }),
-      read: () => ({ bytes: counts.down, requests: counts.queries }),
-      written: () => counts.up,
-      items: async (thread) => {
-        const { rows } = await db.query<{ n: number }>(
-          `select (select count(*) from checkpoints where thread_id = $1)
-                + (select count(*) from checkpoint_blobs where thread_id = $1)
-                + (select count(*) from checkpoint_writes where thread_id = $1) as n`,
-          [thread],
-        );
-        return Number(rows[0]!.n);
-      },
-    },
-    close: async () => {
-      pg.Client.prototype.query = query;
-      await pool.end();
-      relay.close();
-      await server.stop();
-      await db.close();
-    },
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 interface KnowledgeFixture {
