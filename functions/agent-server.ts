@@ -24,9 +24,12 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("agent-server");
 
-type Route = (
-  ctx: { server: AgentServer; userId: string; event: APIGatewayProxyEvent; context: Context },
-) => Promise<unknown>;
+type Route = (ctx: {
+  server: AgentServer;
+  userId: string;
+  event: APIGatewayProxyEvent;
+  context: Context;
+}) => Promise<unknown>;
 
 const body = <S extends z.ZodType>(event: APIGatewayProxyEvent, schema: S): z.infer<S> =>
   parseJsonBody(event, schema, { maxBytes: 1024 * 1024 });
@@ -45,12 +48,14 @@ const ROUTES: Record<string, Route> = {
   },
   "GET /assistants/{assistant_id}/schemas": async ({ event, server }) => {
     const graphId = graphOf(param(event, "assistant_id"));
-    if (graphId !== "chat") throw notFound("graph_not_served", `the ${graphId} graph's schemas are not served by this API`);
+    if (graphId !== "chat")
+      throw notFound("graph_not_served", `the ${graphId} graph's schemas are not served by this API`);
     return graphSchemas(graphId, channelsOf(server));
   },
   "POST /threads": async ({ event, server, userId }) => server.threads.create(userId, body(event, ThreadCreate)),
   "POST /threads/search": async ({ event, server, userId }) => server.threads.search(userId, body(event, ThreadSearch)),
-  "GET /threads/{thread_id}": async ({ event, server, userId }) => server.threads.get(userId, param(event, "thread_id")),
+  "GET /threads/{thread_id}": async ({ event, server, userId }) =>
+    server.threads.get(userId, param(event, "thread_id")),
   "PATCH /threads/{thread_id}": async ({ event, server, userId }) =>
     server.threads.patch(userId, param(event, "thread_id"), body(event, ThreadPatch).metadata ?? {}),
   "DELETE /threads/{thread_id}": async ({ event, server, userId }) => {
@@ -98,7 +103,8 @@ const ROUTES: Record<string, Route> = {
     await server.items.delete(userId, namespace, key);
     return undefined;
   },
-  "POST /store/items/search": async ({ event, server, userId }) => server.items.search(userId, body(event, SearchItems)),
+  "POST /store/items/search": async ({ event, server, userId }) =>
+    server.items.search(userId, body(event, SearchItems)),
   "POST /store/namespaces": async ({ event, server, userId }) =>
     server.items.namespaces(userId, body(event, ListNamespaces)),
 };
@@ -114,7 +120,8 @@ async function wait({ event, server, userId, context }: Parameters<Route>[0], th
     { started: () => {}, event: () => {} },
   );
   const location = { "content-location": `/threads/${result.threadId}/runs/${result.runId}` };
-  if (result.error) return json(200, { __error__: { error: result.error.code, message: result.error.message } }, location);
+  if (result.error)
+    return json(200, { __error__: { error: result.error.code, message: result.error.message } }, location);
   return json(200, result.values ?? {}, location);
 }
 
@@ -136,7 +143,8 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
     const userId = callerId(event, ready.config.AUTH_MODE);
     const result = await route({ server: ready, userId, event, context });
     if (result === undefined) return { statusCode: 204, body: "" };
-    if (typeof result === "object" && result !== null && "statusCode" in result) return result as ReturnType<typeof json>;
+    if (typeof result === "object" && result !== null && "statusCode" in result)
+      return result as ReturnType<typeof json>;
     return json(200, result);
   });
   // Errors too: a browser reads an error's body only when it carries the CORS headers.

@@ -25,7 +25,10 @@ export const ThreadSearch = z.object({
 
 export const HistoryQuery = z.object({
   limit: z.number().int().min(1).max(1000).default(10),
-  before: z.object({ configurable: z.object({ checkpoint_id: z.string() }).loose() }).loose().optional(),
+  before: z
+    .object({ configurable: z.object({ checkpoint_id: z.string() }).loose() })
+    .loose()
+    .optional(),
 });
 
 export const AssistantSearch = z.object({
@@ -61,7 +64,10 @@ const InputMessage = z
 
 export const RunCreate = z.object({
   assistant_id: z.string().min(1).max(128),
-  input: z.object({ messages: z.array(InputMessage).min(1) }).loose().nullish(),
+  input: z
+    .object({ messages: z.array(InputMessage).min(1) })
+    .loose()
+    .nullish(),
   command: z.unknown().optional(),
   stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
   multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).optional(),
@@ -81,7 +87,10 @@ export type RunCreateBody = z.infer<typeof RunCreate>;
  */
 export function newHumanMessage(body: RunCreateBody, maxMessageBytes: number): { text: string; id?: string } {
   if (body.command !== undefined && body.command !== null)
-    throw badRequest("unsupported_command", "command (resuming an interrupt) is not supported: the chat graph never interrupts");
+    throw badRequest(
+      "unsupported_command",
+      "command (resuming an interrupt) is not supported: the chat graph never interrupts",
+    );
   const messages = body.input?.messages;
   if (!messages) throw badRequest("invalid_input", "input.messages: a run needs one new human message");
   if (messages.length !== 1)

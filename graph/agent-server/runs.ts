@@ -61,7 +61,12 @@ function chunkData(graphMode: string, chunk: unknown): unknown {
  * relayed in the modes the client asked for. A run is recorded in the thread's partition with
  * its status, timestamps and error.
  */
-export async function executeRun(deps: RunDeps, caller: RunCaller, body: RunCreateBody, sink: RunSink): Promise<RunResult> {
+export async function executeRun(
+  deps: RunDeps,
+  caller: RunCaller,
+  body: RunCreateBody,
+  sink: RunSink,
+): Promise<RunResult> {
   const graphId = graphOf(body.assistant_id);
   if (!GRAPHS[graphId].runnable)
     throw new AppError(409, "assistant_read_only", `the ${graphId} assistant runs from its own trigger, not this API`);

@@ -22,7 +22,10 @@ export const ItemValue = z
   .object({
     content: storable(z.string().trim().min(1).max(2000)),
     category: storable(z.string().trim().min(1).max(64)).nullish(),
-    tags: z.array(storable(z.string().max(64))).max(10).optional(),
+    tags: z
+      .array(storable(z.string().max(64)))
+      .max(10)
+      .optional(),
   })
   .loose();
 export const PutItem = z.object({ namespace: Namespace, key: label, value: ItemValue });
@@ -50,7 +53,19 @@ const keyOf = (m: StoredMemory) => (typeof m.metadata.store_key === "string" ? m
 const namespaceOf = (userId: string, projectId: string | null) =>
   projectId === null ? [ROOT, userId] : [ROOT, userId, projectId];
 
-function itemOf(m: { id: string; content: string; category: string | null; tags: string[]; metadata: Record<string, unknown>; createdAt: string; updatedAt?: string }, namespace: string[], score?: number) {
+function itemOf(
+  m: {
+    id: string;
+    content: string;
+    category: string | null;
+    tags: string[];
+    metadata: Record<string, unknown>;
+    createdAt: string;
+    updatedAt?: string;
+  },
+  namespace: string[],
+  score?: number,
+) {
   return {
     namespace,
     key: keyOf(m as StoredMemory),
@@ -118,11 +133,14 @@ export class MemoryItems {
   async search(userId: string, body: z.infer<typeof SearchItems>) {
     const prefix = body.namespace_prefix;
     if (prefix.length > 0 && prefix[0] !== ROOT) return { items: [] };
-    if (prefix.length > 1 && prefix[1] !== userId) throw forbidden("a namespace may name only its caller's own memories");
+    if (prefix.length > 1 && prefix[1] !== userId)
+      throw forbidden("a namespace may name only its caller's own memories");
     const projectId = prefix[2];
     const wanted = (m: { category: string | null; tags: string[]; content: string }) =>
       Object.entries(body.filter ?? {}).every(
-        ([k, v]) => JSON.stringify(({ content: m.content, category: m.category, tags: m.tags } as Record<string, unknown>)[k]) === JSON.stringify(v),
+        ([k, v]) =>
+          JSON.stringify(({ content: m.content, category: m.category, tags: m.tags } as Record<string, unknown>)[k]) ===
+          JSON.stringify(v),
       );
     if (body.query) {
       const embedding = await this.embeddings.embedQuery(body.query);

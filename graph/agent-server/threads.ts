@@ -43,7 +43,12 @@ export class ThreadService {
     private readonly graph?: ChatGraph,
   ) {
     const { dynamo, config } = backends;
-    this.owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS, config.SESSION_LEASE_MS);
+    this.owners = new SessionOwners(
+      dynamo,
+      config.CHECKPOINT_TABLE,
+      config.CHECKPOINT_TTL_DAYS,
+      config.SESSION_LEASE_MS,
+    );
     this.records = new AgentThreads(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
   }
 
@@ -88,9 +93,9 @@ export class ThreadService {
       .filter((t) => matches(t.metadata, query.metadata ?? {}))
       .filter((t) => query.ids === undefined || query.ids.includes(t.threadId))
       .filter((t) => query.status === undefined || t.status === query.status);
-    const key = ({ thread_id: "threadId", status: "status", created_at: "createdAt", updated_at: "updatedAt" } as const)[
-      query.sort_by
-    ];
+    const key = (
+      { thread_id: "threadId", status: "status", created_at: "createdAt", updated_at: "updatedAt" } as const
+    )[query.sort_by];
     found.sort((a, b) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0) * (query.sort_order === "asc" ? 1 : -1));
     return found.slice(query.offset, query.offset + query.limit).map(threadJson);
   }
@@ -121,7 +126,10 @@ export class ThreadService {
   async state(userId: string, threadId: string, checkpointId?: string) {
     await this.assertOwned(userId, threadId);
     const snapshot = await this.chatGraph().getState({
-      configurable: { thread_id: threadId, ...(checkpointId ? { checkpoint_id: checkpointId, checkpoint_ns: "" } : {}) },
+      configurable: {
+        thread_id: threadId,
+        ...(checkpointId ? { checkpoint_id: checkpointId, checkpoint_ns: "" } : {}),
+      },
     });
     if (checkpointId && snapshot.config?.configurable?.checkpoint_id !== checkpointId)
       throw notFound("checkpoint_not_found", "no such checkpoint in this thread");

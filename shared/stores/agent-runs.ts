@@ -72,7 +72,11 @@ export class AgentRuns {
 
   async get(threadId: string, runId: string): Promise<RunRecord | undefined> {
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: threadId, sk: RUN_PREFIX + runId }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: threadId, sk: RUN_PREFIX + runId },
+        ConsistentRead: true,
+      }),
     );
     const item = out.Item;
     if (!item) return undefined;

@@ -94,7 +94,11 @@ export class SessionLeases {
 
   /** Asks the run holding this session's lease item to stop (see requestCancel). */
   requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
-    return requestCancel(this.doc, { tableName: this.tableName, key: { pk: sessionId, sk: LEASE_SORT_KEY }, tokenAttribute: "token" }, action);
+    return requestCancel(
+      this.doc,
+      { tableName: this.tableName, key: { pk: sessionId, sk: LEASE_SORT_KEY }, tokenAttribute: "token" },
+      action,
+    );
   }
 
   /** The lease, or undefined when another run holds it. */

@@ -97,8 +97,8 @@ export class SessionOwners {
 
   /** Asks the run holding this session's lease to stop (the Agent Server API's interrupt and rollback). */
   requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
-    const item = { tableName: this.tableName, key: { pk: sessionId, sk: OWNER_SORT_KEY }, tokenAttribute: "lease_token" };
-    return requestCancel(this.doc, item, action);
+    const key = { pk: sessionId, sk: OWNER_SORT_KEY };
+    return requestCancel(this.doc, { tableName: this.tableName, key, tokenAttribute: "lease_token" }, action);
   }
 
   private held(sessionId: string, token: string, now: number): Lease {

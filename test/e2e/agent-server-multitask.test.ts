@@ -19,7 +19,11 @@ beforeAll(async () => {
     OFFLINE_STREAM_DELAY_MS: "500",
     SESSION_LEASE_MS: "3000",
   });
-  client = new Client({ apiUrl: stack.url, defaultHeaders: { "x-user-id": "carol" }, callerOptions: { maxRetries: 0 } });
+  client = new Client({
+    apiUrl: stack.url,
+    defaultHeaders: { "x-user-id": "carol" },
+    callerOptions: { maxRetries: 0 },
+  });
 }, 60_000);
 afterAll(async () => {
   await stack?.close();

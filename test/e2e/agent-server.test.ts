@@ -13,7 +13,8 @@ let bob: Client;
 beforeAll(async () => {
   stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
   // Locally the caller names the user (shared/identity.ts); in AWS the authorizer does.
-  const as = (user: string) => new Client({ apiUrl: stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
+  const as = (user: string) =>
+    new Client({ apiUrl: stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
   alice = as("alice");
   bob = as("bob");
 }, 60_000);
@@ -44,11 +45,16 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     const t1 = await alice.threads.create({ metadata: { topic: "hiking" } });
     const t2 = await alice.threads.create({ metadata: { topic: "cooking" } });
     const theirs = await bob.threads.create({ metadata: { topic: "hiking" } });
-    expect(await alice.threads.get(t1.thread_id)).toMatchObject({ thread_id: t1.thread_id, metadata: { topic: "hiking" } });
+    expect(await alice.threads.get(t1.thread_id)).toMatchObject({
+      thread_id: t1.thread_id,
+      metadata: { topic: "hiking" },
+    });
 
     // if_exists: an existing id is 409 unless do_nothing, which returns it
     await expect(alice.threads.create({ threadId: t1.thread_id })).rejects.toMatchObject({ status: 409 });
-    expect((await alice.threads.create({ threadId: t1.thread_id, ifExists: "do_nothing" })).thread_id).toBe(t1.thread_id);
+    expect((await alice.threads.create({ threadId: t1.thread_id, ifExists: "do_nothing" })).thread_id).toBe(
+      t1.thread_id,
+    );
 
     const hiking = await alice.threads.search({ metadata: { topic: "hiking" } });
     expect(hiking.map((t) => t.thread_id)).toEqual([t1.thread_id]);
@@ -110,7 +116,9 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     await expect(bob.runs.get(thread.thread_id, runId)).rejects.toMatchObject({ status: 404 });
 
     // The same conversation through the existing API.
-    const res = await fetch(`${stack.url}/api/sessions/${thread.thread_id}/messages`, { headers: { "x-user-id": "alice" } });
+    const res = await fetch(`${stack.url}/api/sessions/${thread.thread_id}/messages`, {
+      headers: { "x-user-id": "alice" },
+    });
     expect(((await res.json()) as Array<{ role: string; content: string }>).map((m) => [m.role, m.content])).toEqual([
       ["user", "hi"],
       ["assistant", "Hello! How can I help you today?"],
@@ -138,7 +146,9 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     expect(second.messages.map((m) => m.type)).toEqual(["human", "ai", "human", "ai"]);
     expect(second.messages[2]!.content).toBe("I like hiking");
 
-    const stateless = (await alice.runs.wait(null, "chat", { input: { messages: [{ type: "human", content: "hi" }] } })) as {
+    const stateless = (await alice.runs.wait(null, "chat", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+    })) as {
       messages: Msg[];
     };
     expect(stateless.messages.map((m) => m.type)).toEqual(["human", "ai"]);
@@ -152,12 +162,16 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     await expect(run({ messages: [] })).rejects.toMatchObject({ status: 400 });
     await expect(run({ messages: [{ type: "ai", content: "x" }] })).rejects.toMatchObject({ status: 400 });
     await expect(run({ messages: [{ type: "human", content: "   " }] })).rejects.toMatchObject({ status: 400 });
-    await expect(run({ messages: [{ type: "human", content: "hi" }] }, "support")).rejects.toMatchObject({ status: 409 });
+    await expect(run({ messages: [{ type: "human", content: "hi" }] }, "support")).rejects.toMatchObject({
+      status: 409,
+    });
     await expect(run({ messages: [{ type: "human", content: "hi" }] }, "nope")).rejects.toMatchObject({ status: 404 });
     await expect(
       bob.runs.wait(thread.thread_id, "chat", { input: { messages: [{ type: "human", content: "hi" }] } }),
     ).rejects.toMatchObject({ status: 404 });
-    const stream = bob.runs.stream(thread.thread_id, "chat", { input: { messages: [{ type: "human", content: "hi" }] } });
+    const stream = bob.runs.stream(thread.thread_id, "chat", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+    });
     await expect(stream.next()).rejects.toMatchObject({ status: 404 });
   });
 
@@ -173,7 +187,9 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     });
     // A put with the same key replaces the item.
     await alice.store.putItem(["memories", "alice"], "pet", { content: "My dog is called Bolt", category: "personal" });
-    expect((await alice.store.getItem(["memories", "alice"], "pet"))?.value).toMatchObject({ content: "My dog is called Bolt" });
+    expect((await alice.store.getItem(["memories", "alice"], "pet"))?.value).toMatchObject({
+      content: "My dog is called Bolt",
+    });
 
     const found = await alice.store.searchItems(["memories", "alice"], { query: "what is my dog called", limit: 1 });
     expect(found.items.map((i) => i.key)).toEqual(["pet"]);
@@ -194,7 +210,9 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
 
     // Nobody else's namespaces.
     await expect(bob.store.getItem(["memories", "alice"], "pet")).rejects.toMatchObject({ status: 403 });
-    await expect(bob.store.putItem(["memories", "alice"], "x", { content: "hi" })).rejects.toMatchObject({ status: 403 });
+    await expect(bob.store.putItem(["memories", "alice"], "x", { content: "hi" })).rejects.toMatchObject({
+      status: 403,
+    });
     await expect(bob.store.searchItems(["memories", "alice"])).rejects.toMatchObject({ status: 403 });
     expect((await bob.store.searchItems(["memories"])).items).toEqual([]);
     expect((await bob.store.searchItems(["memories"], { query: "dog" })).items).toEqual([]);

@@ -16,8 +16,8 @@ describe("CORS headers", () => {
 
   it("answer a preflight only for an allowed origin", () => {
     expect(preflightHeaders(["https://a.example.org"], "https://evil.example.org")).toEqual({});
-    expect(preflightHeaders(["https://a.example.org"], "https://a.example.org")["access-control-allow-headers"]).toContain(
-      "x-api-key",
-    );
+    expect(
+      preflightHeaders(["https://a.example.org"], "https://a.example.org")["access-control-allow-headers"],
+    ).toContain("x-api-key");
   });
 });
