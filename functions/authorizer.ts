@@ -1,4 +1,8 @@
-import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from "aws-lambda";
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayRequestAuthorizerEvent,
+  APIGatewayTokenAuthorizerEvent,
+} from "aws-lambda";
 import { apiKeyDirectory, type ApiKeyClient } from "../shared/api-keys";
 import { loadConfig, required, type Config } from "../shared/config";
 import { InvalidToken, jwtVerifier } from "../shared/jwt";
@@ -24,8 +28,10 @@ export interface ApiKeyAccess {
  * routes). Anything else is "Unauthorized", which API Gateway answers with 401.
  */
 export function createAuthorizer(verify: (token: string) => Promise<{ sub: string }>, apiKeys?: ApiKeyAccess) {
-  return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
-    const [, scheme, credential] = /^(Bearer|ApiKey)\s+(\S+)$/i.exec(event.authorizationToken ?? "") ?? [];
+  return async (
+    event: APIGatewayTokenAuthorizerEvent | APIGatewayRequestAuthorizerEvent,
+  ): Promise<APIGatewayAuthorizerResult> => {
+    const [, scheme, credential] = /^(Bearer|ApiKey)\s+(\S+)$/i.exec(credentialOf(event)) ?? [];
     if (!scheme || !credential) throw new Error("Unauthorized");
     // arn:aws:execute-api:region:account:api-id/stage/METHOD/path -> every method and path of the stage
     const [arnPrefix, stage] = event.methodArn.split("/");
@@ -64,6 +70,18 @@ export function createAuthorizer(verify: (token: string) => Promise<{ sub: strin
     }
     return allow(sub, { userId: sub }, await apiKeys?.usersKey());
   };
+}
+
+/**
+ * The Authorization header's value: a TOKEN authorizer is handed it; a REQUEST authorizer (the
+ * Agent Server API's routes) reads it, or else the API key in x-api-key, the header LangGraph's
+ * SDK sends, as if it were `ApiKey <key>`.
+ */
+function credentialOf(event: APIGatewayTokenAuthorizerEvent | APIGatewayRequestAuthorizerEvent): string {
+  if (event.type === "TOKEN") return event.authorizationToken ?? "";
+  const headers = Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  if (headers.authorization) return headers.authorization;
+  return headers["x-api-key"] ? `ApiKey ${headers["x-api-key"]}` : "";
 }
 
 /**

@@ -51,7 +51,16 @@ export interface HttpRoute {
   chatBody?: boolean;
   /** no JWT: the function checks the caller itself (the Intercom webhook's signature) */
   public?: boolean;
+  /**
+   * The caller may also send its API key in `x-api-key`, as LangGraph's SDK does. API Gateway can
+   * cache an authorizer's decision on one header only, so these routes use an uncached REQUEST
+   * authorizer (the same function), which reads either header on every request.
+   */
+  apiKeyHeader?: boolean;
 }
+
+/** The Agent Server API's routes: what @langchain/langgraph-sdk's Client calls, its x-api-key accepted. */
+const sdkRoutes = (routes: HttpRoute[]): HttpRoute[] => routes.map((route) => ({ ...route, apiKeyHeader: true }));
 
 export interface QueueSource {
   queue: QueueName;
@@ -156,6 +165,52 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     routes: [{ method: "GET", path: "/api/health/deep" }],
     grants: ["checkpoints", "supabase"],
     defers: "the store clients",
+  },
+  {
+    // The LangGraph Agent Server API (threads, assistants, state, runs that answer when done)
+    name: "agent-server",
+    kind: "api",
+    timeoutSeconds: 29, // API Gateway's limit for a buffered response: /runs/wait is a whole turn
+    memoryMB: 1024,
+    routes: sdkRoutes([
+      { method: "GET", path: "/ok" },
+      { method: "GET", path: "/info" },
+      { method: "POST", path: "/assistants/search" },
+      { method: "GET", path: "/assistants/{assistant_id}" },
+      { method: "GET", path: "/assistants/{assistant_id}/graph" },
+      { method: "GET", path: "/assistants/{assistant_id}/schemas" },
+      { method: "POST", path: "/threads" },
+      { method: "POST", path: "/threads/search" },
+      { method: "GET", path: "/threads/{thread_id}" },
+      { method: "PATCH", path: "/threads/{thread_id}" },
+      { method: "DELETE", path: "/threads/{thread_id}" },
+      { method: "GET", path: "/threads/{thread_id}/state" },
+      { method: "GET", path: "/threads/{thread_id}/state/{checkpoint_id}" },
+      { method: "POST", path: "/threads/{thread_id}/history" },
+      { method: "POST", path: "/threads/{thread_id}/runs/wait" },
+      { method: "GET", path: "/threads/{thread_id}/runs/{run_id}" },
+      { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel" },
+      { method: "POST", path: "/runs/wait" },
+      { method: "PUT", path: "/store/items" },
+      { method: "GET", path: "/store/items" },
+      { method: "DELETE", path: "/store/items" },
+      { method: "POST", path: "/store/items/search" },
+      { method: "POST", path: "/store/namespaces" },
+    ]),
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
+    defers: "the agent graph, LangChain, Bedrock and the store clients",
+  },
+  {
+    name: "agent-server-stream",
+    kind: "api",
+    timeoutSeconds: 120,
+    memoryMB: 1024,
+    routes: sdkRoutes([
+      { method: "POST", path: "/threads/{thread_id}/runs/stream", streaming: true },
+      { method: "POST", path: "/runs/stream", streaming: true },
+    ]),
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
+    defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
     name: "memory-extraction",

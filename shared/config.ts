@@ -65,6 +65,13 @@ const Settings = z.object({
 
   /** How long a message sent with if_busy "queue" waits for the session's previous run. */
   SESSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(25_000).default(20_000),
+  /**
+   * How long a session lease lasts without a heartbeat (shared/stores/session-lease.ts); its holder
+   * renews it every third of that, which is also how soon it sees a multitask_strategy interrupt.
+   */
+  SESSION_LEASE_MS: z.coerce.number().int().min(3_000).max(300_000).default(30_000),
+  /** Browser origins allowed to call the Agent Server API, comma-separated ("*": any); none by default (shared/cors.ts). */
+  CORS_ORIGINS: z.string().default(""),
   /** The offline stand-in's pause between streamed words, so streaming is visible locally. */
   OFFLINE_STREAM_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(15),
   /** A lighter Bedrock model for naming sessions and long sessions' running summaries; unset uses BEDROCK_MODEL_ID. */

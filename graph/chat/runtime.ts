@@ -4,7 +4,7 @@ import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 import { defaultContextBudget } from "./context";
-import { buildChatGraph } from "./graph";
+import { buildChatGraph, type ChatGraph } from "./graph";
 import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { chatTools } from "../tools/registry";
@@ -13,6 +13,8 @@ import { FileRecords } from "../../shared/files/records";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
+  /** the compiled chat graph, for reading thread state (the Agent Server API) */
+  graph: ChatGraph;
   /** one line per backend in use, for the startup log */
   descriptions: string[];
 }
@@ -64,9 +66,10 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       ? { promptContext: async (c) => describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => [])) }
       : {}),
   });
-  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS, config.SESSION_LEASE_MS);
   return {
     ...backends,
+    graph,
     chat: new ChatService({
       graph,
       owners,

@@ -13,7 +13,7 @@ import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors
 import type { QueuePublisher } from "../../shared/queue";
 import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
-import { LeaseLost, type Lease } from "../../shared/stores/session-lease";
+import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
 import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import { agentFailure } from "./errors";
@@ -27,6 +27,14 @@ export interface ChatTurn {
   /** absent: start a new session */
   sessionId?: string;
   message: string;
+  /** the new human message's id, when the client chose one (the Agent Server API's input) */
+  messageId?: string;
+  /**
+   * When the graph checkpoints: once as the run exits (the default, fewest writes), or after every
+   * step (the Agent Server API's runs: their history shows each step, and a run stopped by another
+   * has its finished steps saved before it stops, for interrupt to keep or rollback to remove).
+   */
+  durability?: "exit" | "sync";
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
   /**
@@ -54,6 +62,9 @@ export interface TurnObserver {
   onToolEnd?(name: string, summary: string): void;
   onTrace?(step: TraceStep): void;
   onSessionName?(name: string): void;
+  /** LangGraph stream modes to pass through raw to `onChunk` (the Agent Server API's runs) */
+  modes?: readonly ("values" | "updates" | "messages" | "custom")[];
+  onChunk?(mode: string, chunk: unknown): void;
 }
 
 export interface ChatServiceDeps {
@@ -91,6 +102,9 @@ const turnTimeout = (cause: unknown) =>
 const leaseLost = (cause: unknown) =>
   new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
 
+const runCancelled = (cause: unknown) =>
+  new AppError(409, "run_cancelled", "another run on this thread asked this one to stop", { cause });
+
 const sessionBusy = () =>
   new AppError(
     409,
@@ -116,7 +130,7 @@ export class ChatService {
       ? { lease: await this.claimSession(sessionId, turn), projectId: turn.projectId ?? null }
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
-    const human = new HumanMessage({ id: randomUUID(), content: turn.message });
+    const human = new HumanMessage({ id: turn.messageId ?? randomUUID(), content: turn.message });
     let ran = false;
     try {
       observer.onSession?.(sessionId);
@@ -169,8 +183,12 @@ export class ChatService {
       return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
     } catch (err) {
       // A turn is in both the graph state and the transcript, or in neither. Not when the lease
-      // was lost: the session is another run's now, and its messages follow this one's.
-      if (ran && !lease.signal.aborted) await this.undoTurn(sessionId, human.id!);
+      // was lost: the session is another run's now, and its messages follow this one's. A run
+      // stopped by another (RunCancelled) still holds the lease: "interrupt" keeps what it wrote
+      // in the graph state, "rollback" takes it back out.
+      const reason: unknown = lease.signal.reason;
+      const keep = lease.signal.aborted && !(reason instanceof RunCancelled && reason.action === "rollback");
+      if (ran && !keep) await this.undoTurn(sessionId, human.id!);
       throw err;
     } finally {
       await lease.release();
@@ -225,11 +243,12 @@ export class ChatService {
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
           signal,
-          durability: "exit",
-          streamMode: observer.onToken ? ["updates", "messages"] : ["updates"],
+          durability: turn.durability ?? "exit",
+          streamMode: streamModes(observer),
         },
       );
       for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (observer.modes?.includes(mode as "values")) observer.onChunk?.(mode, chunk);
         if (mode === "messages") {
           const [message, metadata] = chunk as [AIMessageChunk, { langgraph_node?: string }];
           const text = typeof message.content === "string" ? message.content : "";
@@ -246,7 +265,12 @@ export class ChatService {
           observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
       }
     } catch (err) {
-      if (signal.aborted) throw signal.reason instanceof LeaseLost ? leaseLost(err) : turnTimeout(err);
+      if (signal.aborted)
+        throw signal.reason instanceof RunCancelled
+          ? runCancelled(err)
+          : signal.reason instanceof LeaseLost
+            ? leaseLost(err)
+            : turnTimeout(err);
       throw agentFailure(err, this.deps.recursionLimit);
     }
     if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
@@ -323,6 +347,13 @@ export class ChatService {
 function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): AbortSignal {
   if (deadline === undefined) return leaseSignal;
   return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
+}
+
+/** What the run streams: updates always (the answer comes from them), tokens when listened to, and pass-throughs. */
+function streamModes(observer: TurnObserver) {
+  const modes = new Set<"values" | "updates" | "messages" | "custom">(["updates", ...(observer.modes ?? [])]);
+  if (observer.onToken) modes.add("messages");
+  return [...modes];
 }
 
 /** A short summary of a tool result for stream events: its first 200 code points. */

@@ -39,6 +39,8 @@ export interface StackSettings {
   langsmith?: boolean;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
+  /** Browser origins allowed to call the API (CORS); none unless given. */
+  corsOrigins?: string[];
   /** Server-to-server clients, each given an API key under the clients' usage plan. */
   apiKeys?: Array<{ client: string; trusted: boolean }>;
   /** Most concurrent invocations of each queue consumer (Lambda allows 2 to 1000). */
@@ -99,6 +101,7 @@ export function readSettings(scope: Construct): StackSettings {
     stage: stageName(get("stage")),
     demo,
     apiKeys: parseApiKeys(get("apiKeys")),
+    corsOrigins: corsOrigins(get("corsOrigins")),
     bedrockModelId: modelId("bedrockModelId", get("bedrockModelId")),
     bedrockEmbeddingModelId: modelId("bedrockEmbeddingModelId", get("bedrockEmbeddingModelId")),
     bedrockNamingModelId: modelId("bedrockNamingModelId", get("bedrockNamingModelId")),
@@ -185,6 +188,24 @@ function fraction(key: string, value: string | undefined, min: number): number |
   if (!Number.isFinite(n) || n < min || n > 1)
     throw new SettingsError(`context ${key} must be a number from ${min} to 1, got ${value}`);
   return n;
+}
+
+/** `corsOrigins`: comma-separated origins (scheme://host[:port]), or "*" for any. */
+function corsOrigins(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const origins = value.split(",").map((o) => o.trim());
+  for (const origin of origins) {
+    if (origin === "*") continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || url.origin !== origin || !/^https?:$/.test(url.protocol))
+      throw new SettingsError(`context corsOrigins: "${origin}" is not an origin such as https://app.example.com, or *`);
+  }
+  return origins;
 }
 
 function flag(key: string, value: string | undefined): boolean | undefined {

@@ -11,6 +11,8 @@ import {
   MethodLoggingLevel,
   ResponseTransferMode,
   RestApi,
+  Cors,
+  RequestAuthorizer,
   TokenAuthorizer,
   type MethodOptions,
 } from "aws-cdk-lib/aws-apigateway";
@@ -34,6 +36,7 @@ import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
 import { Attachments } from "./attachments";
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS } from "../../shared/cors";
 import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
 import { queueWithDeadLetters } from "./queues";
@@ -184,6 +187,7 @@ export class AgentStack extends Stack {
       ...(settings.checkpointTtlDays ? { CHECKPOINT_TTL_DAYS: String(settings.checkpointTtlDays) } : {}),
       ...(settings.embeddingDimension ? { EMBEDDING_DIM: String(settings.embeddingDimension) } : {}),
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
+      ...(settings.corsOrigins ? { CORS_ORIGINS: settings.corsOrigins.join(",") } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
@@ -310,6 +314,18 @@ export class AgentStack extends Stack {
       // With API keys on, the authorizer names the key of each request (a client's own, or the
       // users' key for JWT callers), and API Gateway meters it against that key's usage plan.
       ...(apiKeys.length > 0 ? { apiKeySourceType: ApiKeySourceType.AUTHORIZER } : {}),
+      // Browser clients' preflights, only for the origins the `corsOrigins` context allows (none by
+      // default); the functions add the CORS headers to their own responses (shared/cors.ts).
+      ...(settings.corsOrigins
+        ? {
+            defaultCorsPreflightOptions: {
+              allowOrigins: settings.corsOrigins.includes("*") ? Cors.ALL_ORIGINS : settings.corsOrigins,
+              allowMethods: CORS_ALLOW_METHODS,
+              allowHeaders: CORS_ALLOW_HEADERS,
+              maxAge: Duration.minutes(10),
+            },
+          }
+        : {}),
       deployOptions: {
         stageName: API_STAGE,
         throttlingRateLimit: 50,
@@ -339,6 +355,17 @@ export class AgentStack extends Stack {
       }),
       apiKeyRequired: apiKeys.length > 0,
     };
+    // The Agent Server API's routes also take the key in x-api-key (HttpRoute.apiKeyHeader).
+    let withKeyHeader: MethodOptions | undefined;
+    const keyHeaderOptions = () =>
+      (withKeyHeader ??= {
+        authorizer: new RequestAuthorizer(this, "KeyHeaderAuthorizer", {
+          handler: authorizerFunction,
+          identitySources: [],
+          resultsCacheTtl: Duration.seconds(0),
+        }),
+        apiKeyRequired: apiKeys.length > 0,
+      });
     this.demoKey = apiKeys.length > 0 ? this.addApiKeys(api, apiKeys, authorizerFunction).get("demo") : undefined;
     // Chat bodies are checked at the gateway against the handlers' own schema, so a malformed
     // request never reaches (or wakes) a function; the handlers still check everything. The
@@ -374,7 +401,7 @@ export class AgentStack extends Stack {
             : {},
         );
         api.root.resourceForPath(route.path).addMethod(route.method, integration, {
-          ...(route.public ? {} : secured),
+          ...(route.public ? {} : route.apiKeyHeader ? keyHeaderOptions() : secured),
           ...(route.chatBody ? chatBodyOptions() : {}),
         });
       }

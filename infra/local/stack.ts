@@ -9,6 +9,7 @@ import type { Backends } from "../../shared/backends";
 import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
+import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
@@ -72,6 +73,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     INTERCOM_CLIENT_SECRET: "local-dev-secret",
     INTERCOM_ACCESS_TOKEN: "local-token",
     INTERCOM_ADMIN_ID: LOCAL_ADMIN_ID,
+    // Any browser origin may call the local stack (it has no authorizer either); AWS allows none by default.
+    CORS_ORIGINS: "*",
     ...env,
     AUTH_MODE: "local",
   });
@@ -175,7 +178,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         const at = new URL(req.url ?? "/", "http://localhost");
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
-        await serve(routes, req, res);
+        await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
       })();
     });
     await new Promise<void>((r, reject) => {
@@ -215,6 +218,7 @@ async function serve(
   routes: Route[],
   req: import("node:http").IncomingMessage,
   res: import("node:http").ServerResponse,
+  origins: string[],
 ) {
   const url = new URL(req.url ?? "/", "http://localhost");
   const error = (status: number, code: string, message: string) =>
@@ -234,6 +238,9 @@ async function serve(
       .map((route) => ({ route, params: matchResource(route.resource, url.pathname) }))
       .filter((m) => m.params);
     if (matches.length === 0) return error(404, "not_found", `no route for ${url.pathname}`);
+    // CORS preflights are answered by the gateway, as API Gateway's preflight (OPTIONS) methods are.
+    if (req.method === "OPTIONS")
+      return sendProxyResult(res, { statusCode: 204, headers: preflightHeaders(origins, req.headers.origin), body: "" });
     const match = matches.find((m) => m.route.method === req.method);
     if (!match) return error(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`);
     const body = await readBody(req);

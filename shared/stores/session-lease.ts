@@ -18,6 +18,8 @@ export interface Lease {
   /**
    * Aborted when the lease is lost: a renewal found another holder, or could not be made before
    * the lease ran out. A run must stop then, since another may now be writing the same thread.
+   * Also aborted, with RunCancelled, when another run asked this one to stop (requestCancel):
+   * the lease is still held then, so the run may tidy its thread before it releases it.
    */
   readonly signal: AbortSignal;
   release(): Promise<void>;
@@ -27,6 +29,49 @@ export class LeaseLost extends Error {
   constructor(sessionId: string) {
     super(`the lease on session ${sessionId} was lost`);
     this.name = "LeaseLost";
+  }
+}
+
+/** How a waiting run asks the running one to stop: keep what it wrote, or take it back out. */
+export type CancelAction = "interrupt" | "rollback";
+
+/** The abort reason when another run asked this one to stop (the Agent Server API's multitask_strategy). */
+export class RunCancelled extends Error {
+  constructor(
+    sessionId: string,
+    readonly action: CancelAction,
+  ) {
+    super(`the run on session ${sessionId} was asked to stop (${action})`);
+    this.name = "RunCancelled";
+  }
+}
+
+/**
+ * Asks the run holding a lease item to stop: the item is marked with the holder's token
+ * (`cancel_for`) and the action, and the holder's heartbeat reads them in its renewal's response
+ * and aborts with RunCancelled. Naming the token means a mark left behind never stops a later
+ * run. False when no run holds the lease.
+ */
+export async function requestCancel(
+  doc: DynamoDBDocumentClient,
+  item: Pick<HeldLeaseItem, "tableName" | "key" | "tokenAttribute">,
+  action: CancelAction,
+): Promise<boolean> {
+  try {
+    await doc.send(
+      new UpdateCommand({
+        TableName: item.tableName,
+        Key: item.key,
+        UpdateExpression: "SET cancel_for = #t, cancel_action = :a",
+        ConditionExpression: "attribute_exists(#t) AND lease_until >= :now",
+        ExpressionAttributeNames: { "#t": item.tokenAttribute },
+        ExpressionAttributeValues: { ":a": action, ":now": Date.now() },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
   }
 }
 
@@ -45,6 +90,15 @@ export class SessionLeases {
     private readonly leaseMs = LEASE_MS,
   ) {
     this.doc = DynamoDBDocumentClient.from(client);
+  }
+
+  /** Asks the run holding this session's lease item to stop (see requestCancel). */
+  requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
+    return requestCancel(
+      this.doc,
+      { tableName: this.tableName, key: { pk: sessionId, sk: LEASE_SORT_KEY }, tokenAttribute: "token" },
+      action,
+    );
   }
 
   /** The lease, or undefined when another run holds it. */
@@ -131,18 +185,20 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
     ExpressionAttributeNames: { "#t": item.tokenAttribute } as Record<string, string>,
     ExpressionAttributeValues: { ":token": item.token } as Record<string, unknown>,
   };
-  const loseIt = () => {
+  const loseIt = (reason: Error = new LeaseLost(item.sessionId)) => {
     clearInterval(heartbeat);
-    if (!lost.signal.aborted) lost.abort(new LeaseLost(item.sessionId));
+    if (!lost.signal.aborted) lost.abort(reason);
   };
   const renew = async () => {
     const now = Date.now();
     if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
     const values = Object.entries(item.renewal(now));
     try {
-      await doc.send(
+      const renewed = await doc.send(
         new UpdateCommand({
           ...held,
+          // The same round trip reads a cancel request (requestCancel).
+          ReturnValues: "ALL_NEW",
           UpdateExpression: `SET ${values.map((_, i) => `#r${i} = :r${i}`).join(", ")}`,
           ExpressionAttributeNames: {
             ...held.ExpressionAttributeNames,
@@ -155,6 +211,8 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
         }),
       );
       heldUntil = now + item.leaseMs;
+      if (renewed.Attributes?.cancel_for === item.token)
+        loseIt(new RunCancelled(item.sessionId, renewed.Attributes.cancel_action as CancelAction));
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) loseIt();
       // Otherwise a passing fault: the next beat tries again, well inside the lease.

@@ -3,7 +3,7 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
-import { holdLease, LEASE_MS, type Lease } from "./session-lease";
+import { type CancelAction, holdLease, LEASE_MS, type Lease, requestCancel } from "./session-lease";
 
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";
@@ -93,6 +93,12 @@ export class SessionOwners {
       if (attempt.lease || !attempt.session || Date.now() + delay > deadline) return attempt;
       await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
     }
+  }
+
+  /** Asks the run holding this session's lease to stop (the Agent Server API's interrupt and rollback). */
+  requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
+    const key = { pk: sessionId, sk: OWNER_SORT_KEY };
+    return requestCancel(this.doc, { tableName: this.tableName, key, tokenAttribute: "lease_token" }, action);
   }
 
   private held(sessionId: string, token: string, now: number): Lease {

@@ -1,4 +1,4 @@
-import type { APIGatewayTokenAuthorizerEvent } from "aws-lambda";
+import type { APIGatewayRequestAuthorizerEvent, APIGatewayTokenAuthorizerEvent } from "aws-lambda";
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from "jose";
 
 type Key = Awaited<ReturnType<typeof generateKeyPair>>["privateKey"];
@@ -117,6 +117,25 @@ describe("API key clients", () => {
     await expect(withKeys()(apiKeyEvent("key-stolen"))).rejects.toThrow("Unauthorized");
     await expect(authorize(apiKeyEvent("key-billing"))).rejects.toThrow("Unauthorized");
     expect((await authorize(event(await sign({ sub: "u" })))).usageIdentifierKey).toBeUndefined();
+  });
+
+  it("as a REQUEST authorizer (the Agent Server API's routes), reads Authorization or else x-api-key", async () => {
+    const requestEvent = (headers: Record<string, string>) =>
+      ({
+        type: "REQUEST",
+        methodArn: "arn:aws:execute-api:eu-west-1:123456789012:abc123/v1/POST/threads",
+        headers,
+      }) as unknown as APIGatewayRequestAuthorizerEvent;
+    expect(await withKeys()(requestEvent({ "X-Api-Key": "key-reports" }))).toMatchObject({
+      principalId: "client:reports",
+      usageIdentifierKey: "key-reports",
+    });
+    expect(await withKeys()(requestEvent({ Authorization: `Bearer ${await sign({ sub: "user-9" })}` }))).toMatchObject({
+      principalId: "user-9",
+    });
+    await expect(withKeys()(requestEvent({ "x-api-key": "key-stolen" }))).rejects.toThrow("Unauthorized");
+    await expect(withKeys()(requestEvent({}))).rejects.toThrow("Unauthorized");
+    await expect(authorize(requestEvent({ "x-api-key": "key-billing" }))).rejects.toThrow("Unauthorized");
   });
 });
 

@@ -3,7 +3,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { CHECKPOINT_TABLE } from "../../graph/checkpoint";
 import type { StackSettings } from "../../infra/aws/settings";
 import { AgentStack } from "../../infra/aws/stack";
-import { deployedFunctions } from "../../infra/manifest";
+import { deployedFunctions, FUNCTIONS } from "../../infra/manifest";
 import { NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
@@ -384,32 +384,51 @@ describe("REST API", () => {
         },
       },
     });
-    const buffered = template.findResources("AWS::ApiGateway::Method", {
+    const streamed = template.findResources("AWS::ApiGateway::Method", {
       Properties: { Integration: { ResponseTransferMode: "STREAM" } },
     });
-    expect(Object.keys(buffered)).toHaveLength(1);
+    // Exactly the manifest's streaming routes: /api/chat/stream and the Agent Server API's run streams.
+    const streamingRoutes = FUNCTIONS.flatMap((f) => f.routes ?? []).filter((r) => r.streaming);
+    expect(Object.keys(streamed)).toHaveLength(streamingRoutes.length);
     expect(actions(stack.chatStreamFunction)).toContain("sqs:SendMessage");
   });
 
   it("requires the JWT authorizer on every /api route, and leaves the signed Intercom webhook to its signature", () => {
-    const authorizers = template.findResources("AWS::ApiGateway::Authorizer");
-    expect(Object.values(authorizers)).toEqual([
-      expect.objectContaining({
-        Properties: expect.objectContaining({
-          Type: "TOKEN",
-          IdentitySource: "method.request.header.Authorization",
-          AuthorizerResultTtlInSeconds: 300,
-        }),
-      }),
-    ]);
-    const authorizerId = Object.keys(authorizers)[0]!;
+    const authorizers = template.findResources("AWS::ApiGateway::Authorizer") as Record<
+      string,
+      { Properties: Record<string, unknown> }
+    >;
+    const ofType = (type: string) => Object.keys(authorizers).filter((id) => authorizers[id]!.Properties.Type === type);
+    expect(Object.keys(authorizers)).toHaveLength(2);
+    const authorizerId = ofType("TOKEN")[0]!;
+    expect(authorizers[authorizerId]!.Properties).toMatchObject({
+      IdentitySource: "method.request.header.Authorization",
+      AuthorizerResultTtlInSeconds: 300,
+    });
+    // The Agent Server API's routes also take x-api-key: the same function, uncached, on either header.
+    const keyHeaderId = ofType("REQUEST")[0]!;
+    expect(authorizers[keyHeaderId]!.Properties).toMatchObject({ AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizers[keyHeaderId]!.Properties.IdentitySource).toBeFalsy(); // none: either header will do
+    const resources = template.findResources("AWS::ApiGateway::Resource");
+    const pathOf = (ref: { Ref?: string }): string => {
+      const resource = ref.Ref ? resources[ref.Ref] : undefined;
+      return resource ? `${pathOf(resource.Properties.ParentId)}/${resource.Properties.PathPart}` : "";
+    };
+    const keyHeaderPaths = new Set(
+      FUNCTIONS.flatMap((f) => f.routes ?? [])
+        .filter((r) => r.apiKeyHeader)
+        .map((r) => r.path),
+    );
     const methods = Object.values(template.findResources("AWS::ApiGateway::Method")) as {
       Properties: Record<string, any>;
     }[];
     const webhookFn = stack.getLogicalId(stack.intercomWebhookFunction!.node.defaultChild as never);
     for (const m of methods) {
       const isWebhook = JSON.stringify(m.Properties.Integration.Uri).includes(webhookFn);
+      const path = pathOf(m.Properties.ResourceId);
       if (isWebhook) expect(m.Properties.AuthorizationType).toBe("NONE");
+      else if (keyHeaderPaths.has(path))
+        expect(m.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: keyHeaderId } });
       else expect(m.Properties).toMatchObject({ AuthorizationType: "CUSTOM", AuthorizerId: { Ref: authorizerId } });
     }
     expect(propsOf(stack.authorizerFunction)).toMatchObject({ Runtime: "nodejs22.x", Architectures: ["arm64"] });
@@ -554,5 +573,45 @@ describe("API keys", () => {
       { client: "reports", trusted: false },
     ]);
     expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, apiKeys: "bad name" } }))).toThrow(/apiKeys/);
+  });
+});
+
+describe("CORS", () => {
+  const t = variant("Browser", { corsOrigins: ["https://chat.example.org"] });
+
+  it("answers no preflight and names no origin by default", () => {
+    const options = Object.values(template.findResources("AWS::ApiGateway::Method")).filter(
+      (m) => m.Properties.HttpMethod === "OPTIONS",
+    );
+    expect(options).toHaveLength(0);
+    for (const fn of Object.values(template.findResources("AWS::Lambda::Function")))
+      expect(fn.Properties.Environment?.Variables?.CORS_ORIGINS).toBeUndefined();
+  });
+
+  it("answers preflights for the allowed origins only, without the authorizer, and tells the functions", () => {
+    const options = Object.values(t.findResources("AWS::ApiGateway::Method")).filter(
+      (m) => m.Properties.HttpMethod === "OPTIONS",
+    );
+    expect(options.length).toBeGreaterThan(0);
+    for (const m of options) {
+      expect(m.Properties.AuthorizationType).toBe("NONE");
+      expect(JSON.stringify(m.Properties.Integration)).toContain("https://chat.example.org");
+    }
+    const agentServer = Object.values(t.findResources("AWS::Lambda::Function")).find((fn) =>
+      JSON.stringify(fn.Properties.Environment?.Variables ?? {}).includes("CORS_ORIGINS"),
+    );
+    expect(agentServer?.Properties.Environment.Variables.CORS_ORIGINS).toBe("https://chat.example.org");
+  });
+
+  it("parses from context, refusing what is not an origin", async () => {
+    const { readSettings } = await import("../../infra/aws/settings");
+    const read = (corsOrigins: string) => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, corsOrigins } }));
+    expect(read("https://a.example.org, http://localhost:5173").corsOrigins).toEqual([
+      "https://a.example.org",
+      "http://localhost:5173",
+    ]);
+    expect(read("*").corsOrigins).toEqual(["*"]);
+    expect(() => read("https://a.example.org/path")).toThrow(/corsOrigins/);
+    expect(() => read("a.example.org")).toThrow(/corsOrigins/);
   });
 });

@@ -2,7 +2,7 @@ import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
-import { SessionLeases } from "../../../shared/stores/session-lease";
+import { RunCancelled, SessionLeases } from "../../../shared/stores/session-lease";
 
 let dynamo: LocalDynamo;
 const table = "leases";
@@ -88,5 +88,23 @@ describe("session lease", () => {
     expect(held!.signal.aborted).toBe(true);
     await held!.release(); // leaves the other holder's lease alone
     expect(await leases.tryAcquire(session)).toBeUndefined();
+  });
+
+  it("carries a cancel request to its holder through the heartbeat, and holds on until released", async () => {
+    const leases = new SessionLeases(dynamo.client, table, 150);
+    const session = randomUUID();
+    expect(await leases.requestCancel(session, "interrupt")).toBe(false); // nobody runs: nothing to stop
+    const held = await leases.tryAcquire(session);
+    expect(await leases.requestCancel(session, "rollback")).toBe(true);
+    await new Promise<void>((resolve) => held!.signal.addEventListener("abort", () => resolve()));
+    expect(held!.signal.reason).toBeInstanceOf(RunCancelled);
+    expect((held!.signal.reason as RunCancelled).action).toBe("rollback");
+    // Still held (the stopped run may tidy up first); the next lease is a new item, without the flag.
+    expect(await leases.tryAcquire(session)).toBeUndefined();
+    await held!.release();
+    const next = await leases.tryAcquire(session);
+    await new Promise((r) => setTimeout(r, 200)); // past a heartbeat
+    expect(next!.signal.aborted).toBe(false);
+    await next!.release();
   });
 });

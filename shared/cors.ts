@@ -1,0 +1,38 @@
+/**
+ * CORS for browser clients of the Agent Server API (Agent Chat UI, useStream in a web app).
+ * CORS_ORIGINS lists the origins allowed, comma-separated; "*" allows any; empty (the default in
+ * AWS, the `corsOrigins` context value) allows none, and the responses carry no CORS headers.
+ */
+export const CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key", "x-user-id", "last-event-id"];
+export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+export function parseOrigins(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o.length > 0);
+}
+
+/** The headers a response to `origin` carries: none unless the origin is allowed. */
+export function corsHeaders(allowed: readonly string[], origin: string | undefined): Record<string, string> {
+  const allowAll = allowed.includes("*");
+  if (!allowAll && (origin === undefined || !allowed.includes(origin))) return {};
+  return {
+    "access-control-allow-origin": allowAll ? "*" : origin!,
+    // The SDK reads the run's id from Content-Location (onRunCreated).
+    "access-control-expose-headers": "content-location",
+    ...(allowAll ? {} : { vary: "origin" }),
+  };
+}
+
+/** What a preflight (OPTIONS) is answered with, as API Gateway's CORS preflight answers it. */
+export function preflightHeaders(allowed: readonly string[], origin: string | undefined): Record<string, string> {
+  const base = corsHeaders(allowed, origin);
+  if (!base["access-control-allow-origin"]) return {};
+  return {
+    ...base,
+    "access-control-allow-methods": CORS_ALLOW_METHODS.join(","),
+    "access-control-allow-headers": CORS_ALLOW_HEADERS.join(","),
+    "access-control-max-age": "600",
+  };
+}

@@ -1,0 +1,95 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+
+export type RunStatus = "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
+
+export interface RunRecord {
+  runId: string;
+  threadId: string;
+  assistantId: string;
+  status: RunStatus;
+  multitaskStrategy: MultitaskStrategy;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  error?: { code: string; message: string };
+}
+
+/** Sort key prefix of run records in a thread's partition; the checkpoint saver ignores them. */
+const RUN_PREFIX = "run#";
+
+/**
+ * The Agent Server API's run records, in the thread's own partition of the checkpoint table, so
+ * they go with the thread when it is deleted and need no table or migration of their own.
+ */
+export class AgentRuns {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client);
+  }
+
+  async put(run: RunRecord): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          pk: run.threadId,
+          sk: RUN_PREFIX + run.runId,
+          run_id: run.runId,
+          assistant_id: run.assistantId,
+          status: run.status,
+          multitask_strategy: run.multitaskStrategy,
+          metadata: run.metadata,
+          created_at: run.createdAt,
+          updated_at: run.updatedAt,
+          ...(run.error ? { error: run.error } : {}),
+        },
+      }),
+    );
+  }
+
+  /** Sets a run's status (and its error, when it failed). */
+  async finish(threadId: string, runId: string, status: RunStatus, error?: RunRecord["error"]): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: threadId, sk: RUN_PREFIX + runId },
+        UpdateExpression: error ? "SET #s = :s, updated_at = :u, #e = :e" : "SET #s = :s, updated_at = :u",
+        ExpressionAttributeNames: { "#s": "status", ...(error ? { "#e": "error" } : {}) },
+        ExpressionAttributeValues: {
+          ":s": status,
+          ":u": new Date().toISOString(),
+          ...(error ? { ":e": error } : {}),
+        },
+      }),
+    );
+  }
+
+  async get(threadId: string, runId: string): Promise<RunRecord | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: threadId, sk: RUN_PREFIX + runId },
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item;
+    if (!item) return undefined;
+    return {
+      runId: item.run_id as string,
+      threadId,
+      assistantId: item.assistant_id as string,
+      status: item.status as RunStatus,
+      multitaskStrategy: item.multitask_strategy as MultitaskStrategy,
+      metadata: (item.metadata as Record<string, unknown> | undefined) ?? {},
+      createdAt: item.created_at as string,
+      updatedAt: item.updated_at as string,
+      ...(item.error ? { error: item.error as RunRecord["error"] } : {}),
+    };
+  }
+}

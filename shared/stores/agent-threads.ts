@@ -1,0 +1,153 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { CHECKPOINT_TABLE } from "./checkpoint-table";
+
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+export type Metadata = Record<string, unknown>;
+
+/** A thread as the Agent Server API describes it; the conversation itself is in the checkpoints. */
+export interface ThreadRecord {
+  threadId: string;
+  userId: string;
+  metadata: Metadata;
+  status: ThreadStatus;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * The caller's threads, for the Agent Server API's thread routes. Each is one item in a per-user
+ * partition of the checkpoint table (`threads#<user>`, sort key the thread id), so a user's
+ * threads are one Query and nobody else's can appear in it; the session's owner record
+ * (session-owners.ts) stays the authority on who owns the thread. Kept in DynamoDB rather than
+ * Supabase so the API works in a deployment without Supabase, and consistently with the owner.
+ */
+export class AgentThreads {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    private readonly tableName: string,
+    private readonly ttlDays?: number,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client);
+  }
+
+  /** Records a thread; false when the caller already has one with this id. */
+  async create(record: ThreadRecord): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...this.key(record.userId, record.threadId), ...toItem(record), ...this.expiry() },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  async get(userId: string, threadId: string): Promise<ThreadRecord | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: this.key(userId, threadId), ConsistentRead: true }),
+    );
+    return out.Item ? fromItem(out.Item) : undefined;
+  }
+
+  /** Merges `metadata` into the thread's (a key set to null is removed) and sets its status. */
+  async update(
+    userId: string,
+    threadId: string,
+    change: { metadata?: Metadata; status?: ThreadStatus },
+  ): Promise<ThreadRecord | undefined> {
+    const current = await this.get(userId, threadId);
+    if (!current) return undefined;
+    const metadata = { ...current.metadata };
+    for (const [k, v] of Object.entries(change.metadata ?? {})) {
+      if (v === null) delete metadata[k];
+      else metadata[k] = v;
+    }
+    const next: ThreadRecord = {
+      ...current,
+      metadata,
+      status: change.status ?? current.status,
+      updatedAt: new Date().toISOString(),
+    };
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: this.key(userId, threadId),
+        UpdateExpression: "SET metadata = :m, #s = :s, updated_at = :u",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":m": next.metadata, ":s": next.status, ":u": next.updatedAt },
+      }),
+    );
+    return next;
+  }
+
+  async remove(userId: string, threadId: string): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: this.key(userId, threadId) }));
+  }
+
+  /** Every thread of the user's, in no particular order. */
+  async list(userId: string): Promise<ThreadRecord[]> {
+    const records: ThreadRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": partition(userId) },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) records.push(fromItem(item));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return records;
+  }
+
+  private key(userId: string, threadId: string) {
+    return { pk: partition(userId), sk: threadId };
+  }
+
+  private expiry(): Record<string, number> {
+    return this.ttlDays === undefined
+      ? {}
+      : { [CHECKPOINT_TABLE.ttlAttribute]: Math.floor(Date.now() / 1000) + Math.round(this.ttlDays * 86_400) };
+  }
+}
+
+// Session ids are UUIDs, so this prefix can never be a session's partition.
+const partition = (userId: string) => `threads#${userId}`;
+
+const toItem = (r: ThreadRecord) => ({
+  thread_id: r.threadId,
+  user_id: r.userId,
+  metadata: r.metadata,
+  status: r.status,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+});
+
+const fromItem = (item: Record<string, unknown>): ThreadRecord => ({
+  threadId: item.thread_id as string,
+  userId: item.user_id as string,
+  metadata: (item.metadata as Metadata | undefined) ?? {},
+  status: (item.status as ThreadStatus | undefined) ?? "idle",
+  createdAt: item.created_at as string,
+  updatedAt: item.updated_at as string,
+});
