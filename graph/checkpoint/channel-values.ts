@@ -69,7 +69,16 @@ export interface EncodeContext {
   parent?: Descriptors;
   /** chain hashes of the parent's log channels, when this process has them */
   parentChains?: Chains;
+  /** the element objects of the parent's log channels as this process last saw them */
+  parentElements?: Elements;
 }
+
+/**
+ * A log channel's element objects, by channel, as handed to `put` or returned by a read.
+ * LangGraph's reducers build the next state from the same objects (state is never changed in
+ * place), so elements identical to the parent's are known to be stored already.
+ */
+export type Elements = Record<string, readonly unknown[]>;
 
 export interface EncodedChannels {
   descriptors: Descriptors;
@@ -77,6 +86,10 @@ export interface EncodedChannels {
   parts: PartItem[];
   /** chain hashes of this checkpoint's log channels, for the saver's cache */
   chains: Chains;
+  /** this checkpoint's log channels' element objects, for the saver's cache */
+  elements: Elements;
+  /** the value of each new log entry (same order as logEntries) and its serialized size */
+  logValues: { value: unknown; rawBytes: number }[];
 }
 
 const isFresh = (w: number, ctx: EncodeContext) => ctx.refreshAfter === undefined || ctx.now - w < ctx.refreshAfter;
@@ -86,7 +99,7 @@ export async function encodeChannels(
   newVersions: ChannelVersions,
   ctx: EncodeContext,
 ): Promise<EncodedChannels> {
-  const out: EncodedChannels = { descriptors: {}, logEntries: [], parts: [], chains: {} };
+  const out: EncodedChannels = { descriptors: {}, logEntries: [], parts: [], chains: {}, elements: {}, logValues: [] };
   for (const [channel, version] of Object.entries(checkpoint.channel_versions)) {
     const value = (checkpoint.channel_values as Record<string, unknown>)[channel];
     const inherited = ctx.parent?.[channel];
@@ -98,6 +111,8 @@ export async function encodeChannels(
         out.descriptors[channel] = inherited;
         const chain = ctx.parentChains?.[channel];
         if ("l" in inherited && chain !== undefined) out.chains[channel] = chain;
+        const elements = ctx.parentElements?.[channel];
+        if ("l" in inherited && elements !== undefined) out.elements[channel] = elements;
         continue;
       }
       // Stale under the TTL: fall through and store it again from the value we were handed.
@@ -117,9 +132,11 @@ async function encodeValue(
   out: EncodedChannels,
 ): Promise<Descriptor> {
   if (Array.isArray(value) && value.length > 0 && !value.includes(undefined)) {
+    const appended = appendedTo(channel, value, inherited, ctx);
+    if (appended !== undefined) return appendLog(channel, version, value, appended, ctx, out);
     const elements = await Promise.all(value.map((e) => ctx.serde.dumpsTyped(e)));
     const size = elements.reduce((n, [, bytes]) => n + bytes.byteLength, 0);
-    if (size > INLINE_VALUE_MAX) return encodeLog(channel, version, elements, inherited, ctx, out);
+    if (size > INLINE_VALUE_MAX) return encodeLog(channel, version, value, elements, inherited, ctx, out);
   }
   const [type, bytes] = await ctx.serde.dumpsTyped(value);
   if (bytes.byteLength <= INLINE_VALUE_MAX) {
@@ -134,18 +151,69 @@ async function encodeValue(
 
 const link = (prev: string, [type, bytes]: [string, Uint8Array]) => contentHash(prev, "\u0000", type, "\u0000", bytes);
 
+/** The parent's log value, when `value` is it with elements appended (the same objects, in place). */
+function appendedTo(
+  channel: string,
+  value: readonly unknown[],
+  inherited: Descriptor | undefined,
+  ctx: EncodeContext,
+): { head: LogHead; chain: string[]; w: number } | undefined {
+  if (inherited === undefined || !("l" in inherited) || !isFresh(inherited.w, ctx)) return undefined;
+  const chain = ctx.parentChains?.[channel];
+  const elements = ctx.parentElements?.[channel];
+  const n = inherited.l.n;
+  if (chain?.length !== n || elements?.length !== n || value.length < n) return undefined;
+  for (let i = 0; i < n; i++) if (value[i] !== elements[i]) return undefined;
+  return { head: inherited.l, chain, w: inherited.w };
+}
+
+/** Stores only the elements after the parent's head: nothing before it is serialized or hashed again. */
+async function appendLog(
+  channel: string,
+  version: number | string,
+  value: readonly unknown[],
+  parent: { head: LogHead; chain: string[]; w: number },
+  ctx: EncodeContext,
+  out: EncodedChannels,
+): Promise<Descriptor> {
+  const n = parent.head.n;
+  const added = await Promise.all(value.slice(n).map((e) => ctx.serde.dumpsTyped(e)));
+  const chain = [...parent.chain];
+  for (const e of added) chain.push(link(chain[chain.length - 1]!, e));
+  const base = parent.head.o ?? 0;
+  const seed = parent.head.s ?? "";
+  storeEntries(channel, value, added, n, { base, seed, chain }, ctx, out);
+  return { v: version, l: logHead(chain, base, seed), w: parent.w };
+}
+
 function encodeLog(
   channel: string,
   version: number | string,
+  value: readonly unknown[],
   elements: [string, Uint8Array][],
   inherited: Descriptor | undefined,
   ctx: EncodeContext,
   out: EncodedChannels,
 ): Descriptor {
   const parent = inherited !== undefined && "l" in inherited && isFresh(inherited.w, ctx) ? inherited : undefined;
-  const { base, seed, chain, reused } = placeLog(elements, parent?.l, ctx.parentChains?.[channel]);
-  for (let i = reused; i < elements.length; i++) {
-    const [type, bytes] = elements[i]!;
+  const placed = placeLog(elements, parent?.l, ctx.parentChains?.[channel]);
+  storeEntries(channel, value, elements.slice(placed.reused), placed.reused, placed, ctx, out);
+  return { v: version, l: logHead(placed.chain, placed.base, placed.seed), w: placed.reused > 0 ? parent!.w : ctx.now };
+}
+
+/** Log entries for `value`'s elements from position `from` on (`added` holds their serialized forms). */
+function storeEntries(
+  channel: string,
+  value: readonly unknown[],
+  added: [string, Uint8Array][],
+  from: number,
+  placed: { base: number; seed: string; chain: string[] },
+  ctx: EncodeContext,
+  out: EncodedChannels,
+): void {
+  const { base, seed, chain } = placed;
+  added.forEach(([type, bytes], k) => {
+    const i = from + k;
     const packed = packPayload(bytes);
     const pv = i > 0 ? chain[i - 1]! : seed;
     out.parts.push(...packed.parts);
@@ -155,12 +223,17 @@ function encodeLog(
       ...(type !== "json" ? { t: type } : {}),
       ...packed.attrs,
     });
-  }
+    out.logValues.push({ value: value[i], rawBytes: bytes.byteLength });
+  });
   out.chains[channel] = chain;
+  out.elements[channel] = [...value];
+}
+
+function logHead(chain: string[], base: number, seed: string): LogHead {
   const l: LogHead = { n: chain.length, h: chain[chain.length - 1]! };
   if (base > 0) l.o = base;
   if (seed !== "") l.s = seed;
-  return { v: version, l, w: reused > 0 ? parent!.w : ctx.now };
+  return l;
 }
 
 /**
@@ -217,22 +290,32 @@ export interface ValueSource {
   cachedChain?(channel: string, head: LogHead): LogEntry[] | undefined;
   /** part items by sort key; missing ones are absent from the map */
   parts(sortKeys: string[]): Promise<Map<string, Uint8Array>>;
+  /** a fresh copy of the entry's value when this process has decoded it before */
+  cachedValue?(entry: LogEntry): { value: unknown } | undefined;
+  /** hands a just-decoded value to the cache; returns what the read should return instead */
+  keepValue?(entry: LogEntry, value: unknown, rawBytes: number): unknown;
 }
 
 /** Thrown inside decoding when a referenced piece is missing: the checkpoint is incomplete. */
 export class MissingPieceError extends Error {}
 
-/** Decodes a checkpoint's channels; the chain hashes of its log channels are put in `chains`. */
+/**
+ * Decodes a checkpoint's channels; the chain hashes of its log channels are put in `chains`,
+ * and the element objects returned for them in `elements`.
+ */
 export async function decodeChannels(
   descriptors: Descriptors,
   serde: SerializerProtocol,
   source: ValueSource,
   chains: Chains = {},
+  elements: Record<string, unknown[]> = {},
 ): Promise<Record<string, unknown>> {
   const entries = await Promise.all(
-    Object.entries(descriptors).map(
-      async ([channel, d]) => [channel, await decodeValue(channel, d, serde, source, chains)] as const,
-    ),
+    Object.entries(descriptors).map(async ([channel, d]) => {
+      const value = await decodeValue(channel, d, serde, source, chains);
+      if ("l" in d) elements[channel] = [...(value as unknown[])];
+      return [channel, value] as const;
+    }),
   );
   return Object.fromEntries(entries);
 }
@@ -254,15 +337,25 @@ async function decodeValue(
   const ordered =
     source.cachedChain?.(channel, d.l) ?? walkChain(channel, d.l, await source.logEntries(channel, from, d.l.n));
   chains[channel] = ordered.map((e) => (parseSortKey(e.sk) as { chain: string }).chain);
-  const spilled = ordered.flatMap((e) => partKeys(e));
+  const values: unknown[] = new Array(ordered.length);
+  const toDecode: number[] = [];
+  ordered.forEach((e, i) => {
+    const hit = source.cachedValue?.(e);
+    if (hit !== undefined) values[i] = hit.value;
+    else toDecode.push(i);
+  });
+  const spilled = toDecode.flatMap((i) => partKeys(ordered[i]!));
   const parts = spilled.length > 0 ? await source.parts(spilled) : new Map<string, Uint8Array>();
-  return Promise.all(
-    ordered.map((e) => {
+  await Promise.all(
+    toDecode.map(async (i) => {
+      const e = ordered[i]!;
       const bytes = unpackPayload(e, parts);
       if (bytes === undefined) throw new MissingPieceError(`element of channel "${channel}"`);
-      return serde.loadsTyped(e.t ?? "json", bytes);
+      const value = await serde.loadsTyped(e.t ?? "json", bytes);
+      values[i] = source.keepValue !== undefined ? source.keepValue(e, value, bytes.byteLength) : value;
     }),
   );
+  return values;
 }
 
 /**

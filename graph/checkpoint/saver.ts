@@ -25,6 +25,7 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { isDeepStrictEqual } from "node:util";
+import { deepCopy } from "./deep-copy";
 import { batchGetAll, batchWriteAll, DEFAULT_RETRY, type RetryPolicy, type WriteRequest } from "./batch";
 import {
   decodeChannels,
@@ -32,9 +33,12 @@ import {
   MissingPieceError,
   type Chains,
   type Descriptors,
+  type Elements,
   type LogEntry,
   type ValueSource,
 } from "./channel-values";
+import { WriteCoalescer } from "./coalesce";
+import { EntryCache } from "./entry-cache";
 import { HIGH, keys, parseSortKey } from "./keys";
 import { fromInline, toInline, type Inline } from "./inline";
 import { packPayload, partKeys, unpackPayload, type PayloadAttrs } from "./payload";
@@ -77,8 +81,11 @@ type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
 const ONE_BATCH = 25;
 /** Items the first page of a latest-checkpoint Query asks for: the checkpoint plus its usual few writes. */
 const LATEST_PAGE = 8;
-/** Log entries kept in the process (a few KB each at most, larger payloads are spilled to parts). */
-const ENTRY_CACHE_SIZE = 10_000;
+/**
+ * Estimated memory for the log entries and decoded messages kept in the process: a few hundred
+ * long conversations on a 1 GB Lambda, a small share of it.
+ */
+const ENTRY_CACHE_BYTES = 64 * 1024 * 1024;
 const LIST_PAGE = 100;
 
 /**
@@ -104,9 +111,10 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly ttlSeconds?: number;
   private readonly retry: RetryPolicy;
   private readonly cache = new Map<string, Remembered>();
-  private readonly entries = new Map<string, LogEntry>();
+  private readonly entries = new EntryCache(ENTRY_CACHE_BYTES);
   private readonly cacheSize: number;
   private readonly warn: (message: string) => void;
+  private readonly writes: WriteCoalescer;
 
   constructor(options: DynamoDBSaverOptions) {
     super(options.serde);
@@ -121,6 +129,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.cacheSize = options.cacheSize ?? 1000;
     this.warn = options.warn ?? ((m) => console.warn(m));
+    this.writes = new WriteCoalescer(this.doc, this.tableName, this.retry);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -189,6 +198,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       refreshAfter: this.ttlSeconds === undefined ? undefined : this.ttlSeconds / 2,
       parent: parent?.descriptors,
       parentChains: parent?.chains,
+      parentElements: parent?.elements,
     });
     const { channel_values: _values, ...skeleton } = checkpoint;
     const doc: CheckpointDoc = {
@@ -212,8 +222,16 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       await this.write(dependencies);
       await this.write([item]);
     }
-    for (const entry of channels.logEntries) this.keepEntry(threadId, entry);
-    this.remember(threadId, ns, checkpoint.id, { descriptors: channels.descriptors, chains: channels.chains });
+    // The cache keeps copies: the graph still holds the objects it handed to put.
+    channels.logEntries.forEach((entry, i) => {
+      const { value, rawBytes } = channels.logValues[i]!;
+      this.entries.keep(threadId, entry, { value: deepCopy(value), rawBytes });
+    });
+    this.remember(threadId, ns, checkpoint.id, {
+      descriptors: channels.descriptors,
+      chains: channels.chains,
+      elements: channels.elements,
+    });
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -259,7 +277,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
     await batchWriteAll(this.doc, this.tableName, deletes, this.retry);
     for (const key of this.cache.keys()) if (key.startsWith(`${threadId}\u0000`)) this.cache.delete(key);
-    for (const key of this.entries.keys()) if (key.startsWith(`${threadId}\u0000`)) this.entries.delete(key);
+    this.entries.dropThread(threadId);
   }
 
   // ---- reading -------------------------------------------------------------------
@@ -357,15 +375,16 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       const doc = known ?? (await this.readDoc(threadId, raw.item));
       if (doc === undefined) throw new MissingPieceError("checkpoint payload");
       const chains: Chains = {};
+      const elements: Record<string, unknown[]> = {};
       const [skeleton, metadata, channelValues, pendingWrites] = await Promise.all([
         fromInline(this.serde, doc.c) as Promise<Omit<Checkpoint, "channel_values">>,
         fromInline(this.serde, doc.m) as Promise<CheckpointMetadata>,
-        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns), chains),
+        decodeChannels(doc.ch, this.serde, this.valueSource(threadId, raw.ns), chains, elements),
         this.decodeWrites(threadId, raw.writes),
       ]);
       const checkpoint = { ...skeleton, channel_values: channelValues } as Checkpoint;
       if (checkpoint.v < 4 && doc.p !== undefined) await this.migratePendingSends(threadId, raw.ns, doc.p, checkpoint);
-      this.remember(threadId, raw.ns, raw.id, { descriptors: doc.ch, chains });
+      this.remember(threadId, raw.ns, raw.id, { descriptors: doc.ch, chains, elements });
       const tuple: CheckpointTuple = {
         config: { configurable: { thread_id: threadId, checkpoint_ns: raw.ns, checkpoint_id: raw.id } },
         checkpoint,
@@ -390,9 +409,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         let hash: string | undefined = head.h;
         for (let i = head.n - 1; i >= 0; i--) {
           if (hash === undefined) return undefined;
-          const entry: LogEntry | undefined = this.entries.get(
-            `${threadId}\u0000${keys.logEntry(ns, channel, (head.o ?? 0) + i, hash)}`,
-          );
+          const entry = this.entries.entry(threadId, keys.logEntry(ns, channel, (head.o ?? 0) + i, hash));
           if (!entry) return undefined;
           ordered[i] = entry;
           hash = entry.pv;
@@ -412,8 +429,13 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         })) {
           entries.push(item as unknown as LogEntry);
         }
-        for (const entry of entries) this.keepEntry(threadId, entry);
+        for (const entry of entries) this.entries.keep(threadId, entry);
         return entries;
+      },
+      cachedValue: (entry) => this.entries.value(threadId, entry.sk),
+      keepValue: (entry, value, rawBytes) => {
+        this.entries.keep(threadId, entry, { value, rawBytes });
+        return deepCopy(value);
       },
       parts: (sortKeys) => this.parts(threadId, sortKeys),
     };
@@ -473,12 +495,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   // ---- writing -------------------------------------------------------------------
 
   private write(items: Record<string, unknown>[]): Promise<void> {
-    return batchWriteAll(
-      this.doc,
-      this.tableName,
-      items.map((Item) => ({ PutRequest: { Item } })),
-      this.retry,
-    );
+    return this.writes.put(items);
   }
 
   private expiry(now: number, factor = 1): Record<string, number> {
@@ -505,19 +522,6 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     return descriptors && { descriptors };
   }
 
-  /**
-   * Log entries this process wrote or read, so a warm container does not read back the history it
-   * just wrote. An entry's sort key names its position and chain hash, so a cached entry can never
-   * be stale; entries are kept as stored bytes and decoded per read, so a caller mutating a returned
-   * message cannot change what the next read returns. Least recently stored go first.
-   */
-  private keepEntry(threadId: string, entry: LogEntry): void {
-    const key = `${threadId}\u0000${entry.sk}`;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    if (this.entries.size > ENTRY_CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!);
-  }
-
   private remember(threadId: string, ns: string, id: string, remembered: Remembered): void {
     const key = cacheKey(threadId, ns, id);
     this.cache.delete(key);
@@ -530,6 +534,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 interface Remembered {
   descriptors: Descriptors;
   chains?: Chains;
+  /** the log channels' element objects: a put whose value starts with them appends to the parent */
+  elements?: Elements;
 }
 
 const cacheKey = (threadId: string, ns: string, id: string) => `${threadId}\u0000${ns}\u0000${id}`;

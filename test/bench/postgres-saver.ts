@@ -1,6 +1,7 @@
 // LangGraph's official Postgres saver, a peer in the checkpoint and long-conversation benches.
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { createServer, connect, type AddressInfo, type Server } from "node:net";
+import { startLocalPostgres } from "./local-postgres";
 
 /** What a bench reads off a saver's traffic. */
 export interface Io {
@@ -8,21 +9,67 @@ export interface Io {
   read(): { bytes: number; requests: number };
   written(): number;
   items(thread: string): Promise<number>;
+  /** bytes the thread's rows take in storage */
+  bytes?(thread: string): Promise<number>;
+}
+
+/** Where the Postgres saver's database runs. */
+interface Backend {
+  /** for table titles: "PostgreSQL 15.18" or "PGlite socket" */
+  where: string;
+  port: number;
+  /** one statement on the saver's tables, outside the metered connection */
+  query<T>(sql: string, params: unknown[]): Promise<T[]>;
+  stop(): Promise<void>;
+}
+
+/** The machine's PostgreSQL server when it has one, else PGlite (Postgres in wasm) behind its socket server. */
+async function backend(): Promise<Backend> {
+  const pg = (await import("pg")).default;
+  const port = await freePort();
+  const server = await startLocalPostgres(port);
+  if (server !== undefined) {
+    const admin = new pg.Pool({ connectionString: `postgresql://postgres@127.0.0.1:${port}/postgres`, max: 1 });
+    return {
+      where: server.version,
+      port,
+      query: async (sql, params) => (await admin.query(sql, params)).rows,
+      stop: async () => {
+        await admin.end();
+        await server.stop();
+      },
+    };
+  }
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const db = await PGlite.create();
+  const socket = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections: 8 });
+  await socket.start();
+  return {
+    where: "PGlite socket",
+    port,
+    query: async (sql, params) => (await db.query(sql, params)).rows as never,
+    stop: async () => {
+      await socket.stop();
+      await db.close();
+    },
+  };
 }
 
 /**
- * LangGraph's official Postgres saver on PGlite behind its socket server, through a TCP
+ * LangGraph's official Postgres saver on the machine's PostgreSQL (or PGlite), through a TCP
  * relay that counts the bytes each way (client -> server: written; server -> client: read).
  */
-export async function postgresSaver(): Promise<{ saver: BaseCheckpointSaver; io: Io; close(): Promise<void> }> {
-  const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+export async function postgresSaver(): Promise<{
+  saver: BaseCheckpointSaver;
+  io: Io;
+  where: string;
+  close(): Promise<void>;
+}> {
   const { PostgresSaver } = await import("@langchain/langgraph-checkpoint-postgres");
   const pg = (await import("pg")).default;
-  const db = await PGlite.create();
-  const port = await freePort();
-  const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections: 8 });
-  await server.start();
+  const db = await backend();
+  const port = db.port;
   const counts = { up: 0, down: 0, queries: 0 };
   const relay: Server = createServer((client) => {
     const upstream = connect(port, "127.0.0.1");
@@ -48,15 +95,27 @@ export async function postgresSaver(): Promise<{ saver: BaseCheckpointSaver; io:
   await saver.setup();
   return {
     saver,
+    where: db.where,
     io: {
       reset: () => Object.assign(counts, { up: 0, down: 0, queries: 0 }),
       read: () => ({ bytes: counts.down, requests: counts.queries }),
       written: () => counts.up,
       items: async (thread) => {
-        const { rows } = await db.query<{ n: number }>(
+        const rows = await db.query<{ n: number }>(
           `select (select count(*) from checkpoints where thread_id = $1)
                 + (select count(*) from checkpoint_blobs where thread_id = $1)
                 + (select count(*) from checkpoint_writes where thread_id = $1) as n`,
+          [thread],
+        );
+        return Number(rows[0]!.n);
+      },
+      bytes: async (thread) => {
+        const rows = await db.query<{ n: number }>(
+          ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]
+            .map((t) => `(select coalesce(sum(pg_column_size(r.*)), 0) from ${t} r where thread_id = $1)`)
+            .join(" + ")
+            .replace(/^/, "select ")
+            .concat(" as n"),
           [thread],
         );
         return Number(rows[0]!.n);
@@ -66,8 +125,7 @@ export async function postgresSaver(): Promise<{ saver: BaseCheckpointSaver; io:
       pg.Client.prototype.query = query;
       await pool.end();
       relay.close();
-      await server.stop();
-      await db.close();
+      await db.stop();
     },
   };
 }
