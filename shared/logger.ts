@@ -1,4 +1,5 @@
 import { Logger } from "@aws-lambda-powertools/logger";
+import "./source-maps";
 
 export type { Logger };
 

@@ -519,7 +519,7 @@ export class AgentStack extends Stack {
     return keys;
   }
 
-  /** Every function: Node 22 on Graviton, bundled by infra/aws/bundle (the SDK is the runtime's). */
+  /** Every function: Node 22 on Graviton, bundled by infra/aws/bundle (ES modules, the SDK inside). */
   private lambda(spec: FunctionSpec, environment: Record<string, string>): LambdaFunction {
     const id = constructId(spec.name);
     const fn = new LambdaFunction(this, id, {
@@ -534,8 +534,9 @@ export class AgentStack extends Stack {
         retention: RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       }),
-      // Stack traces point into the sources (the bundle ships its source map).
-      environment: { NODE_OPTIONS: "--enable-source-maps", ...environment },
+      // Stack traces point into the sources (the bundle ships its source maps), resolved when
+      // printed: no --enable-source-maps, which parses the whole map at every cold start.
+      environment: { ...environment },
     });
     // On-call signals for every function: any error, any throttle.
     this.monitoring.function(fn, id.replace(/Function$/, ""));

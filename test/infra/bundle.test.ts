@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
@@ -9,8 +10,8 @@ import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { chatEvent } from "../support/events";
 
 /**
- * The chat function as the stack deploys it: the trimmed bundle, required in a fresh Node
- * process with @aws-sdk/* from outside the bundle (as the Lambda runtime provides it), running
+ * The chat function as the stack deploys it: the trimmed bundle, imported in a fresh Node
+ * process from a folder without node_modules (the AWS SDK is in the bundle), running
  * real turns against dynalite with the offline stand-in model. The second turn revives the first
  * turn's checkpoint through the trimmed LangChain load map.
  */
@@ -20,7 +21,8 @@ let dynamo: LocalDynamo;
 let outdir: string;
 
 beforeAll(async () => {
-  outdir = mkdtempSync(join(ROOT, "node_modules/.cache-bundle-test-"));
+  // Outside the project: the bundle must run without its node_modules, as in Lambda.
+  outdir = mkdtempSync(join(tmpdir(), "bundle-test-"));
   [dynamo] = await Promise.all([
     startLocalDynamo(),
     bundleFunction({ entry: join(ROOT, "functions/chat.ts"), outdir }),
@@ -32,14 +34,21 @@ afterAll(async () => {
   rmSync(outdir, { recursive: true, force: true });
 });
 
+/** The bundle's code, its entry and every chunk. */
+const bundleText = (dir: string) =>
+  readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".mjs"))
+    .map((f) => readFileSync(join(dir, f), "utf8"))
+    .join("\n");
+
 /**
  * Runs the bundle's handler on each event in turn, in one process (one warm container).
  * Asynchronously: dynalite answers from this process.
  */
 async function invokeBundle(events: unknown[]): Promise<Array<{ statusCode: number; body: string }>> {
   const script = `
-    const { handler } = require(${JSON.stringify(join(outdir, "index.js"))});
     (async () => {
+      const { handler } = await import(${JSON.stringify(join(outdir, "index.mjs"))});
       const out = [];
       for (const event of JSON.parse(process.env.EVENTS)) {
         if (out.length && event.body) event.body = event.body.replace("SESSION", JSON.parse(out[0].body).session_id);
@@ -48,11 +57,10 @@ async function invokeBundle(events: unknown[]): Promise<Array<{ statusCode: numb
       process.stdout.write(JSON.stringify(out));
       process.exit(0);
     })().catch((e) => { console.error(e); process.exit(1); });`;
-  const { stdout } = await promisify(execFile)(process.execPath, ["--enable-source-maps", "-e", script], {
+  const { stdout } = await promisify(execFile)(process.execPath, ["-e", script], {
     timeout: 60_000,
     env: {
       PATH: process.env.PATH,
-      NODE_PATH: join(ROOT, "node_modules"),
       EVENTS: JSON.stringify(events),
       CHECKPOINT_TABLE: TABLE,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
@@ -87,6 +95,20 @@ describe("the deployed chat bundle", () => {
     expect(messages[2]!.content).toBe("and again");
   });
 
+  it("prints stack traces in source positions in Lambda, without --enable-source-maps", async () => {
+    // createHandler without a wiring throws inside the bundle: the top frame is functions/chat.ts.
+    const script = `import(${JSON.stringify(join(outdir, "index.mjs"))}).then((m) => m.createHandler(undefined)).catch((e) => process.stdout.write(e.stack))`;
+    const stackIn = async (env: Record<string, string>) =>
+      (
+        await promisify(execFile)(process.execPath, ["-e", script], {
+          env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", ...env },
+        })
+      ).stdout;
+    expect(await stackIn({ AWS_LAMBDA_FUNCTION_NAME: "chat" })).toMatch(/functions\/chat\.ts:\d+/);
+    // Outside Lambda nothing is installed: the positions are the minified bundle's.
+    expect(await stackIn({})).not.toMatch(/functions\/chat\.ts/);
+  });
+
   it("rejects bad input with a 400", async () => {
     const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
     const [bad] = await invokeBundle([chatEvent("{not json", { authorizer })]);
@@ -94,13 +116,13 @@ describe("the deployed chat bundle", () => {
   });
 
   it("leaves LangSmith's API client out unless asked, and says how to bundle it", async () => {
-    const code = readFileSync(join(outdir, "index.js"), "utf8");
+    const code = bundleText(outdir);
     expect(code).toContain("Deploy with -c langsmith=true");
     expect(code).not.toContain("/runs/batch");
     const traced = mkdtempSync(join(ROOT, "node_modules/.cache-bundle-test-"));
     try {
       await bundleFunction({ entry: join(ROOT, "functions/chat.ts"), outdir: traced, langsmith: true });
-      expect(readFileSync(join(traced, "index.js"), "utf8")).toContain("/runs/batch");
+      expect(bundleText(traced)).toContain("/runs/batch");
     } finally {
       rmSync(traced, { recursive: true, force: true });
     }

@@ -435,7 +435,6 @@ describe("REST API", () => {
     expect(propsOf(stack.authorizerFunction).Environment.Variables).toEqual({
       OIDC_ISSUER: "https://auth.example.com/",
       OIDC_AUDIENCE: "agent-api",
-      NODE_OPTIONS: "--enable-source-maps",
     });
   });
 
