@@ -1,5 +1,4 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
-import { join } from "node:path";
 import { langchainLoadMap, langsmithClientOff, sideEffectFree, zodNamespaceImports, type Trim } from "./trims";
 
 export interface BundleOptions {
