@@ -3,7 +3,8 @@ import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
-import { json } from "../shared/http";
+import { json, parseJsonBody } from "../shared/http";
+import { SettingsPatch, storedSettings } from "../shared/session-settings";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { decodeCursor } from "../shared/stores/conversations";
@@ -23,12 +24,16 @@ const ListQuery = z.object({
     .optional(),
 });
 
+/** PATCH /api/sessions/{id}: some settings; the next turn runs with them. */
+const SessionPatch = z.object({ settings: SettingsPatch }).strict();
+
 const historyUnavailable = () =>
   new AppError(503, "history_unavailable", "conversation history needs Supabase, which is not configured");
 
 /**
  * GET    /api/sessions                  the caller's sessions, most recently active first, paginated
  * GET    /api/sessions/{id}/messages    a session's answers-only history (?trace=1 adds each reply's trace)
+ * PATCH  /api/sessions/{id}             {"settings": {...}}: tool groups and private, from the next turn on
  * DELETE /api/sessions/{id}             the checkpoints, conversation, traces and session row
  * Another user's session is 404 on every route, like one that does not exist.
  */
@@ -37,6 +42,7 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
     const { config, dynamo, conversations } = await backends();
     const userId = callerId(event, config.AUTH_MODE);
 
+    const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
     if (event.resource === "/api/sessions") {
       const query = ListQuery.safeParse(event.queryStringParameters ?? {});
       if (!query.success) {
@@ -47,13 +53,27 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
       const page = await conversations.listSessions(userId, query.data).catch((err) => {
         throw storeUnavailable(err);
       });
-      return json(200, { sessions: page.sessions, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) });
+      // Settings live on the sessions' owner records (read by every turn): one BatchGetItem per page.
+      const records = await owners.sessions(page.sessions.map((s) => s.session_id));
+      const sessions = page.sessions.map((s) => {
+        const settings = records.get(s.session_id)?.settings ?? storedSettings(undefined);
+        return { ...s, private: settings.private, settings };
+      });
+      return json(200, { sessions, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) });
     }
 
     const id = SessionId.safeParse(event.pathParameters?.id);
     if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
     const sessionId = id.data;
-    const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+
+    if (event.httpMethod === "PATCH") {
+      const { settings: patch } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
+      const settings = await owners.updateSettings(sessionId, userId, patch);
+      if (!settings) throw sessionNotFound();
+      logger.info("session settings changed", { sessionId, settings });
+      return json(200, { session_id: sessionId, private: settings.private, settings });
+    }
+
     if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
 
     if (event.httpMethod === "DELETE") {

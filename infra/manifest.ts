@@ -117,6 +117,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     routes: [
       { method: "GET", path: "/api/sessions" },
       { method: "GET", path: "/api/sessions/{id}/messages" },
+      { method: "PATCH", path: "/api/sessions/{id}" },
       { method: "DELETE", path: "/api/sessions/{id}" },
     ],
     grants: ["checkpoints", "supabase", "attachments:delete"],

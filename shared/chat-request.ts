@@ -3,6 +3,7 @@ import * as z from "zod";
 import type { Config } from "./config";
 import { parseJsonBody } from "./http";
 import { callerId } from "./identity";
+import { SettingsPatch } from "./session-settings";
 import { identifier, storableTextProblem } from "./text";
 
 const id = identifier();
@@ -36,6 +37,8 @@ export function chatRequest(maxMessageBytes: number) {
     user_id: id.optional(),
     project_id: id.optional(),
     if_busy: z.enum(["reject", "queue"], { error: 'must be "reject" or "queue"' }).optional(),
+    /** a new session's settings (shared/session-settings.ts) */
+    settings: SettingsPatch.optional(),
   });
 }
 
@@ -50,6 +53,7 @@ export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
     sessionId: body.session_id,
     message: body.message,
     ifBusy: body.if_busy,
+    settings: body.settings,
   };
 }
 

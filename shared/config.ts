@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { ProjectSettings } from "./session-settings";
 
 /**
  * Every setting, in one place, read from the environment and validated at startup.
@@ -105,6 +106,39 @@ const Settings = z.object({
     .default(16 * 1024),
   /** Graph steps per turn before the run is stopped (each model call and tool round is a step or two). */
   AGENT_RECURSION_LIMIT: z.coerce.number().int().min(3).default(12),
+  /**
+   * The settings new sessions start with, per project, as JSON: {"<project id>": {"memory": false},
+   * "*": {...}} ("*" applies to every session, a project's entry over it). See shared/session-settings.ts.
+   */
+  PROJECT_SETTINGS: z
+    .string()
+    .default("{}")
+    .transform((text, ctx) => {
+      try {
+        const parsed = ProjectSettings.safeParse(JSON.parse(text));
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({
+          code: "custom",
+          message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join(", "),
+        });
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+      }
+      return z.NEVER;
+    }),
+  /**
+   * Model ids declared without tool support (comma-separated): a session on one of them binds no
+   * tools, and its prompt says it has none.
+   */
+  MODELS_WITHOUT_TOOLS: z
+    .string()
+    .default("")
+    .transform((text) =>
+      text
+        .split(",")
+        .map((m) => m.trim())
+        .filter(Boolean),
+    ),
 
   /**
    * Who the caller is. "authorizer": from API Gateway's authorizer context (AWS).
@@ -117,6 +151,12 @@ const Settings = z.object({
   OIDC_AUDIENCE: z.string().min(1).optional(),
   /** Defaults to <issuer>/.well-known/jwks.json. */
   OIDC_JWKS_URL: z.url().optional(),
+  /**
+   * The knowledge base's admins: JWT users whose ADMIN_CLAIM (e.g. "cognito:groups") holds
+   * ADMIN_GROUP (a list, or a space- or comma-separated string). Trusted API keys are admins too.
+   */
+  ADMIN_CLAIM: z.string().min(1).optional(),
+  ADMIN_GROUP: z.string().min(1).optional(),
   /**
    * Set by the stack when API keys are on (`apiKeys` context): the secret holding the API key
    * JWT users are metered under. Its presence also lets the authorizer accept `ApiKey` tokens.

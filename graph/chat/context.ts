@@ -60,9 +60,10 @@ const clampRatio = (r: number) => (Number.isFinite(r) ? Math.min(4, Math.max(0.5
 export function contextWindow(prompt: string, toolTokens: number, options: ContextOptions) {
   const { budget, cache } = options;
 
-  function systemMessage(summary: string, extra?: string): SystemMessage {
-    if (!summary && !cache && !extra) return new SystemMessage(prompt);
-    const blocks: Record<string, unknown>[] = [{ type: "text", text: prompt }];
+  /** `forCall`: this call's prompt (the session's tools), when it is not the one the window was sized for. */
+  function systemMessage(summary: string, extra?: string, forCall = prompt): SystemMessage {
+    if (!summary && !cache && !extra) return new SystemMessage(forCall);
+    const blocks: Record<string, unknown>[] = [{ type: "text", text: forCall }];
     if (cache) blocks.push(CACHE_POINT);
     // After the cache point: what changes between turns (the summary, the session's files).
     if (summary) blocks.push({ type: "text", text: `${SUMMARY_HEADING}\n${summary}` });
@@ -71,9 +72,13 @@ export function contextWindow(prompt: string, toolTokens: number, options: Conte
   }
 
   /** What one agent call is sent: system (prompt, summary), then the newest turns that fit. */
-  function modelInput(state: ChatStateType, extra?: string): { messages: BaseMessage[]; estimate: number } {
+  function modelInput(
+    state: ChatStateType,
+    extra?: string,
+    forCall?: string,
+  ): { messages: BaseMessage[]; estimate: number } {
     const ratio = clampRatio(state.tokenRatio);
-    const system = systemMessage(state.summary, extra);
+    const system = systemMessage(state.summary, extra, forCall);
     const fixed = messageTokens(system) + toolTokens;
     const fitted = fitTurns(state.messages, budget / ratio - fixed);
     const window = [...fitted.window];

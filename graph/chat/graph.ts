@@ -9,6 +9,7 @@ import { toolsTokens } from "../../shared/models/token-estimate";
 import { ChatState, contextWindow, type ChatStateType, type ContextOptions } from "./context";
 import { ModelError } from "./errors";
 import { repairHistory } from "./history";
+import { enabledTools, settingsOf } from "../tools/groups";
 import { systemPrompt } from "./prompt";
 import { ExplainingToolNode } from "./tool-node";
 
@@ -20,6 +21,8 @@ export interface ChatGraphDeps {
   promptContext?: (config: LangGraphRunnableConfig | undefined) => Promise<string | undefined>;
   /** the context budget, running summary and prompt caching; without it every call gets the whole history */
   context?: ContextOptions;
+  /** false for a model declared without tool support: it is bound none, and its prompt says so */
+  toolCalling?: boolean;
 }
 
 /**
@@ -28,27 +31,50 @@ export interface ChatGraphDeps {
  * checkpoint (thread_id = session_id) and each node returns only what it adds. With a
  * context budget, each call is fitted to it and `compact` runs beside the first call.
  */
-export function buildChatGraph({ model, tools, checkpointer, context, promptContext }: ChatGraphDeps) {
+export function buildChatGraph({
+  model,
+  tools: allTools,
+  checkpointer,
+  context,
+  promptContext,
+  toolCalling = true,
+}: ChatGraphDeps) {
+  const tools = toolCalling ? allTools : [];
   // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).
   const cacheOption = (
     context?.cache ? { cache_control: { type: "ephemeral" } } : {}
   ) as Partial<BaseChatModelCallOptions>;
-  const bound = tools.length > 0 ? model.bindTools!(tools, cacheOption) : model.withConfig(cacheOption);
-  const prompt = new SystemMessage(systemPrompt(tools));
-  // Tools counted as the model is sent them: name, description, JSON schema.
+  // One binding per set of tools a session's settings turn on, made once and reused.
+  const bindings = new Map<string, { bound: ReturnType<BaseChatModel["withConfig"]>; prompt: string }>();
+  const bindingFor = (enabled: StructuredToolInterface[]) => {
+    const key = enabled.map((t) => t.name).join(",");
+    let binding = bindings.get(key);
+    if (!binding) {
+      binding = {
+        bound: enabled.length > 0 ? model.bindTools!(enabled, cacheOption) : model.withConfig(cacheOption),
+        prompt: systemPrompt(enabled, { toolCalling }),
+      };
+      bindings.set(key, binding);
+    }
+    return binding;
+  };
+  // Sized for every tool (name, description, JSON schema as the model is sent them): a session
+  // with fewer is sent less, so the window errs on the safe side.
   const window =
-    context && contextWindow(systemPrompt(tools), toolsTokens(tools.map((t) => convertToOpenAITool(t))), context);
+    context &&
+    contextWindow(systemPrompt(tools, { toolCalling }), toolsTokens(tools.map((t) => convertToOpenAITool(t))), context);
 
-  async function agent(state: ChatStateType, config?: Parameters<typeof bound.invoke>[1]) {
+  async function agent(state: ChatStateType, config?: LangGraphRunnableConfig) {
     try {
+      const { bound, prompt } = bindingFor(enabledTools(tools, settingsOf(config)));
       // Repaired before every call: a crash can leave a history Converse would reject (./history.ts).
       const messages = repairHistory(state.messages);
       const extra = await promptContext?.(config);
       if (!window) {
-        const system = extra ? new SystemMessage(`${prompt.content}\n\n${extra}`) : prompt;
+        const system = new SystemMessage(extra ? `${prompt}\n\n${extra}` : prompt);
         return { messages: [await bound.invoke([system, ...messages], config)] };
       }
-      const input = window.modelInput({ ...state, messages }, extra);
+      const input = window.modelInput({ ...state, messages }, extra, prompt);
       const response = await bound.invoke(input.messages, config);
       const tokenRatio = window.calibrate(response, input.estimate);
       return { messages: [response], ...(tokenRatio !== undefined ? { tokenRatio } : {}) };

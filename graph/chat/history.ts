@@ -19,7 +19,9 @@ const roleOf = (m: BaseMessage): Role | undefined =>
 const blocks = (content: MessageContent) =>
   typeof content === "string" ? (content === "" ? [] : [{ type: "text" as const, text: content }]) : content;
 const hasText = (content: MessageContent) =>
-  blocks(content).some((b) => typeof b === "string" || (b.type === "text" && String((b as { text?: string }).text ?? "").trim() !== ""));
+  blocks(content).some(
+    (b) => typeof b === "string" || (b.type === "text" && String((b as { text?: string }).text ?? "").trim() !== ""),
+  );
 
 /** Two assistant messages in a row as one: the text of both, the tool calls of the second. */
 function mergeAssistant(first: AIMessage, second: AIMessage): AIMessage {
@@ -83,7 +85,12 @@ export function repairHistory(messages: BaseMessage[]): BaseMessage[] {
     for (const call of calls) {
       push(
         results.get(call.id ?? "") ??
-          new ToolMessage({ tool_call_id: call.id ?? "", name: call.name, status: "error", content: INTERRUPTED_TOOL_RESULT }),
+          new ToolMessage({
+            tool_call_id: call.id ?? "",
+            name: call.name,
+            status: "error",
+            content: INTERRUPTED_TOOL_RESULT,
+          }),
       );
     }
   }

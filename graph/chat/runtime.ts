@@ -7,6 +7,7 @@ import { defaultContextBudget } from "./context";
 import { buildChatGraph, type ChatGraph } from "./graph";
 import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
+import { settingsOf } from "../tools/groups";
 import { chatTools } from "../tools/registry";
 import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
 import { FileRecords } from "../../shared/files/records";
@@ -54,6 +55,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     model: model.value,
     tools,
     checkpointer,
+    toolCalling: !config.MODELS_WITHOUT_TOOLS.includes(config.BEDROCK_MODEL_ID ?? ""),
     context: {
       budget: config.CONTEXT_TOKEN_BUDGET ?? defaultContextBudget(config.BEDROCK_MODEL_ID),
       // The light model that names sessions also keeps the running summary.
@@ -63,10 +65,20 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     },
     // Only the files' records are read here: the SQL engine loads when a data tool runs.
     ...(dataFiles
-      ? { promptContext: async (c) => describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => [])) }
+      ? {
+          promptContext: async (c) =>
+            settingsOf(c).files
+              ? describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => []))
+              : undefined,
+        }
       : {}),
   });
-  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS, config.SESSION_LEASE_MS);
+  const owners = new SessionOwners(
+    dynamo,
+    config.CHECKPOINT_TABLE,
+    config.CHECKPOINT_TTL_DAYS,
+    config.SESSION_LEASE_MS,
+  );
   return {
     ...backends,
     graph,
@@ -78,7 +90,9 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       conversations,
       recursionLimit: config.AGENT_RECURSION_LIMIT,
       extractionQueue,
-      onUndoFailure: (error) => logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
+      projectSettings: config.PROJECT_SETTINGS,
+      onUndoFailure: (error) =>
+        logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
       onExtractionPublishFailure: (error) =>
         logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
     }),

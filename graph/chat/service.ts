@@ -11,6 +11,12 @@ import {
 import { randomUUID } from "node:crypto";
 import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
+import {
+  type ProjectSettings,
+  type SessionSettings,
+  type SettingsPatch,
+  startingSettings,
+} from "../../shared/session-settings";
 import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
@@ -37,6 +43,8 @@ export interface ChatTurn {
   durability?: "exit" | "sync";
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
+  /** a new session's settings, over its project's defaults; refused for an existing session */
+  settings?: SettingsPatch;
   /**
    * Epoch ms by which the run must have ended (the function's deadline less what saving the turn
    * needs). Bounds the wait for a busy session, and aborts the model calls, the naming call and the
@@ -83,6 +91,8 @@ export interface ChatServiceDeps {
   onUndoFailure?: (err: unknown) => void;
   /** a failed hand-off is reported here and never fails the reply */
   onExtractionPublishFailure?: (err: unknown) => void;
+  /** the settings new sessions start with, per project (config PROJECT_SETTINGS) */
+  projectSettings?: ProjectSettings;
 }
 
 const projectMismatch = (project: string | null) =>
@@ -105,6 +115,13 @@ const leaseLost = (cause: unknown) =>
 const runCancelled = (cause: unknown) =>
   new AppError(409, "run_cancelled", "another run on this thread asked this one to stop", { cause });
 
+const settingsOnExistingSession = () =>
+  new AppError(
+    400,
+    "settings_on_existing_session",
+    "settings are set when a session starts; change them with PATCH /api/sessions/{id}",
+  );
+
 const sessionBusy = () =>
   new AppError(
     409,
@@ -122,12 +139,13 @@ export class ChatService {
 
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
+    if (!isNew && turn.settings !== undefined) throw settingsOnExistingSession();
     const sessionId = turn.sessionId ?? randomUUID();
-    // One conditional write checks the session is the caller's, reads its project and takes its
-    // lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same lease, so
-    // a turn never writes into a session deleted meanwhile.
-    const { lease, projectId } = isNew
-      ? { lease: await this.claimSession(sessionId, turn), projectId: turn.projectId ?? null }
+    // One conditional write checks the session is the caller's, reads its project and settings and
+    // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
+    // lease, so a turn never writes into a session deleted meanwhile.
+    const { lease, projectId, settings } = isNew
+      ? await this.claimSession(sessionId, turn)
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
     const human = new HumanMessage({ id: turn.messageId ?? randomUUID(), content: turn.message });
@@ -137,11 +155,13 @@ export class ChatService {
       // Named alongside the run, so the name costs the reply no time.
       const naming = isNew ? this.name(turn.message, signal) : undefined;
       const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
+      tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), settings });
       const askedAt = new Date().toISOString();
       ran = true;
       const answer = await this.run(
         sessionId,
         { ...turn, projectId: projectId ?? undefined },
+        settings,
         human,
         tracer,
         observer,
@@ -172,14 +192,17 @@ export class ChatService {
         });
       if (saved === "forbidden") throw sessionNotFound();
       ran = false; // recorded: from here on the turn stands
-      await this.handOffForExtraction({
-        user_id: turn.userId,
-        project_id: projectId,
-        session_id: sessionId,
-        turn_id: messageId,
-        user_message: turn.message,
-        assistant_reply: reply,
-      });
+      // Nothing of a private session, or of one with memory off, is remembered: it never reaches
+      // the extraction queue.
+      if (settings.memory && !settings.private)
+        await this.handOffForExtraction({
+          user_id: turn.userId,
+          project_id: projectId,
+          session_id: sessionId,
+          turn_id: messageId,
+          user_message: turn.message,
+          assistant_reply: reply,
+        });
       return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
     } catch (err) {
       // A turn is in both the graph state and the transcript, or in neither. Not when the lease
@@ -224,6 +247,7 @@ export class ChatService {
   private async run(
     sessionId: string,
     turn: ChatTurn,
+    settings: SessionSettings,
     human: HumanMessage,
     tracer: TraceCollector,
     observer: TurnObserver,
@@ -239,6 +263,7 @@ export class ChatService {
             session_id: sessionId,
             user_id: turn.userId,
             project_id: turn.projectId,
+            settings,
           },
           recursionLimit: this.deps.recursionLimit,
           callbacks: [tracer],
@@ -299,16 +324,18 @@ export class ChatService {
     }
   }
 
-  /** A new session is claimed for the caller, in the turn's project for good, its lease held. */
-  private async claimSession(sessionId: string, turn: ChatTurn): Promise<Lease> {
+  /** A new session is claimed for the caller, in the turn's project for good, its settings set, its lease held. */
+  private async claimSession(sessionId: string, turn: ChatTurn): Promise<TakenSession> {
+    const projectId = turn.projectId ?? null;
+    const settings = startingSettings(this.deps.projectSettings ?? {}, projectId, turn.settings);
     let lease: Lease | undefined;
     try {
-      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, turn.projectId ?? null);
+      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, projectId, settings);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
     if (!lease) throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
-    return lease;
+    return { lease, projectId, settings };
   }
 
   /**
@@ -317,7 +344,7 @@ export class ChatService {
    * while the session is busy), one naming none runs in the session's. (A session recorded before
    * projects were kept takes the turn's.)
    */
-  private async takeSession(sessionId: string, turn: ChatTurn): Promise<{ lease: Lease; projectId: string | null }> {
+  private async takeSession(sessionId: string, turn: ChatTurn): Promise<TakenSession> {
     let attempt: SessionLeaseAttempt;
     try {
       attempt =
@@ -339,8 +366,18 @@ export class ChatService {
       throw projectMismatch(session.projectId!);
     }
     if (!lease) throw sessionBusy();
-    return { lease, projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId };
+    return {
+      lease,
+      projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
+      settings: session.settings,
+    };
   }
+}
+
+interface TakenSession {
+  lease: Lease;
+  projectId: string | null;
+  settings: SessionSettings;
 }
 
 /** Aborted when the lease is lost or the deadline passes, whichever comes first. */

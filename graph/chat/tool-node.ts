@@ -3,6 +3,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import type * as z from "zod";
+import { settingsOf, whyOff } from "../tools/groups";
 
 interface Issue {
   code: string;
@@ -15,7 +16,10 @@ interface Issue {
 }
 
 const valueAt = (args: unknown, path: PropertyKey[]) =>
-  path.reduce<unknown>((v, key) => (v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[key] : undefined), args);
+  path.reduce<unknown>(
+    (v, key) => (v && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[key] : undefined),
+    args,
+  );
 
 /** One zod issue as a short sentence a model can pass on to the user. */
 function explainIssue(issue: Issue, args: unknown): string {
@@ -28,7 +32,8 @@ function explainIssue(issue: Issue, args: unknown): string {
   if (issue.code === "too_big") return `${name} is over the limit of ${issue.maximum}`;
   if (issue.code === "too_small" && issue.origin === "string") return `${name} is empty`;
   if (issue.code === "too_small") return `${name} is under the minimum of ${issue.minimum}`;
-  if (issue.code === "invalid_type") return `${name} must be ${issue.expected === "array" ? "a list" : `a ${issue.expected}`}`;
+  if (issue.code === "invalid_type")
+    return `${name} must be ${issue.expected === "array" ? "a list" : `a ${issue.expected}`}`;
   return `${name} ${issue.message}`;
 }
 
@@ -50,7 +55,7 @@ export function explainInvalidInput(tool: StructuredToolInterface, args: unknown
   });
 }
 
-/** LangGraph's ToolNode, with invalid tool input answered by explainInvalidInput. */
+/** LangGraph's ToolNode, with invalid tool input answered by explainInvalidInput and tools turned off answered by why. */
 export class ExplainingToolNode extends ToolNode {
   constructor(private readonly known: StructuredToolInterface[]) {
     super(known);
@@ -58,6 +63,17 @@ export class ExplainingToolNode extends ToolNode {
 
   protected override async runTool(call: ToolCall, config: LangGraphRunnableConfig, state: unknown) {
     const tool = this.known.find((t) => t.name === call.name);
+    // A tool the session's settings turn off is not bound, but a model can still name it (from
+    // the history, or unprompted): it is answered, not run.
+    const off = tool && whyOff(tool, settingsOf(config));
+    if (off) {
+      return new ToolMessage({
+        status: "error",
+        name: call.name,
+        tool_call_id: call.id ?? "",
+        content: JSON.stringify({ success: false, error: off }),
+      });
+    }
     const explanation = tool && explainInvalidInput(tool, call.args);
     if (explanation)
       return new ToolMessage({ status: "error", name: call.name, tool_call_id: call.id ?? "", content: explanation });

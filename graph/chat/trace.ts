@@ -21,6 +21,12 @@ export class TraceCollector extends BaseCallbackHandler {
     super();
   }
 
+  /** A step that is not a callback: what the turn ran with (its session settings). */
+  record(step: TraceStep): void {
+    this.steps.push(step);
+    this.onStep?.(step);
+  }
+
   private start(runId: string, step: TraceStep) {
     this.steps.push(step);
     this.open.set(runId, step);

@@ -8,6 +8,7 @@ import type { FileObjects } from "../../shared/files/objects";
 import type { FileRecord, FileRecords } from "../../shared/files/records";
 import { SqlError, SqlSandbox, type SqlLimits } from "../../shared/files/sql-sandbox";
 import { OFFLINE_HINT, type OfflineHint } from "../../shared/models/offline-rules";
+import { switchMetadata } from "./groups";
 import { scopeOf } from "./tool";
 
 /** A SQL statement in backticks: the offline stand-in runs it as written; it cannot write SQL itself. */
@@ -129,6 +130,7 @@ export function listFilesTool(deps: DataFileDeps) {
       })),
     {
       name: "list_files",
+      metadata: switchMetadata({ group: "files" }),
       description: "List the files the user attached to this session: data files (CSV/TSV) and images.",
       schema: z.object({}),
     },
@@ -151,7 +153,7 @@ export function describeDataFileTool(deps: DataFileDeps) {
       }),
     {
       name: "describe_data_file",
-      metadata: { [OFFLINE_HINT]: DESCRIBE_HINT },
+      metadata: { [OFFLINE_HINT]: DESCRIBE_HINT, ...switchMetadata({ group: "files" }) },
       description:
         "Describe one of the session's data files: its columns with inferred types, row count and a few sample rows.",
       schema: z.object({
@@ -178,7 +180,7 @@ export function queryDataTool(deps: DataFileDeps) {
       }),
     {
       name: "query_data",
-      metadata: { [OFFLINE_HINT]: QUERY_HINT },
+      metadata: { [OFFLINE_HINT]: QUERY_HINT, ...switchMetadata({ group: "files" }) },
       description:
         "Run one read-only SQL SELECT (DuckDB dialect) over the session's data files; each file is a table " +
         "named as listed in the prompt. Filter, aggregate, group and join. Results are capped in rows.",

@@ -4,6 +4,7 @@ import { defineTool } from "./tool";
 
 export const searchKnowledge = defineTool({
   name: "search_knowledge_base",
+  switch: { group: "knowledge" },
   description:
     "Search the company's documents (policies, FAQs, guides) by keywords and meaning. Use it for questions " +
     "about the product, pricing, policies or how to do something. Cite the source you used.",

@@ -5,6 +5,7 @@ import { defineTool } from "./tool";
 
 export const recallMemory = defineTool({
   name: "recall_memory",
+  switch: { group: "memory" },
   description:
     "Search what you remember about the user from earlier conversations, by meaning. Use it before answering " +
     "questions about the user's preferences, history, plans or anything they told you before.",
@@ -12,7 +13,10 @@ export const recallMemory = defineTool({
     query: storable(z.string().trim().min(1).max(1000)).describe("What to look for, in natural language."),
     limit: z.number().int().min(1).max(10).nullish().describe("How many memories to return (default 5)."),
     category: storable(z.string().max(64)).nullish(),
-    tags: z.array(storable(z.string().max(64))).max(10).nullish(),
+    tags: z
+      .array(storable(z.string().max(64)))
+      .max(10)
+      .nullish(),
   }),
   needs: ["store", "embeddings"],
   unavailable: MEMORY_UNAVAILABLE,

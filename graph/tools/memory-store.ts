@@ -8,12 +8,15 @@ export const MEMORY_UNAVAILABLE =
 
 export const storeMemory = defineTool({
   name: "store_memory",
+  switch: { group: "memory", writesMemory: true },
   description:
     "Save a durable fact about the user for future conversations: a preference, a decision, a constraint, " +
     "or something about them or their work. Use it when the user asks you to remember something, or states " +
     "something worth keeping. One self-contained fact per call. Storing a fact twice is harmless.",
   schema: z.object({
-    content: storable(z.string().trim().min(1).max(2000)).describe("The fact, written so it makes sense on its own later."),
+    content: storable(z.string().trim().min(1).max(2000)).describe(
+      "The fact, written so it makes sense on its own later.",
+    ),
     subject: storable(z.string().trim().max(100))
       .nullish()
       .describe(
@@ -23,7 +26,10 @@ export const storeMemory = defineTool({
       .object({
         title: storable(z.string().max(200)).nullish(),
         category: storable(z.string().max(64)).nullish().describe("e.g. preference, personal, work, decision"),
-        tags: z.array(storable(z.string().max(64))).max(10).nullish(),
+        tags: z
+          .array(storable(z.string().max(64)))
+          .max(10)
+          .nullish(),
       })
       .nullish(),
   }),

@@ -4,6 +4,7 @@ import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type * as z from "zod";
 import { OFFLINE_HINT, type OfflineHint } from "../../shared/models/offline-rules";
 import type { AgentStore } from "../../shared/stores/agent-store";
+import { switchMetadata, type ToolSwitch } from "./groups";
 
 /** What the tools run against; a tool whose needs are missing is left out of the registry. */
 export interface ToolDeps {
@@ -46,6 +47,8 @@ export interface AgentTool<S extends z.ZodObject = z.ZodObject> {
   offline?: OfflineHint;
   /** what the support agent gathers from it: passages it can quote, or facts about the customer */
   gathers?: "passages" | "facts";
+  /** the session setting that turns it on or off (./groups.ts) */
+  switch?: ToolSwitch;
 }
 
 export const defineTool = <S extends z.ZodObject>(tool: AgentTool<S>): AgentTool<S> => tool;
@@ -95,7 +98,7 @@ export function asLangChainTool(tool: AgentTool, deps: ToolDeps): StructuredTool
       name: tool.name,
       description: tool.description,
       schema: tool.schema,
-      ...(tool.offline ? { metadata: { [OFFLINE_HINT]: tool.offline } } : {}),
+      metadata: { ...(tool.offline ? { [OFFLINE_HINT]: tool.offline } : {}), ...switchMetadata(tool.switch ?? {}) },
     },
   );
 }

@@ -18,6 +18,7 @@ const formatValue = (v: unknown) =>
 
 export const userContext = defineTool({
   name: "get_user_context",
+  switch: { group: "user_context" },
   description:
     "Get the current user's plan, usage and preferences. Use it for questions about their account, " +
     "subscription, limits or settings, and to tailor answers to their preferences.",

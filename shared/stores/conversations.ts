@@ -1,3 +1,5 @@
+import type { SessionSettings } from "../session-settings";
+
 /** One line of the answers-only history a chat UI shows. */
 export interface ConversationMessage {
   role: "user" | "assistant";
@@ -17,13 +19,15 @@ export interface Conversation {
 
 /** One step of what the agent did for a reply, in order. */
 export interface TraceStep {
-  type: "node" | "model" | "tool";
+  type: "node" | "model" | "tool" | "settings";
   name: string;
   /** epoch milliseconds */
   started_at: number;
   duration_ms?: number;
   /** tool arguments */
   args?: unknown;
+  /** the session settings the turn ran with (type "settings") */
+  settings?: SessionSettings;
   success?: boolean;
   /**
    * Model token usage, when the model reports it. input_tokens counts every input token,

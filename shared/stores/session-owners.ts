@@ -1,7 +1,15 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
+import { type SessionSettings, type SettingsPatch, storedSettings } from "../session-settings";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 import { type CancelAction, holdLease, LEASE_MS, type Lease, requestCancel } from "./session-lease";
 
@@ -11,6 +19,8 @@ export const OWNER_SORT_KEY = "session";
 export interface SessionRecord {
   userId: string;
   projectId: string | null | undefined;
+  /** the tool groups on and whether the session is private (defaults for a session recorded before settings) */
+  settings: SessionSettings;
 }
 
 /** What taking a session's lease found: the lease (absent while another run holds it) and the session (absent: not the caller's). */
@@ -41,10 +51,21 @@ export class SessionOwners {
    * Starts a session for `userId` in `projectId` (null: none) for good, its lease held by the
    * caller: one conditional put. Undefined when the id is already taken.
    */
-  async claimLeased(sessionId: string, userId: string, projectId: string | null): Promise<Lease | undefined> {
+  async claimLeased(
+    sessionId: string,
+    userId: string,
+    projectId: string | null,
+    settings: SessionSettings,
+  ): Promise<Lease | undefined> {
     const token = randomUUID();
     const now = Date.now();
-    const item = { user_id: userId, project_id: projectId, lease_token: token, lease_until: now + this.leaseMs };
+    const item = {
+      user_id: userId,
+      project_id: projectId,
+      settings,
+      lease_token: token,
+      lease_until: now + this.leaseMs,
+    };
     if (!(await this.put(sessionId, item))) return undefined;
     return this.held(sessionId, token, now);
   }
@@ -66,7 +87,9 @@ export class SessionOwners {
           Key: { pk: sessionId, sk: OWNER_SORT_KEY },
           UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}`,
           ConditionExpression: "user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)",
-          ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute] ? { "#e": CHECKPOINT_TABLE.ttlAttribute } : undefined,
+          ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute]
+            ? { "#e": CHECKPOINT_TABLE.ttlAttribute }
+            : undefined,
           ExpressionAttributeValues: {
             ":token": token,
             ":until": now + this.leaseMs,
@@ -140,6 +163,67 @@ export class SessionOwners {
     return this.put(sessionId, { user_id: userId, project_id: projectId });
   }
 
+  /**
+   * Changes some of `userId`'s session's settings; the next turn runs with them (a running turn
+   * keeps those it started with). Undefined when the session is not the caller's. Two conditional
+   * updates: a session recorded before settings existed gets its map first, so that each setting
+   * is then set on its own and two concurrent changes of different settings both stand.
+   */
+  async updateSettings(sessionId: string, userId: string, patch: SettingsPatch): Promise<SessionSettings | undefined> {
+    const key = { pk: sessionId, sk: OWNER_SORT_KEY };
+    const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: "SET settings = if_not_exists(settings, :defaults)",
+          ConditionExpression: "user_id = :user",
+          ExpressionAttributeValues: { ":defaults": storedSettings(undefined), ":user": userId },
+        }),
+      );
+      if (entries.length === 0) return (await this.session(sessionId))?.settings;
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: `SET ${entries.map((_, i) => `settings.#k${i} = :v${i}`).join(", ")}`,
+          ConditionExpression: "user_id = :user",
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#k${i}`, k])),
+          ExpressionAttributeValues: {
+            ":user": userId,
+            ...Object.fromEntries(entries.map(([, v], i) => [`:v${i}`, v])),
+          },
+          ReturnValues: "ALL_NEW",
+        }),
+      );
+      return recordOf(out.Attributes!).settings;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return undefined;
+      throw err;
+    }
+  }
+
+  /** Several sessions' records at once (a page of the sessions list); missing ones are absent. */
+  async sessions(sessionIds: string[]): Promise<Map<string, SessionRecord>> {
+    const found = new Map<string, SessionRecord>();
+    for (let i = 0; i < sessionIds.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = sessionIds
+        .slice(i, i + 100)
+        .map((pk) => ({ pk, sk: OWNER_SORT_KEY }));
+      // Unprocessed keys come back under throttling: asked again until none are left.
+      for (let attempt = 0; keys && keys.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** Math.min(attempt, 5)));
+        const out: BatchGetCommandOutput = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.tableName] ?? []) found.set(item.pk as string, recordOf(item));
+        keys = out.UnprocessedKeys?.[this.tableName]?.Keys;
+      }
+    }
+    return found;
+  }
+
   /** The owner, or undefined for a session that does not exist. Keeps an active session from expiring. */
   async owner(sessionId: string): Promise<string | undefined> {
     return (await this.session(sessionId))?.userId;
@@ -181,4 +265,5 @@ const now = () => Math.floor(Date.now() / 1000);
 const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   userId: item.user_id as string,
   projectId: item.project_id as string | null | undefined,
+  settings: storedSettings(item.settings),
 });

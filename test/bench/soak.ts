@@ -49,6 +49,8 @@ export async function run() {
             turns: done,
             "RSS MB": (process.memoryUsage().rss / 2 ** 20).toFixed(0),
             "heap MB": (process.memoryUsage().heapUsed / 2 ** 20).toFixed(0),
+            // Array buffers hold PGlite's WebAssembly memory (Postgres's own buffers) and LevelDB reads.
+            "array buffers MB": (process.memoryUsage().arrayBuffers / 2 ** 20).toFixed(0),
             "median ms/turn": median(windowTimes).toFixed(1),
             "elapsed s": ((performance.now() - started) / 1000).toFixed(0),
           });
