@@ -27,7 +27,11 @@ export interface ApiKeyAccess {
  * Allows the whole API for a valid credential (so API Gateway can cache the decision across
  * routes). Anything else is "Unauthorized", which API Gateway answers with 401.
  */
-export function createAuthorizer(verify: (token: string) => Promise<{ sub: string }>, apiKeys?: ApiKeyAccess) {
+export function createAuthorizer(
+  verify: (token: string) => Promise<{ sub: string; claims?: Record<string, unknown> }>,
+  apiKeys?: ApiKeyAccess,
+  admins?: AdminRule,
+) {
   return async (
     event: APIGatewayTokenAuthorizerEvent | APIGatewayRequestAuthorizerEvent,
   ): Promise<APIGatewayAuthorizerResult> => {
@@ -55,12 +59,18 @@ export function createAuthorizer(verify: (token: string) => Promise<{ sub: strin
         logger.info("api key rejected", { reason: apiKeys ? "unknown or disabled key" : "API keys are off" });
         throw new Error("Unauthorized");
       }
-      return allow(`client:${client.client}`, { client: client.client, trusted: String(client.trusted) }, credential);
+      // A trusted key acts for its own users and runs the deployment's side: it administers the knowledge base.
+      return allow(
+        `client:${client.client}`,
+        { client: client.client, trusted: String(client.trusted), ...(client.trusted ? { role: "admin" } : {}) },
+        credential,
+      );
     }
 
     let sub: string;
+    let claims: Record<string, unknown> | undefined;
     try {
-      ({ sub } = await verify(credential));
+      ({ sub, claims } = await verify(credential));
     } catch (err) {
       if (err instanceof InvalidToken) {
         logger.info("token rejected", { reason: err.message });
@@ -68,8 +78,22 @@ export function createAuthorizer(verify: (token: string) => Promise<{ sub: strin
       }
       throw err;
     }
-    return allow(sub, { userId: sub }, await apiKeys?.usersKey());
+    const context: Record<string, string> = { userId: sub };
+    if (admins && isAdmin(claims?.[admins.claim], admins.group)) context.role = "admin";
+    return allow(sub, context, await apiKeys?.usersKey());
   };
+}
+
+/** Which JWT users are admins: those whose `claim` holds `group` (config ADMIN_CLAIM, ADMIN_GROUP). */
+export interface AdminRule {
+  claim: string;
+  group: string;
+}
+
+/** A groups claim is a list (Cognito's cognito:groups) or a space- or comma-separated string (OAuth scopes, some IdPs). */
+function isAdmin(value: unknown, group: string): boolean {
+  if (Array.isArray(value)) return value.includes(group);
+  return typeof value === "string" && value.split(/[\s,]+/).includes(group);
 }
 
 /**
@@ -88,7 +112,9 @@ function credentialOf(event: APIGatewayTokenAuthorizerEvent | APIGatewayRequestA
  * The JWT check the settings ask for. A deployment without an OIDC issuer (a demo reached with API
  * keys) refuses every bearer token as Unauthorized (401), never an error (500).
  */
-export function configuredVerifier(config: Config): (token: string) => Promise<{ sub: string }> {
+export function configuredVerifier(
+  config: Config,
+): (token: string) => Promise<{ sub: string; claims?: Record<string, unknown> }> {
   if (!config.OIDC_ISSUER) {
     return async () => {
       throw new InvalidToken("no OIDC issuer is configured: this deployment accepts API keys only");
@@ -115,4 +141,5 @@ export const handler = createAuthorizer(
         usersKey: () => secretValue("USERS_API_KEY", undefined, config.USERS_API_KEY_SECRET_ARN),
       }
     : undefined,
+  config.ADMIN_CLAIM && config.ADMIN_GROUP ? { claim: config.ADMIN_CLAIM, group: config.ADMIN_GROUP } : undefined,
 );

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
 import { AppError, badRequest, notFound } from "../shared/errors";
 import { callerId } from "../shared/identity";
-import { json } from "../shared/http";
+import { json, parseQuery } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
@@ -38,12 +38,8 @@ export function createMemoriesHandler(backends: () => Promise<Backends> | Backen
       if (!deleted) throw notFound("memory_not_found", "no such memory");
       return { statusCode: 204, body: "" };
     }
-    const query = ListQuery.safeParse(event.queryStringParameters ?? {});
-    if (!query.success) {
-      const issue = query.error.issues[0]!;
-      throw badRequest(`invalid_${issue.path.join("_")}`, `${issue.path.join(".")}: ${issue.message}`);
-    }
-    const memories = await store.listMemories(userId, query.data).catch((err) => {
+    const query = parseQuery(event, ListQuery);
+    const memories = await store.listMemories(userId, query).catch((err) => {
       throw unavailable(err);
     });
     return json(200, {

@@ -3,7 +3,7 @@ import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
-import { json, parseJsonBody } from "../shared/http";
+import { json, parseJsonBody, parseQuery } from "../shared/http";
 import { SettingsPatch, storedSettings } from "../shared/session-settings";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
@@ -44,13 +44,9 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
 
     const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
     if (event.resource === "/api/sessions") {
-      const query = ListQuery.safeParse(event.queryStringParameters ?? {});
-      if (!query.success) {
-        const issue = query.error.issues[0]!;
-        throw badRequest(`invalid_${issue.path.join("_")}`, `${issue.path.join(".")}: ${issue.message}`);
-      }
+      const query = parseQuery(event, ListQuery);
       if (!conversations) throw historyUnavailable();
-      const page = await conversations.listSessions(userId, query.data).catch((err) => {
+      const page = await conversations.listSessions(userId, query).catch((err) => {
         throw storeUnavailable(err);
       });
       // Settings live on the sessions' owner records (read by every turn): one BatchGetItem per page.

@@ -29,6 +29,8 @@ export type Grant =
   | "send:support"
   /** read the documents bucket's prefix */
   | "documents"
+  /** put and delete under the documents bucket's prefix (the knowledge admin routes) */
+  | "documents:admin"
   /** the attachments bucket's users/ prefix: put, get and delete (presigning, checking uploads) */
   | "attachments"
   /** read attachments (the chat functions' data tools) */
@@ -157,6 +159,22 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     memoryMB: 1024,
     grants: ["checkpoints", "attachments"],
     defers: "the S3 client and the file inspection",
+  },
+  {
+    // The knowledge base as its admins manage it (functions/knowledge.ts)
+    name: "knowledge",
+    kind: "api",
+    timeoutSeconds: 29,
+    memoryMB: 512,
+    routes: [
+      { method: "GET", path: "/api/knowledge/documents" },
+      { method: "GET", path: "/api/knowledge/documents/{source}" },
+      { method: "DELETE", path: "/api/knowledge/documents/{source}" },
+      { method: "POST", path: "/api/knowledge/uploads" },
+      { method: "GET", path: "/api/knowledge/search" },
+    ],
+    grants: ["supabase", "documents:admin", "bedrock-embeddings"],
+    defers: "the store and S3 clients, and the search tool with its embedder",
   },
   {
     name: "health",

@@ -35,13 +35,25 @@ export interface Backends {
   documentProcessor?: DocumentProcessor;
   /** how the support worker reaches Intercom: fetch in AWS, the stand-in locally */
   intercomFetch?: typeof fetch;
+  /** the documents bucket as admins manage it (upload, delete); absent: no knowledge admin routes */
+  knowledge?: KnowledgeBucket;
+}
+
+/**
+ * The documents bucket's prefix as the knowledge admin routes see it: a document's `source` is
+ * its key under `prefix`, and its id in the knowledge base `${bucket}/${prefix}${source}`.
+ */
+export interface KnowledgeBucket {
+  bucket: string;
+  prefix: string;
+  objects: FileObjects;
 }
 
 /** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
-  const files = await attachmentsBucket(config);
+  const files = { ...(await attachmentsBucket(config)), ...(await documentsBucket(config)) };
   if (!config.SUPABASE_URL) return { config, dynamo, ...files, ...queues(config) };
   const key = secretSource(
     "SUPABASE_SERVICE_ROLE_KEY",
@@ -67,6 +79,17 @@ async function attachmentsBucket(config: Config): Promise<{ files?: FileObjects 
     import("./files/objects"),
   ]);
   return { files: new S3FileObjects(new S3Client({}), config.ATTACHMENTS_BUCKET) };
+}
+
+/** The documents bucket when the stack granted this function its admin side (the knowledge routes). */
+async function documentsBucket(config: Config): Promise<{ knowledge?: KnowledgeBucket }> {
+  if (!config.DOCUMENTS_BUCKET) return {};
+  const [{ S3Client }, { S3FileObjects }] = await Promise.all([
+    import("@aws-sdk/client-s3"),
+    import("./files/objects"),
+  ]);
+  const objects = new S3FileObjects(new S3Client({}), config.DOCUMENTS_BUCKET);
+  return { knowledge: { bucket: config.DOCUMENTS_BUCKET, prefix: config.DOCUMENTS_PREFIX, objects } };
 }
 
 /** The queues this function sends to, from the URLs the stack gave it; one SQS client for all. */

@@ -169,6 +169,15 @@ const Settings = z.object({
   /** In AWS the key is not in the environment: this names the Secrets Manager secret holding it. */
   SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: z.string().min(1).optional(),
 
+  /** The documents bucket and prefix, for the knowledge admin routes (uploads and deletes); unset: none. */
+  DOCUMENTS_BUCKET: z.string().min(3).optional(),
+  DOCUMENTS_PREFIX: z.string().default("knowledge/"),
+  /** Largest document an admin may upload through the API. */
+  KNOWLEDGE_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(50 * 1024 * 1024),
   /** Attachments (files of a session): the S3 bucket; unset in AWS means no file routes or data tools. */
   ATTACHMENTS_BUCKET: z.string().min(3).optional(),
   /** Largest accepted file, files per session, rows loaded per data file. */

@@ -79,3 +79,11 @@ export function jsonErrors(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, 
     },
   };
 }
+
+/** The query string, checked against `schema`: the first problem becomes a 400 naming the parameter. */
+export function parseQuery<S extends z.ZodType>(event: APIGatewayProxyEvent, schema: S): z.infer<S> {
+  const query = schema.safeParse(event.queryStringParameters ?? {});
+  if (query.success) return query.data;
+  const issue = query.error.issues[0]!;
+  throw badRequest(`invalid_${issue.path.join("_")}`, `${issue.path.join(".")}: ${issue.message}`);
+}

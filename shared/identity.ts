@@ -10,6 +10,8 @@ interface AuthorizerContext {
   /** set for an API key client (functions/authorizer.ts): its name, and "true" when trusted */
   client?: string;
   trusted?: string;
+  /** "admin" for a JWT holding the configured admin group, or a trusted API key (functions/authorizer.ts) */
+  role?: string;
 }
 
 /**
@@ -37,6 +39,16 @@ export function callerId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"],
   if (!id) throw unauthorized();
   if (bodyUserId !== undefined && bodyUserId !== id) throw forbidden("user_id does not match the authenticated user");
   return id;
+}
+
+/**
+ * Whether the caller administers the knowledge base. In AWS only the authorizer says so (a JWT in
+ * the configured admin group, or a trusted API key); an `x-user-role` header counts only on the
+ * local stack, where anyone can name any user anyway.
+ */
+export function isAdminCaller(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"]): boolean {
+  if (mode === "local") return header(event, "x-user-role") === "admin";
+  return (event.requestContext?.authorizer as AuthorizerContext | null | undefined)?.role === "admin";
 }
 
 /** x-user-id under the same rule as the body's user_id: storable text, at most 128 characters. */

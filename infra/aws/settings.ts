@@ -1,3 +1,4 @@
+import { loadConfig } from "../../shared/config";
 import type { Construct } from "constructs";
 
 /**
@@ -29,6 +30,11 @@ export interface StackSettings {
   /** The OIDC provider whose JWTs the API accepts. Unset (demo only): API keys only. */
   oidcIssuer?: string;
   oidcAudience?: string;
+  /** JWT users whose `adminClaim` (default cognito:groups) holds `adminGroup` administer the knowledge base. */
+  adminGroup?: string;
+  adminClaim?: string;
+  /** The settings new sessions start with, per project: {"<project>": {"memory": false}, "*": {...}}. */
+  projectSettings?: string;
   /** The Intercom admin (bot) the support agent replies as; setting it turns the Intercom agent on. */
   intercomAdminId?: string;
   /** Whether the Intercom webhook, queue and worker are deployed. */
@@ -82,6 +88,17 @@ export const REQUIRED_SETTINGS = {
   intercomAdminId: "the Intercom admin id the support agent replies as (Intercom is on)",
 } as const;
 
+/** Checked at synth, as the functions will check it at init: a bad value fails here, naming it. */
+function projectSettings(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    loadConfig({ PROJECT_SETTINGS: value });
+  } catch (err) {
+    throw new SettingsError(`projectSettings: ${(err as Error).message.replace(/^Invalid configuration: PROJECT_SETTINGS: /, "")}`);
+  }
+  return value;
+}
+
 export class SettingsError extends Error {
   constructor(message: string) {
     super(message);
@@ -117,6 +134,9 @@ export function readSettings(scope: Construct): StackSettings {
     oidcIssuer: httpsUrl("oidcIssuer", get("oidcIssuer")),
     attachmentsExpireDays: wholeNumber("attachmentsExpireDays", get("attachmentsExpireDays"), 1, 3650),
     oidcAudience: get("oidcAudience"),
+    adminGroup: get("adminGroup"),
+    adminClaim: get("adminClaim") ?? (get("adminGroup") ? "cognito:groups" : undefined),
+    projectSettings: projectSettings(get("projectSettings")),
     tracing: flag("tracing", get("tracing")) ?? false,
     langsmith: flag("langsmith", get("langsmith")) ?? false,
     alarmEmail: email(get("alarmEmail")),

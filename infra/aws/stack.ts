@@ -188,6 +188,7 @@ export class AgentStack extends Stack {
       ...(settings.embeddingDimension ? { EMBEDDING_DIM: String(settings.embeddingDimension) } : {}),
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
       ...(settings.corsOrigins ? { CORS_ORIGINS: settings.corsOrigins.join(",") } : {}),
+      ...(settings.projectSettings ? { PROJECT_SETTINGS: settings.projectSettings } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
@@ -223,6 +224,17 @@ export class AgentStack extends Stack {
           return this.attachments.grant(fn, "delete");
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
+        case "documents:admin":
+          fn.addEnvironment("DOCUMENTS_BUCKET", this.documentsBucket.bucketName);
+          fn.addEnvironment("DOCUMENTS_PREFIX", settings.documentsPrefix);
+          // Exactly what presigning an upload and deleting a document need (CDK's grantPut and
+          // grantDelete add s3:Abort* and s3:DeleteObject* wildcards).
+          return fn.addToRolePolicy(
+            new PolicyStatement({
+              actions: ["s3:PutObject", "s3:DeleteObject"],
+              resources: [this.documentsBucket.arnForObjects(`${settings.documentsPrefix}*`)],
+            }),
+          );
         case "intercom-token":
           fn.addEnvironment("INTERCOM_ACCESS_TOKEN_SECRET_ARN", intercom!.token.secretArn);
           fn.addEnvironment("INTERCOM_ADMIN_ID", settings.intercomAdminId!);
@@ -246,6 +258,7 @@ export class AgentStack extends Stack {
           ? {
               ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
               ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
+              ...(settings.adminGroup ? { ADMIN_GROUP: settings.adminGroup, ADMIN_CLAIM: settings.adminClaim! } : {}),
             }
           : environment,
       );

@@ -32,7 +32,7 @@ import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
-import { knownDocuments, watchDropFolder, type DropFolder } from "./drop-folder";
+import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
@@ -134,6 +134,12 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       documents: new FolderObjectSource(dropDir),
       // The attachments bucket: a folder, with presigned-style upload and download URLs on this server.
       files: new FolderFileObjects(localAttachmentsDir(dataDir), () => url),
+      // The documents bucket as admins manage it: the drop folder, with the same kind of URLs.
+      knowledge: {
+        bucket: LOCAL_BUCKET,
+        prefix: "",
+        objects: new FolderFileObjects(dropDir, () => url, "/_local/documents/"),
+      },
       documentProcessor,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
       intercomFetch: (input, init) =>
@@ -178,6 +184,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         const at = new URL(req.url ?? "/", "http://localhost");
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
+        if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
         await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
       })();
     });

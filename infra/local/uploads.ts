@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname, join, resolve, sep } from "node:path";
 import type { FileObjects } from "../../shared/files/objects";
 
-const PREFIX = "/_local/files/";
 
 /**
  * The attachments bucket on the local stack: objects are files under DATA_DIR/attachments,
@@ -18,6 +17,8 @@ export class FolderFileObjects implements FileObjects {
   constructor(
     readonly dir: string,
     private readonly baseUrl: () => string,
+    /** where this server serves its URLs: one path per local bucket */
+    private readonly urlPrefix = "/_local/files/",
   ) {}
 
   async uploadUrl(key: string, mediaType: string, bytes: number, expiresIn: number) {
@@ -45,8 +46,8 @@ export class FolderFileObjects implements FileObjects {
 
   /** Serves PUT/GET on signed URLs; false for any other path. */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-    if (!url.pathname.startsWith(PREFIX)) return false;
-    const key = decodeURIComponent(url.pathname.slice(PREFIX.length));
+    if (!url.pathname.startsWith(this.urlPrefix)) return false;
+    const key = decodeURIComponent(url.pathname.slice(this.urlPrefix.length));
     const q = url.searchParams;
     const fields: Record<string, string> =
       req.method === "PUT" ? { length: q.get("length") ?? "", type: q.get("type") ?? "" } : {};
@@ -90,7 +91,7 @@ export class FolderFileObjects implements FileObjects {
       expires,
       signature: this.signature(method, key, expires, fields).toString("hex"),
     });
-    return `${this.baseUrl()}${PREFIX}${key.split("/").map(encodeURIComponent).join("/")}?${params}`;
+    return `${this.baseUrl()}${this.urlPrefix}${key.split("/").map(encodeURIComponent).join("/")}?${params}`;
   }
 
   private signature(method: string, key: string, expires: string, fields: Record<string, string>) {

@@ -26,6 +26,20 @@ export const DEFAULT_LIMITS: Omit<DocumentLimits, "deadline"> = {
 
 const extension = (key: string) => /\.[^./]+$/.exec(key.toLowerCase())?.[0] ?? "";
 
+const CONTENT_TYPES: Record<string, string> = {
+  ".md": "text/markdown",
+  ".markdown": "text/markdown",
+  ".txt": "text/plain",
+  ".html": "text/html",
+  ".htm": "text/html",
+  ".json": "application/json",
+  ".pdf": "application/pdf",
+  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+};
+
+/** The content type a document is read as: by its extension, as extraction decides (octet-stream when unsupported). */
+export const contentTypeOf = (key: string) => CONTENT_TYPES[extension(key)] ?? "application/octet-stream";
+
 /**
  * Text files must be UTF-8 and hold no NUL: random bytes named `.md` would otherwise become
  * chunks of replacement characters, and Postgres refuses NUL in text.

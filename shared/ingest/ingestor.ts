@@ -4,6 +4,7 @@ import { checkDeadline, type DocumentLimits } from "../documents/limits";
 import { processDocument, type DocumentProcessor } from "../documents/process";
 import { SkipDocument } from "../documents/skip";
 import type { AgentStore, DocumentChunk, DocumentVersion } from "../stores/agent-store";
+import { contentTypeOf } from "../documents/extract-text";
 import { TooLarge, type ObjectSource } from "./object-source";
 import type { S3ObjectEvent } from "./s3-events";
 
@@ -70,7 +71,13 @@ export class Ingestor {
       return { action: "skipped", reason };
     };
     const tooLarge = (size: number) => `${size} bytes is over the ${settings.maxBytes}-byte limit`;
-    if (event.size !== undefined && event.size > settings.maxBytes) return skip(tooLarge(event.size));
+    // Size and type are what an admin sees beside the status (GET /api/knowledge/documents).
+    const facts = (bytes: number) => store.recordDocumentFacts(version, bytes, contentTypeOf(event.key));
+    if (event.size !== undefined && event.size > settings.maxBytes) {
+      const outcome = await skip(tooLarge(event.size));
+      await facts(event.size);
+      return outcome;
+    }
 
     const attempt = await store.beginDocument(version);
     if (attempt.state === "stale") return { action: "stale" };
@@ -95,6 +102,7 @@ export class Ingestor {
         await store.recordDocumentOutcome(version, "skipped", "the object no longer exists");
         return { action: "missing" };
       }
+      await facts(object.body.byteLength);
       const pieces = await this.process({
         key: event.key,
         body: object.body,

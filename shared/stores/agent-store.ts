@@ -120,7 +120,22 @@ export interface DocumentRecord {
   reason: string | null;
   /** ETag of the version the status describes */
   statusEtag: string | null;
+  /** S3 sequencer of the last event applied or attempted: orders events on one key */
+  sequencer: string | null;
+  /** size and content type of the version the status describes, once its processing began */
+  bytes: number | null;
+  contentType: string | null;
   updatedAt: string;
+}
+
+/** One chunk as an admin sees it: where it sits in the document and how it starts. */
+export interface DocumentChunkPreview {
+  index: number;
+  /** the Markdown heading path ("Billing > Refunds"), when the document has headings */
+  headings: string | null;
+  /** the first characters of its text */
+  preview: string;
+  chars: number;
 }
 
 export interface AgentStore {
@@ -134,6 +149,10 @@ export interface AgentStore {
   recordDocumentOutcome(version: DocumentVersion, status: "skipped" | "failed", reason: string): Promise<void>;
   /** Every document of a bucket with its status, by key. */
   listDocuments(bucket: string): Promise<DocumentRecord[]>;
+  /** Size and type of a version whose processing began (shown with its status). */
+  recordDocumentFacts(version: DocumentVersion, bytes: number, contentType: string): Promise<void>;
+  /** A document's stored chunks, in order, as previews. */
+  documentChunks(documentId: string): Promise<DocumentChunkPreview[]>;
   /** Stores a memory, or returns the one already stored for the same fact and scope. */
   insertMemory(memory: NewMemory): Promise<{ id: string; created: boolean }>;
   matchMemories(query: MemoryQuery): Promise<MemoryMatch[]>;
@@ -164,11 +183,25 @@ export const toDocumentRecord = (r: Record<string, any>): DocumentRecord => ({
   status: r.status ?? null,
   reason: r.reason ?? null,
   statusEtag: r.status_etag ?? null,
+  sequencer: r.status_sequencer ?? (r.sequencer || null),
+  bytes: r.bytes == null ? null : Number(r.bytes),
+  contentType: r.content_type ?? null,
   updatedAt: iso(r.status_at ?? r.updated_at),
 });
 
 export const DOCUMENT_COLUMNS =
-  "document_id,source,etag,deleted,chunk_count,status,reason,status_etag,status_at,updated_at";
+  "document_id,source,etag,deleted,chunk_count,status,reason,status_etag,status_at,updated_at,sequencer,status_sequencer,bytes,content_type";
+
+/** How many characters of a chunk an admin's preview shows. */
+export const CHUNK_PREVIEW_CHARS = 160;
+
+// biome-ignore lint/suspicious/noExplicitAny: a SQL or PostgREST row, typed by this mapper
+export const toChunkPreview = (r: Record<string, any>): DocumentChunkPreview => ({
+  index: r.chunk_index,
+  headings: r.metadata?.headings ?? null,
+  preview: [...String(r.content)].slice(0, CHUNK_PREVIEW_CHARS).join(""),
+  chars: [...String(r.content)].length,
+});
 
 /** begin_document_attempt's row as a DocumentAttempt. */
 export const toDocumentAttempt = (r: { state: string; interrupted: number; reason: string | null }): DocumentAttempt =>

@@ -3,6 +3,7 @@ import { rpc, unwrap } from "./postgrest";
 import {
   chunkRows,
   DOCUMENT_COLUMNS,
+  toChunkPreview,
   toDocumentAttempt,
   toDocumentRecord,
   vectorLiteral,
@@ -74,6 +75,27 @@ export class PostgrestAgentStore implements AgentStore {
         .order("document_id"),
     );
     return rows.map(toDocumentRecord);
+  }
+
+  async recordDocumentFacts(v: DocumentVersion, bytes: number, contentType: string) {
+    await rpc(this.rest, "record_document_facts", {
+      p_document_id: v.documentId,
+      p_sequencer: v.sequencer,
+      p_bytes: bytes,
+      p_content_type: contentType,
+    });
+  }
+
+  async documentChunks(documentId: string) {
+    const rows = unwrap<Record<string, unknown>[]>(
+      "knowledge_chunks",
+      await this.rest
+        .from("knowledge_chunks")
+        .select("chunk_index,metadata,content")
+        .eq("document_id", documentId)
+        .order("chunk_index"),
+    );
+    return rows.map(toChunkPreview);
   }
 
   async insertMemory(m: NewMemory) {

@@ -1,6 +1,7 @@
 import {
   chunkRows,
   DOCUMENT_COLUMNS,
+  toChunkPreview,
   iso,
   toDocumentAttempt,
   toDocumentRecord,
@@ -105,6 +106,18 @@ export class SqlAgentStore implements AgentStore {
       [`${bucket}/`],
     );
     return rows.map(toDocumentRecord);
+  }
+
+  async recordDocumentFacts(v: DocumentVersion, bytes: number, contentType: string) {
+    await this.db.query("select record_document_facts($1, $2, $3, $4)", [v.documentId, v.sequencer, bytes, contentType]);
+  }
+
+  async documentChunks(documentId: string) {
+    const { rows } = await this.db.query(
+      "select chunk_index, metadata, content from knowledge_chunks where document_id = $1 order by chunk_index",
+      [documentId],
+    );
+    return rows.map(toChunkPreview);
   }
 
   async insertMemory(m: NewMemory) {

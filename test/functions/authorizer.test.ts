@@ -185,3 +185,62 @@ describe("handlers behind an API key", () => {
     expect(await chatAs({ user_id: "customer-9" }, untrusted)).toMatchObject({ status: 403, code: "forbidden" });
   });
 });
+
+describe("the admin role", () => {
+  const admins = { claim: "cognito:groups", group: "kb-admins" };
+  const withAdmins = () =>
+    createAuthorizer(
+      jwtVerifier({ issuer: ISSUER, audience: AUDIENCE }, createLocalJWKSet({ keys: [publicJwk] })),
+      {
+        lookup: async (value) =>
+          value === "trusted-key"
+            ? { client: "backend", trusted: true }
+            : value === "plain-key"
+              ? { client: "bot", trusted: false }
+              : undefined,
+        usersKey: async () => "users-key",
+      },
+      admins,
+    );
+
+  it("comes from the configured claim holding the configured group, as a list or a separated string", async () => {
+    const authorize = withAdmins();
+    expect(
+      (await authorize(event(await sign({ sub: "a", "cognito:groups": ["staff", "kb-admins"] })))).context,
+    ).toEqual({
+      userId: "a",
+      role: "admin",
+    });
+    expect((await authorize(event(await sign({ sub: "b", "cognito:groups": "staff kb-admins" })))).context?.role).toBe(
+      "admin",
+    );
+    for (const groups of [["staff"], "kb-admins-not", undefined, 42]) {
+      const result = await authorize(event(await sign({ sub: "c", "cognito:groups": groups })));
+      expect(result.context).toEqual({ userId: "c" });
+    }
+  });
+
+  it("comes with a trusted API key, never with a plain one", async () => {
+    const authorize = withAdmins();
+    const key = (value: string): APIGatewayTokenAuthorizerEvent => ({
+      ...event(""),
+      authorizationToken: `ApiKey ${value}`,
+    });
+    expect((await authorize(key("trusted-key"))).context).toMatchObject({ client: "backend", role: "admin" });
+    expect((await authorize(key("plain-key"))).context).not.toHaveProperty("role");
+  });
+
+  it("is read from the authorizer in AWS, where an x-user-role header counts for nothing", async () => {
+    const { isAdminCaller } = await import("../../shared/identity");
+    const headerOnly = { headers: { "x-user-role": "admin" }, requestContext: { authorizer: { userId: "u" } } };
+    expect(isAdminCaller(headerOnly as never, "authorizer")).toBe(false);
+    expect(
+      isAdminCaller(
+        { headers: {}, requestContext: { authorizer: { userId: "u", role: "admin" } } } as never,
+        "authorizer",
+      ),
+    ).toBe(true);
+    expect(isAdminCaller(headerOnly as never, "local")).toBe(true);
+    expect(isAdminCaller({ headers: { "X-User-Role": "user" } } as never, "local")).toBe(false);
+  });
+});

@@ -139,3 +139,15 @@ describe("EntryCache", () => {
     expect(cache.entry("u", entry(2).sk)).toBeDefined();
   });
 });
+
+describe("EntryCache memory", () => {
+  it("keeps each payload in a buffer of its own, not the pooled or chunked block it was read into", () => {
+    const cache = new EntryCache(1_000_000);
+    const block = new Uint8Array(16 * 1024);
+    const view = block.subarray(100, 400);
+    cache.keep("t", { sk: "l##messages#1#h", cd: "br", d: view });
+    const kept = cache.entry("t", "l##messages#1#h")!.d!;
+    expect(kept).toEqual(view);
+    expect(kept.buffer.byteLength).toBe(300);
+  });
+});

@@ -1,0 +1,164 @@
+import * as z from "zod";
+import { apiHandler } from "../shared/api-handler";
+import type { Backends, KnowledgeBucket } from "../shared/backends";
+import { contentTypeOf } from "../shared/documents/extract-text";
+import { AppError, badRequest, forbidden, notFound } from "../shared/errors";
+import { json, parseJsonBody, parseQuery } from "../shared/http";
+import { callerId, isAdminCaller } from "../shared/identity";
+import { createLogger } from "../shared/logger";
+import type { DocumentRecord } from "../shared/stores/agent-store";
+import { deferredRuntime } from "../shared/deferred";
+import { storable } from "../shared/text";
+import { awsWiring, type Wiring } from "../shared/wiring";
+
+const logger = createLogger("knowledge");
+
+/** A document's name under the documents prefix: a relative path, as S3 keys and the drop folder allow. */
+const Source = storable(z.string().min(1).max(512)).refine(
+  (s) => !s.startsWith("/") && !s.split("/").some((part) => part === "" || part === "." || part === ".."),
+  "must be a relative path without empty, . or .. parts",
+);
+
+const Upload = z
+  .object({
+    source: Source,
+    bytes: z.number().int().min(1),
+    content_type: z.string().min(1).max(255).optional(),
+  })
+  .strict();
+
+const ListQuery = z.object({ deleted: z.enum(["0", "1"]).default("0") });
+const SearchQuery = z.object({
+  q: storable(z.string().trim().min(1).max(1000)),
+  limit: z.coerce.number().int().min(1).max(10).default(5),
+});
+
+const UPLOAD_URL_SECONDS = 900;
+
+/** The search tool and the embedder: loaded by the first search only (shared/deferred.ts). */
+const searchRuntime = deferredRuntime(
+  () =>
+    Promise.all([import("../graph/tools/knowledge-search"), import("../graph/tools/tool"), import("../shared/models")]),
+  async ([{ searchKnowledge }, { runTool }, { createEmbeddings }]) => ({ searchKnowledge, runTool, createEmbeddings }),
+);
+
+const unavailable = (cause?: unknown) =>
+  new AppError(503, "knowledge_unavailable", "the knowledge base cannot be read right now", { cause });
+const documentNotFound = () => notFound("document_not_found", "no such document in the knowledge base");
+
+/**
+ * The knowledge base as its admins manage it (an admin role: shared/identity.ts; anyone else 403).
+ *
+ * GET    /api/knowledge/documents             every document: status, reason, size, chunks (?deleted=1 adds deleted ones)
+ * GET    /api/knowledge/documents/{source}    one document with its chunks' previews
+ * DELETE /api/knowledge/documents/{source}    deletes the object; the bucket's event then deletes its chunks
+ * POST   /api/knowledge/uploads               {source, bytes}: a presigned PUT into the documents prefix
+ * GET    /api/knowledge/search?q=             what search_knowledge_base returns for q, with scores
+ *
+ * Documents change only through the bucket, so the one ingestion path (and its ordering by S3
+ * sequencer) stays the only writer of the knowledge base.
+ */
+export function createKnowledgeHandler(backends: () => Promise<Backends> | Backends) {
+  return apiHandler(logger, async (event) => {
+    const { config, store, knowledge } = await backends();
+    const userId = callerId(event, config.AUTH_MODE);
+    if (!isAdminCaller(event, config.AUTH_MODE)) throw forbidden("the knowledge base is managed by admins only");
+    if (!store || !knowledge) throw unavailable();
+    const documentId = (source: string) => `${knowledge.bucket}/${knowledge.prefix}${source}`;
+
+    if (event.resource === "/api/knowledge/search") {
+      const { q, limit } = parseQuery(event, SearchQuery);
+      const { searchKnowledge, runTool, createEmbeddings } = await searchRuntime();
+      // The same tool the agent calls, so this is what the agent would have found.
+      const embeddings = (await createEmbeddings(config)).value;
+      const found = await runTool(
+        searchKnowledge,
+        { query: q, limit },
+        {
+          scope: { userId, projectId: null, sessionId: null },
+          deps: { store, embeddings, minMemoryScore: config.MEMORY_MIN_SCORE },
+        },
+      );
+      return json(found.success === false ? 503 : 200, found);
+    }
+
+    if (event.resource === "/api/knowledge/uploads") {
+      const upload = parseJsonBody(event, Upload, { maxBytes: 4096 });
+      const contentType = upload.content_type ?? contentTypeOf(upload.source);
+      if (contentTypeOf(upload.source) === "application/octet-stream")
+        throw badRequest(
+          "unsupported_document_type",
+          "source must end in .md, .markdown, .txt, .html, .htm, .json, .pdf or .docx",
+        );
+      if (upload.bytes > config.KNOWLEDGE_UPLOAD_MAX_BYTES)
+        throw new AppError(
+          413,
+          "document_too_large",
+          `bytes must be at most ${config.KNOWLEDGE_UPLOAD_MAX_BYTES} (ingestion skips documents over ${config.INGEST_MAX_BYTES})`,
+        );
+      const url = await knowledge.objects.uploadUrl(
+        `${knowledge.prefix}${upload.source}`,
+        contentType,
+        upload.bytes,
+        UPLOAD_URL_SECONDS,
+      );
+      logger.info("document upload granted", { source: upload.source, bytes: upload.bytes });
+      return json(200, {
+        source: upload.source,
+        upload_url: url,
+        method: "PUT",
+        headers: { "content-type": contentType },
+        expires_in: UPLOAD_URL_SECONDS,
+      });
+    }
+
+    const documents = await store.listDocuments(knowledge.bucket).catch((err) => {
+      throw unavailable(err);
+    });
+    const mine = documents.filter((d) => d.source.startsWith(knowledge.prefix));
+
+    if (event.resource === "/api/knowledge/documents") {
+      const { deleted } = parseQuery(event, ListQuery);
+      return json(200, {
+        documents: mine.filter((d) => deleted === "1" || d.status !== "deleted").map((d) => view(d, knowledge)),
+      });
+    }
+
+    const source = Source.safeParse(event.pathParameters?.source);
+    if (!source.success)
+      throw badRequest("invalid_source", `source: ${source.error.issues[0]!.message} (URL-encode any /)`);
+    const record = mine.find((d) => d.documentId === documentId(source.data));
+    if (!record || record.status === "deleted") throw documentNotFound();
+
+    if (event.httpMethod === "DELETE") {
+      await knowledge.objects.delete([`${knowledge.prefix}${source.data}`]);
+      logger.info("document deleted", { source: source.data });
+      return json(202, { source: source.data, status: "deleting" });
+    }
+    const chunks = await store.documentChunks(record.documentId).catch((err) => {
+      throw unavailable(err);
+    });
+    return json(200, { ...view(record, knowledge), chunks });
+  });
+}
+
+/** A document as the admin routes show it: its source relative to the prefix. */
+function view(d: DocumentRecord, knowledge: KnowledgeBucket) {
+  return {
+    source: d.source.slice(knowledge.prefix.length),
+    status: d.status ?? "processing",
+    ...(d.reason ? { reason: d.reason } : {}),
+    bytes: d.bytes,
+    chunks: d.chunkCount,
+    content_type: d.contentType,
+    updated_at: d.updatedAt,
+    sequencer: d.sequencer,
+  };
+}
+
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ backends }: Wiring) => createKnowledgeHandler(backends);
+
+// The backends (Supabase, S3) load with the first request (shared/deferred.ts).
+export const handler = createHandler(awsWiring());
+export { loadDeferred } from "../shared/deferred";
