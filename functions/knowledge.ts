@@ -153,6 +153,9 @@ function view(d: DocumentRecord, knowledge: KnowledgeBucket) {
     content_type: d.contentType,
     updated_at: d.updatedAt,
     sequencer: d.sequencer,
+    // S3's ETag (the MD5 of a single-part upload) of the version the status describes: a client
+    // compares it with a file's MD5 to know the knowledge base already holds that content.
+    etag: d.statusEtag ?? d.etag,
   };
 }
 
