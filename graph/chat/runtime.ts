@@ -91,6 +91,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       recursionLimit: config.AGENT_RECURSION_LIMIT,
       extractionQueue,
       projectSettings: config.PROJECT_SETTINGS,
+      removeCheckpointsSince: (threadId, since) => checkpointer.deleteCheckpointsSince(threadId, since),
       onUndoFailure: (error) =>
         logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
       onExtractionPublishFailure: (error) =>

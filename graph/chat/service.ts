@@ -93,6 +93,8 @@ export interface ChatServiceDeps {
   onExtractionPublishFailure?: (err: unknown) => void;
   /** the settings new sessions start with, per project (config PROJECT_SETTINGS) */
   projectSettings?: ProjectSettings;
+  /** removes a thread's checkpoints written since a time (the saver's): how a rollback removes a stopped run */
+  removeCheckpointsSince?: (threadId: string, since: Date) => Promise<unknown>;
 }
 
 const projectMismatch = (project: string | null) =>
@@ -149,13 +151,15 @@ export class ChatService {
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
     const human = new HumanMessage({ id: turn.messageId ?? randomUUID(), content: turn.message });
+    // Checkpoints from here on are this run's (it holds the session's lease).
+    const startedAt = new Date();
     let ran = false;
     try {
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
       const naming = isNew ? this.name(turn.message, signal) : undefined;
       const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
-      tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), settings });
+      tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), duration_ms: 0, settings });
       const askedAt = new Date().toISOString();
       ran = true;
       const answer = await this.run(
@@ -210,8 +214,12 @@ export class ChatService {
       // stopped by another (RunCancelled) still holds the lease: "interrupt" keeps what it wrote
       // in the graph state, "rollback" takes it back out.
       const reason: unknown = lease.signal.reason;
-      const keep = lease.signal.aborted && !(reason instanceof RunCancelled && reason.action === "rollback");
-      if (ran && !keep) await this.undoTurn(sessionId, human.id!);
+      const rollback = reason instanceof RunCancelled && reason.action === "rollback";
+      const keep = lease.signal.aborted && !rollback;
+      if (ran && rollback && this.deps.removeCheckpointsSince) {
+        // Rollback removes the stopped run's checkpoints, so its steps are not in the history either.
+        await this.deps.removeCheckpointsSince(sessionId, startedAt).catch((e) => this.deps.onUndoFailure?.(e));
+      } else if (ran && !keep) await this.undoTurn(sessionId, human.id!);
       throw err;
     } finally {
       await lease.release();

@@ -280,6 +280,29 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     this.entries.dropThread(threadId);
   }
 
+  /**
+   * Removes the thread's newest checkpoints written at or after `since` (their `ts`), with their
+   * pending writes: the Agent Server API's "rollback" of a run that was stopped. Checkpoint ids are
+   * time-ordered, so the walk stops at the first older one. The messages they pointed to stay
+   * (content-addressed, shared with any other branch, and gone with the TTL or deleteThread).
+   * Returns how many checkpoints were removed.
+   */
+  async deleteCheckpointsSince(threadId: string, since: Date, ns = ""): Promise<number> {
+    const deletes: WriteRequest[] = [];
+    const removed: string[] = [];
+    for await (const raw of this.checkpointsDescending(threadId, { prefix: keys.namespacePrefix(ns) }, LATEST_PAGE)) {
+      const doc = await this.readDoc(threadId, raw.item);
+      const ts = doc && ((await fromInline(this.serde, doc.c)) as { ts?: string }).ts;
+      if (ts !== undefined && Date.parse(ts) < since.getTime()) break;
+      removed.push(raw.id);
+      for (const item of [raw.item, ...raw.writes])
+        deletes.push({ DeleteRequest: { Key: { pk: threadId, sk: item.sk } } });
+    }
+    await batchWriteAll(this.doc, this.tableName, deletes, this.retry);
+    for (const id of removed) this.cache.delete(cacheKey(threadId, ns, id));
+    return removed.length;
+  }
+
   // ---- reading -------------------------------------------------------------------
 
   /**

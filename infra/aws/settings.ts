@@ -94,7 +94,9 @@ function projectSettings(value: string | undefined): string | undefined {
   try {
     loadConfig({ PROJECT_SETTINGS: value });
   } catch (err) {
-    throw new SettingsError(`projectSettings: ${(err as Error).message.replace(/^Invalid configuration: PROJECT_SETTINGS: /, "")}`);
+    throw new SettingsError(
+      `projectSettings: ${(err as Error).message.replace(/^Invalid configuration: PROJECT_SETTINGS: /, "")}`,
+    );
   }
   return value;
 }
@@ -223,7 +225,9 @@ function corsOrigins(value: string | undefined): string[] | undefined {
       url = undefined;
     }
     if (!url || url.origin !== origin || !/^https?:$/.test(url.protocol))
-      throw new SettingsError(`context corsOrigins: "${origin}" is not an origin such as https://app.example.com, or *`);
+      throw new SettingsError(
+        `context corsOrigins: "${origin}" is not an origin such as https://app.example.com, or *`,
+      );
   }
   return origins;
 }

@@ -21,7 +21,9 @@ export function workerDocumentProcessor({ memoryMb = 1024 }: { memoryMb?: number
     maxThreads: 1,
     idleTimeout: 60_000,
     // The task is TypeScript: under `npm start` tsx is already loaded; elsewhere (tests) load it.
-    execArgv: process.execArgv.some((a) => a.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"],
+    execArgv: process.execArgv.some((a) => a.includes("tsx"))
+      ? process.execArgv
+      : [...process.execArgv, "--import", "tsx"],
     resourceLimits: { maxOldGenerationSizeMb: memoryMb },
   });
   const processor: DocumentProcessor = async (request) => {

@@ -247,7 +247,11 @@ async function serve(
     if (matches.length === 0) return error(404, "not_found", `no route for ${url.pathname}`);
     // CORS preflights are answered by the gateway, as API Gateway's preflight (OPTIONS) methods are.
     if (req.method === "OPTIONS")
-      return sendProxyResult(res, { statusCode: 204, headers: preflightHeaders(origins, req.headers.origin), body: "" });
+      return sendProxyResult(res, {
+        statusCode: 204,
+        headers: preflightHeaders(origins, req.headers.origin),
+        body: "",
+      });
     const match = matches.find((m) => m.route.method === req.method);
     if (!match) return error(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`);
     const body = await readBody(req);

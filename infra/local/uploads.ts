@@ -4,7 +4,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { dirname, join, resolve, sep } from "node:path";
 import type { FileObjects } from "../../shared/files/objects";
 
-
 /**
  * The attachments bucket on the local stack: objects are files under DATA_DIR/attachments,
  * and upload/download URLs point at this server, signed with an HMAC over method, key,

@@ -109,7 +109,12 @@ export class SqlAgentStore implements AgentStore {
   }
 
   async recordDocumentFacts(v: DocumentVersion, bytes: number, contentType: string) {
-    await this.db.query("select record_document_facts($1, $2, $3, $4)", [v.documentId, v.sequencer, bytes, contentType]);
+    await this.db.query("select record_document_facts($1, $2, $3, $4)", [
+      v.documentId,
+      v.sequencer,
+      bytes,
+      contentType,
+    ]);
   }
 
   async documentChunks(documentId: string) {

@@ -116,6 +116,12 @@ describe("multitask_strategy with overlapping runs", () => {
     ]);
     expect(b.messages[0]!.content).toBe("I like hiking");
     expect((await messagesOf(thread.thread_id)).map(([type]) => type)).toEqual(["human", "ai"]);
+    // Its checkpoints are gone, not only its message: no state in the history ever held it.
+    const history = await client.threads.getHistory<{ messages?: { content: unknown }[] }>(thread.thread_id, {
+      limit: 100,
+    });
+    expect(history.length).toBeGreaterThan(0);
+    expect(history.some((s) => (s.values.messages ?? []).some((m) => m.content === "hi"))).toBe(false);
   });
 
   it("cancel: POST .../cancel stops a running run", async () => {

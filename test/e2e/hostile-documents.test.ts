@@ -53,10 +53,14 @@ it("skips hostile documents with their reasons, keeps answering, and does not re
     expect(res.status).toBe(200);
   }
   const ask = async () =>
-    ((await (await fetch(`${stack.url}/api/chat`, {
-      method: "POST",
-      body: JSON.stringify({ message: "where does the emerald kestrel nest?" }),
-    })).json()) as { reply: string }).reply;
+    (
+      (await (
+        await fetch(`${stack.url}/api/chat`, {
+          method: "POST",
+          body: JSON.stringify({ message: "where does the emerald kestrel nest?" }),
+        })
+      ).json()) as { reply: string }
+    ).reply;
   const deadline = Date.now() + 60_000;
   while (!(await ask()).includes("Orvane")) {
     if (Date.now() > deadline) throw new Error("fine.md was never ingested");

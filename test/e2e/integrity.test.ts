@@ -33,7 +33,12 @@ interface Reply {
 }
 
 /** A raw HTTP request: the path, headers and body go out exactly as given (fetch would normalise them). */
-function send(method: string, path: string, headers: Record<string, string> = {}, body?: Buffer | string): Promise<Reply> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: Buffer | string,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request({ host: "127.0.0.1", port, method, path, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -71,7 +76,10 @@ describe("A deleted session never comes back", () => {
         "POST",
         "/api/chat/stream",
         user,
-        JSON.stringify({ message: `round ${round}: tell me about rivers, lakes, mountains and the sea`, session_id: sessionId }),
+        JSON.stringify({
+          message: `round ${round}: tell me about rivers, lakes, mountains and the sea`,
+          session_id: sessionId,
+        }),
       );
       // Vary where the DELETE lands: at once, or after a few event-loop turns into the stream.
       for (let i = 0; i < round % 4; i++) await new Promise((r) => setImmediate(r));
@@ -88,7 +96,11 @@ describe("A deleted session never comes back", () => {
       const next = await send("POST", "/api/chat", user, JSON.stringify({ message: "back?", session_id: sessionId }));
       expect(next.status).toBe(404);
       const items = await dynamo.send(
-        new QueryCommand({ TableName: table, KeyConditionExpression: "pk = :pk", ExpressionAttributeValues: { ":pk": { S: sessionId } } }),
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": { S: sessionId } },
+        }),
       );
       expect(items.Count).toBe(0);
     }
@@ -105,17 +117,17 @@ describe("fuzz: every route answers bad input with a 4xx and an error code, and 
     fc.uuid(),
     fc.string({ unit: "grapheme", maxLength: 40 }).map((s) => encodeURIComponent(s) || "x"),
     fc.constantFrom("%", "%zz", "%E0%A4%A", "%00", "%ED%A0%80", "%C0%AF", "..", "%2F", "a%"),
-    fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 }).map((bytes) =>
-      bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`).join(""),
-    ),
+    fc
+      .array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 12 })
+      .map((bytes) => bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`).join("")),
     fc.string({ unit: fc.constantFrom(..."abcXYZ019-_.~%"), maxLength: 300 }).map((s) => s || "y"),
   );
   /** Query values: printable text, raw percent-encoded bytes (invalid UTF-8, NUL), long values. */
   const queryValue = fc.oneof(
     fc.string({ maxLength: 30 }).map(encodeURIComponent),
-    fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 10 }).map((bytes) =>
-      bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`).join(""),
-    ),
+    fc
+      .array(fc.integer({ min: 0, max: 255 }), { maxLength: 10 })
+      .map((bytes) => bytes.map((b) => `%${b.toString(16).padStart(2, "0")}`).join("")),
     fc.constantFrom("0", "-1", "1e309", "NaN", "201", "5", "%00", "W10", "WyIxIiwieCJd"),
     fc.nat({ max: 2000 }).map((n) => "a".repeat(n)),
   );
@@ -127,7 +139,13 @@ describe("fuzz: every route answers bad input with a 4xx and an error code, and 
     });
   /** Header values Node can send: tab, printable ASCII and Latin-1. */
   const headerValue = fc.oneof(
-    fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength: 200 }),
+    fc.string({
+      unit: fc
+        .integer({ min: 0x20, max: 0xff })
+        .filter((c) => c !== 0x7f)
+        .map((c) => String.fromCharCode(c)),
+      maxLength: 200,
+    }),
     fc.constantFrom("", " ", "anonymous", "u".repeat(129), "u".repeat(128)),
   );
   const headers = fc.record(
@@ -147,17 +165,28 @@ describe("fuzz: every route answers bad input with a 4xx and an error code, and 
   );
   const field = fc.oneof(anyText, fc.jsonValue({ maxDepth: 2 }), fc.uuid());
   const chatBody = fc.record(
-    { message: field, session_id: field, user_id: field, project_id: field, if_busy: fc.oneof(field, fc.constantFrom("queue", "reject")) },
+    {
+      message: field,
+      session_id: field,
+      user_id: field,
+      project_id: field,
+      if_busy: fc.oneof(field, fc.constantFrom("queue", "reject")),
+    },
     { requiredKeys: [] },
   );
   const notificationBody = fc.record(
     {
       type: fc.oneof(fc.constant("notification_event"), anyText),
-      id: fc.oneof(anyText, fc.nat({ max: 6000 }).map((n) => "n".repeat(n))),
+      id: fc.oneof(
+        anyText,
+        fc.nat({ max: 6000 }).map((n) => "n".repeat(n)),
+      ),
       topic: fc.oneof(fc.constantFrom("ping", "conversation.user.created", "conversation.user.replied", "x"), anyText),
       data: fc.oneof(
         fc.jsonValue({ maxDepth: 3 }),
-        fc.record({ item: fc.record({ id: field, source: fc.record({ id: field, author: fc.record({ type: field }) }) }) }),
+        fc.record({
+          item: fc.record({ id: field, source: fc.record({ id: field, author: fc.record({ type: field }) }) }),
+        }),
       ),
     },
     { requiredKeys: [] },
@@ -178,7 +207,10 @@ describe("fuzz: every route answers bad input with a 4xx and an error code, and 
         (path): [string, string] => [r.method, path],
       ),
     ),
-    fc.tuple(fc.constantFrom("PUT", "PATCH", "HEAD"), fc.constantFrom(...declared.map((r) => r.path.replace("{id}", "x")))),
+    fc.tuple(
+      fc.constantFrom("PUT", "PATCH", "HEAD"),
+      fc.constantFrom(...declared.map((r) => r.path.replace("{id}", "x"))),
+    ),
   );
   const requestArb = fc.record({ route, query, headers, body, sign: fc.boolean() });
 

@@ -1,5 +1,11 @@
 import fc from "fast-check";
-import { isStorableText, storableTextProblem, toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
+import {
+  isStorableText,
+  storableTextProblem,
+  toStorableDeep,
+  toStorableText,
+  truncateCodePoints,
+} from "../../shared/text";
 
 // Any UTF-16 string, lone surrogates and NUL included ("binary" units span every code unit).
 const anyString = fc.string({ unit: "binary", maxLength: 80 });
@@ -17,7 +23,9 @@ describe("storable text", () => {
   it("makes any text storable, and leaves storable text as it is", () => {
     fc.assert(fc.property(anyString, (s) => isStorableText(toStorableText(s))));
     fc.assert(fc.property(wellFormed, (s) => toStorableText(s) === s));
-    expect(toStorableDeep({ "k\ud800": ["v\u0000", 1, { n: "\udfff" }] })).toEqual({ "k\ufffd": ["v", 1, { n: "\ufffd" }] });
+    expect(toStorableDeep({ "k\ud800": ["v\u0000", 1, { n: "\udfff" }] })).toEqual({
+      "k\ufffd": ["v", 1, { n: "\ufffd" }],
+    });
   });
 
   it("truncates by code point, never inside a surrogate pair", () => {

@@ -202,7 +202,12 @@ describe("PostgREST agent store: requests and responses", () => {
     reply = () => ({ status: 200, body: [{ state: "begin", interrupted: 1, reason: null }] });
     expect(await store.beginDocument(version)).toEqual({ state: "begin", interrupted: 1 });
     expect([last().method, last().path]).toEqual(["POST", "/rest/v1/rpc/begin_document_attempt"]);
-    expect(last().body).toEqual({ p_document_id: "bucket/a b.md", p_source: "a b.md", p_sequencer: "00AA", p_etag: "e1" });
+    expect(last().body).toEqual({
+      p_document_id: "bucket/a b.md",
+      p_source: "a b.md",
+      p_sequencer: "00AA",
+      p_etag: "e1",
+    });
     reply = () => ({ status: 200, body: [{ state: "skipped", interrupted: 0, reason: "too big" }] });
     expect(await store.beginDocument(version)).toEqual({ state: "skipped", reason: "too big" });
 
@@ -233,6 +238,10 @@ describe("PostgREST agent store: requests and responses", () => {
           status_etag: "e1",
           status_at: "2026-03-01T10:00:00.5+00:00",
           updated_at: "2026-02-01T10:00:00+00:00",
+          sequencer: "00A0",
+          status_sequencer: "00AA",
+          bytes: "2048",
+          content_type: "text/markdown",
         },
       ],
     });
@@ -246,6 +255,9 @@ describe("PostgREST agent store: requests and responses", () => {
         status: "failed",
         reason: "ThrottlingException",
         statusEtag: "e1",
+        sequencer: "00AA",
+        bytes: 2048,
+        contentType: "text/markdown",
         updatedAt: "2026-03-01T10:00:00.500Z",
       },
     ]);
@@ -254,6 +266,31 @@ describe("PostgREST agent store: requests and responses", () => {
     const query = last().query;
     expect(query.get("document_id")).toBe("like.bucket/*");
     expect(query.get("order")).toBe("document_id.asc");
+
+    reply = () => ({ status: 204, body: "" });
+    await store.recordDocumentFacts(
+      { documentId: "bucket/a b.md", source: "a b.md", sequencer: "00AA", etag: "e1" },
+      2048,
+      "text/markdown",
+    );
+    expect(last().path).toBe("/rest/v1/rpc/record_document_facts");
+    expect(last().body).toEqual({
+      p_document_id: "bucket/a b.md",
+      p_sequencer: "00AA",
+      p_bytes: 2048,
+      p_content_type: "text/markdown",
+    });
+
+    reply = () => ({
+      status: 200,
+      body: [{ chunk_index: 0, metadata: { headings: "Plans > Pro" }, content: `${"x".repeat(200)}` }],
+    });
+    expect(await store.documentChunks("bucket/a b.md")).toEqual([
+      { index: 0, headings: "Plans > Pro", preview: "x".repeat(160), chars: 200 },
+    ]);
+    expect(last().path).toBe("/rest/v1/knowledge_chunks");
+    expect(last().query.get("document_id")).toBe("eq.bucket/a b.md");
+    expect(last().query.get("order")).toBe("chunk_index.asc");
   });
 
   it("surfaces PostgREST's error body instead of an empty result", async () => {
