@@ -34,6 +34,9 @@ import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { KnowledgeAdmin } from "./knowledge-admin";
+import { IntercomCustomer } from "./intercom-customer";
+import { servePlayground } from "./playground-server";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
 
@@ -172,10 +175,20 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       maxBytes: config.INGEST_MAX_BYTES,
     });
     const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+    // Local-only routes the playground uses beside the API: the knowledge base's admin view, and a
+    // customer writing in to Intercom (the stand-in plus its signed webhook notification).
+    const knowledge = new KnowledgeAdmin({ store: backends.store!, embeddings: embeddings.value, dropDir });
+    const customer = new IntercomCustomer(intercom, {
+      clientSecret: config.INTERCOM_CLIENT_SECRET!,
+      webhookUrl: () => `${url}/webhooks/intercom`,
+    });
 
     server = createServer((req, res) => {
       void (async () => {
         const at = new URL(req.url ?? "/", "http://localhost");
+        if (servePlayground(req, res, at)) return;
+        if (await customer.handle(req, res, at)) return;
+        if (await knowledge.handle(req, res, at)) return;
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
@@ -196,6 +209,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dropFolderReconciled: watcher.reconciled,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
+        `playground: http://localhost:${port}/ (infra/local/playground)`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
         `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,
@@ -240,7 +254,11 @@ async function serve(
     if (matches.length === 0) return error(404, "not_found", `no route for ${url.pathname}`);
     // CORS preflights are answered by the gateway, as API Gateway's preflight (OPTIONS) methods are.
     if (req.method === "OPTIONS")
-      return sendProxyResult(res, { statusCode: 204, headers: preflightHeaders(origins, req.headers.origin), body: "" });
+      return sendProxyResult(res, {
+        statusCode: 204,
+        headers: preflightHeaders(origins, req.headers.origin),
+        body: "",
+      });
     const match = matches.find((m) => m.route.method === req.method);
     if (!match) return error(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`);
     const body = await readBody(req);
