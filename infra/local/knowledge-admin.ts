@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { searchKnowledge } from "../../graph/tools/knowledge-search";
+import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import { readBody } from "./api-gateway";
 import { LOCAL_BUCKET } from "./drop-folder";
@@ -56,6 +57,13 @@ export class KnowledgeAdmin {
       rmSync(file);
       return send(res, 204);
     }
+    // The drop folder watches these types only: any other file would sit there and never get a status.
+    if (!SUPPORTED_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext)))
+      return send(
+        res,
+        400,
+        errorBody("unsupported_type", `${name}: the knowledge base takes ${SUPPORTED_EXTENSIONS.join(", ")} files`),
+      );
     const body = await readBody(req);
     if (body === undefined) return send(res, 413, errorBody("payload_too_large", "documents are at most 10 MB here"));
     mkdirSync(this.deps.dropDir, { recursive: true });
@@ -66,16 +74,20 @@ export class KnowledgeAdmin {
 
   private async documents() {
     const rows = await this.deps.store.listDocuments(LOCAL_BUCKET);
-    return rows
-      .filter((d) => !d.deleted)
-      .map((d) => ({
-        source: d.source,
-        status: d.status,
-        chunks: d.chunkCount,
-        reason: d.reason,
-        updated_at: d.updatedAt,
-      }))
-      .sort((a, b) => a.source.localeCompare(b.source));
+    return (
+      rows
+        // A removed document keeps a tombstone row (status "deleted"); a first version that was skipped
+        // has no applied version either (`deleted`), but its status and reason are what an admin needs.
+        .filter((d) => d.status !== "deleted")
+        .map((d) => ({
+          source: d.source,
+          status: d.status,
+          chunks: d.chunkCount,
+          reason: d.reason,
+          updated_at: d.updatedAt,
+        }))
+        .sort((a, b) => a.source.localeCompare(b.source))
+    );
   }
 
   /** The tool itself runs, so the playground shows exactly the chunks and scores the agent would get. */
