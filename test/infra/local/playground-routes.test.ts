@@ -1,0 +1,232 @@
+import { createHmac } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { IntercomStandIn } from "../../../infra/local/intercom";
+import { IntercomCustomer } from "../../../infra/local/intercom-customer";
+import { documentName, KnowledgeAdmin } from "../../../infra/local/knowledge-admin";
+import { servePlayground } from "../../../infra/local/playground-server";
+import type { AgentStore, DocumentRecord } from "../../../shared/stores/agent-store";
+
+// The local-only routes behind the playground: its static files, the knowledge base's admin view
+// and a customer writing in to Intercom. The playground itself is tested in Chromium (test/browser).
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "playground-routes-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Handle = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean | Promise<boolean>;
+
+/** One handler on a port of its own; what it does not serve is a 599, so "not mine" is visible. */
+async function serve(handle: Handle): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    void (async () => {
+      if (!(await handle(req, res, new URL(req.url ?? "/", "http://localhost")))) res.writeHead(599).end();
+    })();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe("the playground's static files", () => {
+  it("serves the page with its CSP and hashed assets for good; nothing outside dist, nothing else", async () => {
+    const dist = join(dir, "dist");
+    mkdirSync(join(dist, "assets"), { recursive: true });
+    writeFileSync(join(dist, "index.html"), "<!doctype html><title>p</title>");
+    writeFileSync(join(dist, "assets/index-abc.js"), "console.log(1)");
+    writeFileSync(join(dir, "secret.txt"), "not for the browser");
+    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, dist));
+    try {
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+      expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+      expect(await page.text()).toContain("<title>p</title>");
+      const script = await fetch(`${url}/assets/index-abc.js`);
+      expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+      expect(script.headers.get("cache-control")).toContain("immutable");
+      expect((await fetch(`${url}/assets/missing.js`)).status).toBe(404);
+      // An encoded climb out of dist/ is decoded, then refused.
+      expect((await fetch(`${url}/assets/..%2f..%2fsecret.txt`)).status).toBe(404);
+      expect((await fetch(`${url}/assets/%zz`)).status).toBe(404);
+      // API paths and other methods are not the playground's.
+      expect((await fetch(`${url}/api/sessions`)).status).toBe(599);
+      expect((await fetch(`${url}/`, { method: "POST" })).status).toBe(599);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("says how to build it when it is not built", async () => {
+    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, join(dir, "nowhere")));
+    try {
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(503);
+      expect(await page.text()).toContain("npm run playground:build");
+    } finally {
+      server.close();
+    }
+  });
+});
+
+const doc = (source: string, change: Partial<DocumentRecord>): DocumentRecord => ({
+  documentId: `local-documents/${source}`,
+  source,
+  etag: "e",
+  deleted: false,
+  chunkCount: 2,
+  status: "ingested",
+  reason: null,
+  statusEtag: "e",
+  updatedAt: "2026-01-01T00:00:00.000Z",
+  ...change,
+});
+
+describe("the knowledge base's local admin routes", () => {
+  const store = {
+    listDocuments: async () => [
+      doc("b.md", {}),
+      doc("gone.md", { deleted: true, status: "deleted", chunkCount: 0 }),
+      doc("a.pdf", { deleted: true, etag: null, status: "skipped", reason: "the PDF cannot be read", chunkCount: 0 }),
+    ],
+    matchKnowledge: async (q: { text: string; limit: number }) => [
+      { id: "1", documentId: "d", source: "a.md", content: `about ${q.text}`, similarity: 0.123456 },
+    ],
+  } as unknown as AgentStore;
+  const embeddings = { embedQuery: async () => [1, 0] } as never;
+
+  it("lists documents with status, chunks and reason (a skipped first version included, tombstones not)", async () => {
+    const admin = new KnowledgeAdmin({ store, embeddings, dropDir: join(dir, "drop-1") });
+    const { url, server } = await serve((req, res, at) => admin.handle(req, res, at));
+    try {
+      const body = (await (await fetch(`${url}/_local/knowledge/documents`)).json()) as {
+        documents: Array<{ source: string; status: string; reason: string | null; chunks: number }>;
+      };
+      expect(body.documents.map((d) => [d.source, d.status, d.chunks, d.reason])).toEqual([
+        ["a.pdf", "skipped", 0, "the PDF cannot be read"],
+        ["b.md", "ingested", 2, null],
+      ]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("puts an upload in the drop folder and deletes it from there; refuses bad names and types", async () => {
+    const dropDir = join(dir, "drop-2");
+    const admin = new KnowledgeAdmin({ store, embeddings, dropDir });
+    const { url, server } = await serve((req, res, at) => admin.handle(req, res, at));
+    try {
+      const put = await fetch(`${url}/_local/knowledge/documents/notes%20one.md`, { method: "PUT", body: "# Notes" });
+      expect(put.status).toBe(202);
+      expect(readFileSync(join(dropDir, "notes one.md"), "utf8")).toBe("# Notes");
+      const refused = async (path: string, method = "PUT") =>
+        (
+          (await (await fetch(`${url}${path}`, { method, body: method === "PUT" ? "x" : undefined })).json()) as {
+            error: { code: string };
+          }
+        ).error.code;
+      expect(await refused("/_local/knowledge/documents/..%2fescape.md")).toBe("invalid_name");
+      expect(await refused("/_local/knowledge/documents/.hidden.md")).toBe("invalid_name");
+      expect(await refused("/_local/knowledge/documents/tool.exe")).toBe("unsupported_type");
+      expect(await refused("/_local/knowledge/documents/absent.md", "DELETE")).toBe("document_not_found");
+      expect(await refused("/_local/knowledge/elsewhere", "GET")).toBe("not_found");
+      expect(existsSync(join(dir, "escape.md"))).toBe(false);
+      expect((await fetch(`${url}/_local/knowledge/documents/notes%20one.md`, { method: "DELETE" })).status).toBe(204);
+      expect(existsSync(join(dropDir, "notes one.md"))).toBe(false);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("searches with search_knowledge_base itself: its sources, contents and rounded scores", async () => {
+    const admin = new KnowledgeAdmin({ store, embeddings, dropDir: join(dir, "drop-3") });
+    const { url, server } = await serve((req, res, at) => admin.handle(req, res, at));
+    try {
+      const search = (body: unknown) =>
+        fetch(`${url}/_local/knowledge/search`, { method: "POST", body: JSON.stringify(body) });
+      expect(await (await search({ query: "refunds", limit: 3 })).json()).toEqual({
+        success: true,
+        results: [{ source: "a.md", content: "about refunds", score: 0.1235 }],
+      });
+      expect((await search({ query: "  " })).status).toBe(400);
+      expect((await fetch(`${url}/_local/knowledge/search`, { method: "POST", body: "{not json" })).status).toBe(400);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("takes one plain file name only", () => {
+    expect(documentName("guide.md")).toBe("guide.md");
+    expect(documentName("a%2Fb.md")).toBeUndefined();
+    expect(documentName("%E0%A4%A")).toBeUndefined();
+    expect(documentName("")).toBeUndefined();
+  });
+});
+
+describe("a customer writing in to Intercom", () => {
+  it("creates the conversation and notifies the webhook, signed with the client secret", async () => {
+    const received: Array<{ body: string; signature: string | undefined }> = [];
+    const webhook = await serve(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      received.push({ body: Buffer.concat(chunks).toString(), signature: req.headers["x-hub-signature"] as string });
+      res.writeHead(200).end("{}");
+      return true;
+    });
+    const intercom = new IntercomStandIn();
+    const customer = new IntercomCustomer(intercom, { clientSecret: "s3cret", webhookUrl: () => webhook.url });
+    const { url, server } = await serve((req, res, at) => customer.handle(req, res, at));
+    try {
+      const created = await fetch(`${url}/_local/intercom/customer`, {
+        method: "POST",
+        body: JSON.stringify({ email: "ann@example.com", body: "Is <b>this</b> free?" }),
+      });
+      expect(created.status).toBe(201);
+      const { conversation_id, part_id, webhook_status } = (await created.json()) as Record<string, unknown>;
+      expect(webhook_status).toBe(200);
+      const [notified] = received;
+      expect(notified!.signature).toBe(`sha1=${createHmac("sha1", "s3cret").update(notified!.body).digest("hex")}`);
+      expect(JSON.parse(notified!.body)).toMatchObject({
+        topic: "conversation.user.created",
+        data: { item: { id: conversation_id, source: { id: part_id, author: { type: "user" } } } },
+      });
+      // The customer's text is stored as Intercom stores it, HTML, so markup typed in stays text.
+      const conversations = (intercom as unknown as { conversations: Map<string, { parts: Array<{ body: string }> }> })
+        .conversations;
+      const stored = conversations.get(String(conversation_id));
+      expect(stored!.parts[0]!.body).toBe("<p>Is &lt;b&gt;this&lt;/b&gt; free?</p>");
+
+      const status = async (init: RequestInit) => (await fetch(`${url}/_local/intercom/customer`, init)).status;
+      expect(await status({ method: "GET" })).toBe(405);
+      expect(await status({ method: "POST", body: "{not json" })).toBe(400);
+      expect(await status({ method: "POST", body: JSON.stringify({ email: "a@b.c" }) })).toBe(400);
+      expect((await fetch(`${url}/_local/intercom/actions`)).status).toBe(599);
+    } finally {
+      server.close();
+      webhook.server.close();
+    }
+  });
+
+  it("says so when the webhook cannot be reached", async () => {
+    const customer = new IntercomCustomer(new IntercomStandIn(), {
+      clientSecret: "s",
+      webhookUrl: () => "http://127.0.0.1:9/webhooks/intercom",
+    });
+    const { url, server } = await serve((req, res, at) => customer.handle(req, res, at));
+    try {
+      const res = await fetch(`${url}/_local/intercom/customer`, {
+        method: "POST",
+        body: JSON.stringify({ email: "a@b.c", body: "hi" }),
+      });
+      expect(res.status).toBe(502);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("webhook_failed");
+    } finally {
+      server.close();
+    }
+  });
+});
