@@ -89,6 +89,41 @@ describe("chat", () => {
     expect(problems).toEqual([]);
   });
 
+  it("attaches a CSV with its columns and answers a SQL question about it; an image gets a preview", async () => {
+    const { page, problems } = await openPlayground(browser, "chat-csv");
+    await page.getByLabel(/Attach a data file/).setInputFiles([
+      {
+        name: "sales.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from("region,amount\nnorth,10\nsouth,5\nnorth,7\n"),
+      },
+      {
+        name: "pixel.png",
+        mimeType: "image/png",
+        buffer: Buffer.from(
+          "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+          "base64",
+        ),
+      },
+    ]);
+    const csv = page.getByTestId("attachment").filter({ hasText: "sales.csv" });
+    await csv.filter({ hasText: "ready" }).waitFor({ timeout: 15_000 });
+    expect(await csv.innerText()).toMatch(
+      /table sales, 3 rows: region VARCHAR, amount BIGINT|table sales, 3 rows: region/,
+    );
+    await page.getByRole("img", { name: "Preview of pixel.png" }).waitFor();
+
+    await say(page, "run `SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY region`");
+    const query = page.getByTestId("tool-call").filter({ hasText: "query_data" });
+    await query.waitFor();
+    const answer = await page.getByTestId("message-ai").last().innerText();
+    expect(answer).toMatch(/north \| 17/);
+    expect(answer).toMatch(/south \| 5/);
+    await expectAccessible(page, "chat with attachments");
+    await screenshot(page, "chat-csv-1440");
+    expect(problems).toEqual([]);
+  });
+
   it("shows a 409 with its code when another client holds the session, and queues the message on request", async () => {
     const user = "chat-busy";
     const { page, problems } = await openPlayground(browser, user);

@@ -18,8 +18,16 @@ declare module "vitest" {
  * tests. Everything is stopped and the directory removed at the end.
  */
 export default async function setup(project: TestProject) {
-  const { build } = await import("vite");
-  await build({ configFile: join(ROOT, "infra/local/playground/vite.config.ts"), logLevel: "error" });
+  // Vite takes production or development from NODE_ENV, which vitest sets to "test": without this
+  // the page would be React's development build, not the one `npm start` serves.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = "production";
+  try {
+    const { build } = await import("vite");
+    await build({ configFile: join(ROOT, "infra/local/playground/vite.config.ts"), logLevel: "error" });
+  } finally {
+    process.env.NODE_ENV = nodeEnv;
+  }
 
   const dataDir = mkdtempSync(join(tmpdir(), "playground-browser-"));
   const child = spawn(process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "infra/local/main.ts"], {
@@ -34,10 +42,23 @@ export default async function setup(project: TestProject) {
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // The stack's last words, shown if it dies under the tests: otherwise every test after that fails
+  // with a refused connection and nothing says why.
+  let tail = "";
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-20_000);
+  };
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  let stopping = false;
+  child.once("exit", (code, signal) => {
+    if (!stopping) console.error(`the local stack exited (${code ?? signal}) during the tests; its output:\n${tail}`);
+  });
   const baseUrl = await readyUrl(child);
   project.provide("baseUrl", baseUrl);
 
   return async () => {
+    stopping = true;
     child.kill("SIGTERM");
     await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once("exit", r)));
     rmSync(dataDir, { recursive: true, force: true });

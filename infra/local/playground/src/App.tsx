@@ -72,6 +72,7 @@ export function App() {
           <Panel id="chat" current={state.panel}>
             <Chat
               key={state.user}
+              user={state.user}
               client={client}
               threadId={state.thread}
               onThreadId={onThreadId}

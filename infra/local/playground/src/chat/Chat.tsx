@@ -4,6 +4,7 @@ import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 
 import { describeError } from "../api";
 import { ErrorNote } from "../ErrorNote";
 import { replyPositions, textOf, toolCallsOf } from "./messages";
+import { Attachments } from "./Attachments";
 import { ToolCall } from "./ToolCall";
 
 /** Which reply's trace to show: the session, and how many turns came after the reply. */
@@ -14,6 +15,7 @@ export interface TraceTarget {
 }
 
 interface Props {
+  user: string;
   client: Client;
   threadId: string | null;
   onThreadId: (threadId: string) => void;
@@ -29,7 +31,7 @@ type MultitaskStrategy = "reject" | "enqueue";
  * session, so what is typed here is what /api/sessions lists. Tokens stream in as the model writes
  * them (`messages-tuple`); tool calls sit inside the answer that made them.
  */
-export function Chat({ client, threadId, onThreadId, onTurnDone, onShowTrace }: Props) {
+export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTrace }: Props) {
   const [draft, setDraft] = useState("");
   // What was last sent, so a 409 can offer to send it again, queued behind the running turn.
   const [lastSent, setLastSent] = useState<string>();
@@ -43,6 +45,14 @@ export function Chat({ client, threadId, onThreadId, onTurnDone, onShowTrace }: 
     onFinish: () => onTurnDone(),
   });
   const log = useRef<HTMLOListElement>(null);
+  // The thread files are attached to: read through refs, since an upload's loop outlives the
+  // render that started it, and must not create a second thread for its second file.
+  const currentThread = useRef(threadId);
+  currentThread.current = threadId;
+  const creating = useRef<Promise<string>>(undefined);
+  useEffect(() => {
+    if (!threadId) creating.current = undefined; // "New chat": the next file starts a new thread
+  }, [threadId]);
 
   // Keep the newest words in view as they stream in.
   useEffect(() => {
@@ -133,6 +143,20 @@ export function Chat({ client, threadId, onThreadId, onTurnDone, onShowTrace }: 
           )}
         </ErrorNote>
       )}
+      <Attachments
+        user={user}
+        threadId={threadId}
+        ensureThread={() => {
+          if (currentThread.current) return Promise.resolve(currentThread.current);
+          // A file needs its session first: create the thread the next message will run on, once
+          // for all the files chosen together (the prop changes only after this render).
+          creating.current ??= client.threads.create().then((thread) => {
+            onThreadId(thread.thread_id);
+            return thread.thread_id;
+          });
+          return creating.current;
+        }}
+      />
       <form className="composer" onSubmit={onSubmit}>
         <label htmlFor="message">Message</label>
         <textarea

@@ -36,6 +36,7 @@ export function summarize(content: string): string {
     if (value.success === false) return `failed: ${String(value.error ?? "error")}`;
     if (Array.isArray(value.results))
       return value.results.length === 0 ? String(value.message ?? "no results") : `${value.results.length} result(s)`;
+    if (Array.isArray(value.rows)) return `${value.rows.length} row(s)`;
     for (const key of ["summary", "message", "id"]) if (typeof value[key] === "string") return clip(value[key]);
     return "done";
   } catch {
