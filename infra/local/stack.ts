@@ -34,6 +34,8 @@ import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { IntercomCustomer } from "./intercom-customer";
+import { servePlayground } from "./playground-server";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
 
@@ -178,10 +180,18 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       maxBytes: config.INGEST_MAX_BYTES,
     });
     const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+    // A local-only route the playground uses beside the API: a customer writing in to Intercom
+    // (the stand-in plus its signed webhook notification).
+    const customer = new IntercomCustomer(intercom, {
+      clientSecret: config.INTERCOM_CLIENT_SECRET!,
+      webhookUrl: () => `${url}/webhooks/intercom`,
+    });
 
     server = createServer((req, res) => {
       void (async () => {
         const at = new URL(req.url ?? "/", "http://localhost");
+        if (servePlayground(req, res, at)) return;
+        if (await customer.handle(req, res, at)) return;
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
@@ -203,6 +213,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dropFolderReconciled: watcher.reconciled,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
+        `playground: http://localhost:${port}/ (infra/local/playground)`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
         `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,

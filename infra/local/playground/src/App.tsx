@@ -1,0 +1,142 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { type FormEvent, type ReactNode, useCallback, useEffect, useMemo, useState } from "react";
+import { Chat, type TraceTarget } from "./chat/Chat";
+import { Intercom } from "./Intercom";
+import { Knowledge } from "./Knowledge";
+import { Memories } from "./Memories";
+import { Sessions } from "./Sessions";
+import { panelId, Tabs, tabId } from "./Tabs";
+import { Trace } from "./Trace";
+import { type PageState, type PanelId, readPageState, writePageState } from "./url-state";
+
+export function App() {
+  const [state, setState] = useState<PageState>(readPageState);
+  const [traceTarget, setTraceTarget] = useState<TraceTarget>();
+  const [sessionsVersion, setSessionsVersion] = useState(0);
+  const [showSessions, setShowSessions] = useState(false);
+  const update = useCallback((change: Partial<PageState>) => setState((prev) => ({ ...prev, ...change })), []);
+  useEffect(() => writePageState(state), [state]);
+
+  // Locally the user is whoever x-user-id names: a new client per user, so switching shows isolation.
+  const client = useMemo(
+    () =>
+      new Client({
+        apiUrl: window.location.origin,
+        defaultHeaders: { "x-user-id": state.user },
+        // One retry: a playground shows a failure rather than backing off for half a minute.
+        callerOptions: { maxRetries: 1 },
+      }),
+    [state.user],
+  );
+  const reloadSessions = useCallback(() => setSessionsVersion((v) => v + 1), []);
+  const onThreadId = useCallback(
+    (thread: string) => {
+      update({ thread });
+      reloadSessions();
+    },
+    [update, reloadSessions],
+  );
+  const select = (thread: string | null) => {
+    update({ thread, panel: "chat" });
+    setShowSessions(false);
+  };
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <h1>Agent playground</h1>
+        <UserSwitch user={state.user} onChange={(user) => update({ user, thread: null })} />
+        <button
+          type="button"
+          className="secondary sessions-toggle"
+          aria-expanded={showSessions}
+          aria-controls="sessions-sidebar"
+          onClick={() => setShowSessions((v) => !v)}
+        >
+          Sessions
+        </button>
+      </header>
+      <div className="layout">
+        <aside id="sessions-sidebar" className={showSessions ? "open" : ""}>
+          <Sessions
+            user={state.user}
+            client={client}
+            current={state.thread}
+            version={sessionsVersion}
+            onSelect={select}
+          />
+        </aside>
+        <main>
+          <Tabs current={state.panel} onChange={(panel) => update({ panel })} />
+          {/* The chat stays mounted on other tabs: a streaming answer goes on while you look at its trace. */}
+          <Panel id="chat" current={state.panel}>
+            <Chat
+              key={state.user}
+              user={state.user}
+              client={client}
+              threadId={state.thread}
+              onThreadId={onThreadId}
+              onTurnDone={reloadSessions}
+              onShowTrace={(target) => {
+                setTraceTarget(target);
+                update({ panel: "trace" });
+              }}
+            />
+          </Panel>
+          {state.panel === "trace" && (
+            <Panel id="trace" current={state.panel}>
+              <Trace user={state.user} threadId={state.thread} target={traceTarget} />
+            </Panel>
+          )}
+          {state.panel === "memories" && (
+            <Panel id="memories" current={state.panel}>
+              <Memories user={state.user} />
+            </Panel>
+          )}
+          {state.panel === "knowledge" && (
+            <Panel id="knowledge" current={state.panel}>
+              <Knowledge user={state.user} />
+            </Panel>
+          )}
+          {state.panel === "intercom" && (
+            <Panel id="intercom" current={state.panel}>
+              <Intercom />
+            </Panel>
+          )}
+        </main>
+      </div>
+      <footer>
+        Local stack: unless <code>BEDROCK_MODEL_ID</code> is set, answers come from an offline rule-based stand-in for
+        Bedrock (not a language model), and embeddings from a hashing stand-in (lexical similarity only). Intercom is a
+        local stand-in.
+      </footer>
+    </div>
+  );
+}
+
+function Panel({ id, current, children }: { id: PanelId; current: PanelId; children: ReactNode }) {
+  return (
+    <div role="tabpanel" id={panelId(id)} aria-labelledby={tabId(id)} hidden={id !== current} className="panel">
+      {children}
+    </div>
+  );
+}
+
+/** Locally, any name is a user: switching shows that sessions and memories are each user's own. */
+function UserSwitch({ user, onChange }: { user: string; onChange: (user: string) => void }) {
+  const [value, setValue] = useState(user);
+  useEffect(() => setValue(user), [user]);
+  const onSubmit = (event: FormEvent) => {
+    event.preventDefault();
+    if (value.trim() && value.trim() !== user) onChange(value.trim());
+  };
+  return (
+    <form className="user-switch" onSubmit={onSubmit}>
+      <label htmlFor="user-id">User (x-user-id)</label>
+      <input id="user-id" value={value} maxLength={128} onChange={(e) => setValue(e.target.value)} />
+      <button type="submit" className="secondary">
+        Switch
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,112 @@
+/**
+ * The plain `/api/...` routes and the local stand-ins' `/_local/...` routes, as the playground calls
+ * them. The page is served by the stack it talks to, so every path is same-origin. Locally there is
+ * no authorizer: `x-user-id` names the user (shared/identity.ts), which is how the user switch works.
+ */
+
+/** An answer that was not 2xx, with the API's `{"error":{"code","message"}}` when it sent one. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+export async function api<T>(user: string, path: string, init: RequestInit = {}): Promise<T> {
+  const headers = new Headers(init.headers);
+  headers.set("x-user-id", user);
+  if (typeof init.body === "string" && !headers.has("content-type")) headers.set("content-type", "application/json");
+  const response = await fetch(path, { ...init, headers });
+  const text = await response.text();
+  if (!response.ok) throw errorFrom(response.status, text);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** The API's error body, or the status line when the body is something else (a proxy's page). */
+export function errorFrom(status: number, text: string): ApiError {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } | string; message?: string };
+    if (body.error && typeof body.error === "object")
+      return new ApiError(status, body.error.code ?? `http_${status}`, body.error.message ?? text);
+    if (typeof body.error === "string") return new ApiError(status, body.error, body.message ?? "");
+  } catch {
+    // not JSON: fall through
+  }
+  return new ApiError(status, `http_${status}`, text.slice(0, 300) || `HTTP ${status}`);
+}
+
+/**
+ * Whatever a failed call threw, as a code and a message: ours, the SDK's HTTPError (`status` and
+ * the body as `text`), a stream's `event: error` ({error, message}), or a plain Error.
+ */
+export function describeError(err: unknown): { status?: number; code: string; message: string } {
+  if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message };
+  const e = err as { status?: unknown; text?: unknown; error?: unknown; message?: unknown; name?: unknown };
+  if (typeof e?.status === "number" && typeof e.text === "string") {
+    const parsed = errorFrom(e.status, e.text);
+    return { status: e.status, code: parsed.code, message: parsed.message };
+  }
+  if (typeof e?.error === "string") return { code: e.error, message: String(e.message ?? "") };
+  if (typeof e?.name === "string" && e.name === "StreamError")
+    return { code: "stream_error", message: String(e.message ?? "") };
+  return { code: "error", message: err instanceof Error ? err.message : String(err) };
+}
+
+export interface SessionSummary {
+  session_id: string;
+  name: string;
+  project_id: string | null;
+  created_at: string;
+  updated_at: string;
+  message_count: number;
+}
+
+export interface TraceStep {
+  type: "node" | "model" | "tool";
+  name: string;
+  started_at: number;
+  duration_ms?: number;
+  args?: unknown;
+  success?: boolean;
+  usage?: {
+    input_tokens?: number;
+    output_tokens?: number;
+    total_tokens?: number;
+    cache_read_tokens?: number;
+    cache_write_tokens?: number;
+  };
+  error?: string;
+}
+
+export interface TranscriptMessage {
+  role: "user" | "assistant";
+  content: string;
+  created_at: string;
+  trace?: TraceStep[];
+}
+
+export interface Memory {
+  id: string;
+  content: string;
+  category: string | null;
+  tags: string[];
+  created_at: string;
+}
+
+export interface KnowledgeDocument {
+  source: string;
+  status: "processing" | "ingested" | "skipped" | "failed" | "deleted" | null;
+  chunks: number;
+  reason: string | null;
+  updated_at: string;
+}
+
+export interface KnowledgeHit {
+  source: string;
+  content: string;
+  score: number;
+}
