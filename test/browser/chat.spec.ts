@@ -81,6 +81,14 @@ describe("chat", () => {
     await page.reload();
     await expect.poll(() => current.innerText(), { timeout: 10_000 }).toContain("Team Falcon notes");
 
+    // Settings: opened from the row, each checkbox saved at once (PATCH /api/sessions/{id}).
+    await page.getByRole("button", { name: "Settings of Team Falcon notes" }).click();
+    await page.getByRole("checkbox", { name: "Memory tools" }).uncheck();
+    await page.getByRole("checkbox", { name: /Private/ }).check();
+    await expect.poll(() => current.innerText()).toContain("private");
+    const listed = await apiCall<{ sessions: { settings: Record<string, boolean> }[] }>("chat-reload", "/api/sessions");
+    expect(listed.body.sessions[0]!.settings).toMatchObject({ memory: false, private: true, knowledge: true });
+
     // Another user sees none of it: sessions are each user's own.
     const other = await apiCall<{ sessions: unknown[] }>("chat-reload-other", "/api/sessions");
     expect(other.body.sessions).toEqual([]);

@@ -1,6 +1,6 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import { useCallback, useEffect, useState } from "react";
-import { api, describeError, type SessionSummary } from "./api";
+import { api, describeError, type SessionSettings, type SessionSummary } from "./api";
 import { ErrorNote } from "./ErrorNote";
 
 interface Props {
@@ -25,6 +25,7 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
   const [cursor, setCursor] = useState<string>();
   const [error, setError] = useState<{ code: string; message: string }>();
   const [editing, setEditing] = useState<string>();
+  const [configuring, setConfiguring] = useState<string>();
 
   const load = useCallback(
     async (after?: string) => {
@@ -58,6 +59,26 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
       setNames((prev) => ({ ...prev, [id]: name.trim() }));
     } catch (err) {
       setError(describeError(err));
+    }
+  };
+
+  /** PATCH /api/sessions/{id}: the next turn runs with the new settings. */
+  const configure = async (id: string, change: Partial<SessionSettings>) => {
+    const apply = (settings: SessionSettings) =>
+      setSessions((prev) => prev.map((s) => (s.session_id === id ? { ...s, settings, private: settings.private } : s)));
+    // Shown at once; the answer (or a reload, on failure) settles it.
+    const before = sessions.find((s) => s.session_id === id)?.settings;
+    if (before) apply({ ...before, ...change });
+    try {
+      const { settings } = await api<{ settings: SessionSettings }>(user, `/api/sessions/${id}`, {
+        method: "PATCH",
+        body: JSON.stringify({ settings: change }),
+      });
+      apply(settings);
+      setError(undefined);
+    } catch (err) {
+      setError(describeError(err));
+      await load();
     }
   };
 
@@ -97,12 +118,25 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
                   onClick={() => onSelect(s.session_id)}
                 >
                   {name}
+                  {s.private && <span className="badge">private</span>}
                   <span className="meta">
                     {s.message_count} messages · {new Date(s.updated_at).toLocaleString()}
                   </span>
                 </button>
               )}
+              {configuring === s.session_id && (
+                <SettingsForm settings={s.settings} name={name} onChange={(c) => void configure(s.session_id, c)} />
+              )}
               <div className="row-actions">
+                <button
+                  type="button"
+                  className="small"
+                  aria-expanded={configuring === s.session_id}
+                  aria-label={`Settings of ${name}`}
+                  onClick={() => setConfiguring(configuring === s.session_id ? undefined : s.session_id)}
+                >
+                  Settings
+                </button>
                 <button
                   type="button"
                   className="small"
@@ -130,6 +164,37 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
         </button>
       )}
     </nav>
+  );
+}
+
+const SETTING_LABELS: [keyof SessionSettings, string][] = [
+  ["memory", "Memory tools"],
+  ["knowledge", "Knowledge search"],
+  ["user_context", "User context"],
+  ["files", "Data files"],
+  ["private", "Private (nothing remembered)"],
+];
+
+/** A session's settings as checkboxes; each change is saved at once and applies from the next turn. */
+function SettingsForm({
+  settings,
+  name,
+  onChange,
+}: {
+  settings: SessionSettings;
+  name: string;
+  onChange: (change: Partial<SessionSettings>) => void;
+}) {
+  return (
+    <fieldset className="session-settings">
+      <legend>Settings of {name}</legend>
+      {SETTING_LABELS.map(([key, label]) => (
+        <label key={key}>
+          <input type="checkbox" checked={settings[key]} onChange={(e) => onChange({ [key]: e.target.checked })} />
+          {label}
+        </label>
+      ))}
+    </fieldset>
   );
 }
 

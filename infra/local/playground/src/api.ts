@@ -56,6 +56,14 @@ export function describeError(err: unknown): { status?: number; code: string; me
   return { code: "error", message: err instanceof Error ? err.message : String(err) };
 }
 
+export interface SessionSettings {
+  memory: boolean;
+  knowledge: boolean;
+  user_context: boolean;
+  files: boolean;
+  private: boolean;
+}
+
 export interface SessionSummary {
   session_id: string;
   name: string;
@@ -63,6 +71,8 @@ export interface SessionSummary {
   created_at: string;
   updated_at: string;
   message_count: number;
+  private: boolean;
+  settings: SessionSettings;
 }
 
 export interface TraceStep {
