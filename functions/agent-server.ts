@@ -20,6 +20,7 @@ import { badRequest, notFound } from "../shared/errors";
 import { json, parseJsonBody } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import { once } from "../shared/once";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("agent-server");
@@ -35,22 +36,22 @@ const body = <S extends z.ZodType>(event: APIGatewayProxyEvent, schema: S): z.in
   parseJsonBody(event, schema, { maxBytes: 1024 * 1024 });
 const param = (event: APIGatewayProxyEvent, name: string) => event.pathParameters?.[name] ?? "";
 
-/** The chat graph's state keys, for its schemas. */
-const channelsOf = (server: AgentServer) => Object.keys((server.graph as unknown as { channels: object }).channels);
+/** A graph's state keys, for its schemas. */
+const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as { channels: object }).channels);
+
+/** The read-only support assistant's graph, drawn from its shape: loaded only when asked for. */
+const supportShape = once(async () => (await import("../graph/support/graph")).supportGraphShape());
 
 const ROUTES: Record<string, Route> = {
   "POST /assistants/search": async ({ event }) => searchAssistants(body(event, AssistantSearch)),
   "GET /assistants/{assistant_id}": async ({ event }) => assistant(graphOf(param(event, "assistant_id"))),
   "GET /assistants/{assistant_id}/graph": async ({ event, server }) => {
     const graphId = graphOf(param(event, "assistant_id"));
-    if (graphId !== "chat") throw notFound("graph_not_served", `the ${graphId} graph is not drawn by this API`);
-    return graphJson(server.graph);
+    return graphJson(graphId === "chat" ? server.graph : await supportShape());
   },
   "GET /assistants/{assistant_id}/schemas": async ({ event, server }) => {
     const graphId = graphOf(param(event, "assistant_id"));
-    if (graphId !== "chat")
-      throw notFound("graph_not_served", `the ${graphId} graph's schemas are not served by this API`);
-    return graphSchemas(graphId, channelsOf(server));
+    return graphSchemas(graphId, graphId === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }));
   },
   "POST /threads": async ({ event, server, userId }) => server.threads.create(userId, body(event, ThreadCreate)),
   "POST /threads/search": async ({ event, server, userId }) => server.threads.search(userId, body(event, ThreadSearch)),

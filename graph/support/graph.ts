@@ -1,5 +1,5 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint";
 import {
   coverageNode,
   draftNode,
@@ -73,3 +73,20 @@ export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckp
 }
 
 export type SupportGraph = ReturnType<typeof buildSupportGraph>;
+
+/**
+ * The support graph's shape alone, for the Agent Server API's read-only `support` assistant
+ * (its graph and schemas). Its runs start from Intercom only, so here nothing is wired: any
+ * dependency a node reached would throw, and none runs.
+ */
+export function supportGraphShape(): SupportGraph {
+  const unwired = new Proxy(
+    {},
+    {
+      get: (_target, key) => {
+        throw new Error(`the support graph is only drawn here, never run (a node reached ${String(key)})`);
+      },
+    },
+  );
+  return buildSupportGraph(Object.assign(Object.create(unwired), { checkpointer: new MemorySaver() }));
+}

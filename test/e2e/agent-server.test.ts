@@ -39,6 +39,11 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     expect(Object.keys(schemas.input_schema!.properties as object)).toEqual(["messages"]);
     expect(Object.keys(schemas.state_schema!.properties as object)).toContain("messages");
     await expect(alice.assistants.get("nope")).rejects.toMatchObject({ status: 404 });
+    // The support assistant is read-only, but drawn: its plan, gather, coverage loop and its state.
+    const support = await alice.assistants.getGraph("support");
+    expect(support.nodes.map((n) => n.id)).toEqual(expect.arrayContaining(["plan", "gather", "coverage"]));
+    const supportSchemas = await alice.assistants.getSchemas("support");
+    expect(Object.keys(supportSchemas.state_schema!.properties as object)).toContain("next_node");
   });
 
   it("creates, reads, patches, searches and deletes threads, each user seeing only their own", async () => {
