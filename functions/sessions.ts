@@ -108,10 +108,11 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
     if (conversation === undefined) throw sessionNotFound();
     return json(
       200,
-      conversation.messages.map(({ role, content, created_at, message_id }) => ({
+      conversation.messages.map(({ role, content, created_at, message_id, attachments }) => ({
         role,
         content,
         created_at,
+        ...(attachments?.length ? { attachments } : {}),
         ...(traces && role === "assistant" ? { trace: traces[message_id] ?? [] } : {}),
       })),
     );

@@ -39,6 +39,11 @@ export function chatRequest(maxMessageBytes: number) {
     if_busy: z.enum(["reject", "queue"], { error: 'must be "reject" or "queue"' }).optional(),
     /** a new session's settings (shared/session-settings.ts) */
     settings: SettingsPatch.optional(),
+    /** ready image files of this session to send with the message (file ids) */
+    attachments: z
+      .array(z.uuid({ error: "must be file ids returned by this API" }))
+      .max(20)
+      .optional(),
   });
 }
 
@@ -54,6 +59,7 @@ export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
     message: body.message,
     ifBusy: body.if_busy,
     settings: body.settings,
+    attachments: body.attachments,
   };
 }
 

@@ -9,6 +9,7 @@ import { toolsTokens } from "../../shared/models/token-estimate";
 import { ChatState, contextWindow, type ChatStateType, type ContextOptions } from "./context";
 import { ModelError } from "./errors";
 import { repairHistory } from "./history";
+import { type ImageRef, withImages } from "./images";
 import { enabledTools, settingsOf } from "../tools/groups";
 import { systemPrompt } from "./prompt";
 import { ExplainingToolNode } from "./tool-node";
@@ -23,6 +24,8 @@ export interface ChatGraphDeps {
   context?: ContextOptions;
   /** false for a model declared without tool support: it is bound none, and its prompt says so */
   toolCalling?: boolean;
+  /** reads an attached image's bytes at call time (the attachments bucket); absent: images become text stubs */
+  readImage?: (ref: ImageRef) => Promise<Uint8Array | undefined>;
 }
 
 /**
@@ -38,6 +41,7 @@ export function buildChatGraph({
   context,
   promptContext,
   toolCalling = true,
+  readImage,
 }: ChatGraphDeps) {
   const tools = toolCalling ? allTools : [];
   // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).
@@ -72,10 +76,11 @@ export function buildChatGraph({
       const extra = await promptContext?.(config);
       if (!window) {
         const system = new SystemMessage(extra ? `${prompt}\n\n${extra}` : prompt);
-        return { messages: [await bound.invoke([system, ...messages], config)] };
+        return { messages: [await bound.invoke(await withImages([system, ...messages], readImage), config)] };
       }
       const input = window.modelInput({ ...state, messages }, extra, prompt);
-      const response = await bound.invoke(input.messages, config);
+      // Images are read for the turns the window keeps, and only now (./images.ts).
+      const response = await bound.invoke(await withImages(input.messages, readImage), config);
       const tokenRatio = window.calibrate(response, input.estimate);
       return { messages: [response], ...(tokenRatio !== undefined ? { tokenRatio } : {}) };
     } catch (err) {

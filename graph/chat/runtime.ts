@@ -56,6 +56,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
     tools,
     checkpointer,
     toolCalling: !config.MODELS_WITHOUT_TOOLS.includes(config.BEDROCK_MODEL_ID ?? ""),
+    ...(backends.files ? { readImage: (ref) => backends.files!.read(ref.key) } : {}),
     context: {
       budget: config.CONTEXT_TOKEN_BUDGET ?? defaultContextBudget(config.BEDROCK_MODEL_ID),
       // The light model that names sessions also keeps the running summary.
@@ -91,6 +92,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       recursionLimit: config.AGENT_RECURSION_LIMIT,
       extractionQueue,
       projectSettings: config.PROJECT_SETTINGS,
+      ...(dataFiles ? { files: dataFiles.records } : {}),
       removeCheckpointsSince: (threadId, since) => checkpointer.deleteCheckpointsSince(threadId, since),
       onUndoFailure: (error) =>
         logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),

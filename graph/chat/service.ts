@@ -22,7 +22,10 @@ import type { ConversationStore, TraceStep } from "../../shared/stores/conversat
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
 import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
+import type { FileRecord } from "../../shared/files/records";
+import { attachedImages } from "./attachments";
 import { agentFailure } from "./errors";
+import { humanContent } from "./images";
 import type { ChatGraph } from "./graph";
 import { firstWords, nameSession } from "./naming";
 import { TraceCollector } from "./trace";
@@ -45,6 +48,8 @@ export interface ChatTurn {
   ifBusy?: "reject" | "queue";
   /** a new session's settings, over its project's defaults; refused for an existing session */
   settings?: SettingsPatch;
+  /** ready image files of the session, sent with the message */
+  attachments?: string[];
   /**
    * Epoch ms by which the run must have ended (the function's deadline less what saving the turn
    * needs). Bounds the wait for a busy session, and aborts the model calls, the naming call and the
@@ -95,6 +100,8 @@ export interface ChatServiceDeps {
   projectSettings?: ProjectSettings;
   /** removes a thread's checkpoints written since a time (the saver's): how a rollback removes a stopped run */
   removeCheckpointsSince?: (threadId: string, since: Date) => Promise<unknown>;
+  /** the session's file records, for the images a message attaches; absent: no attachments */
+  files?: { get(sessionId: string, fileId: string): Promise<FileRecord | undefined> };
 }
 
 const projectMismatch = (project: string | null) =>
@@ -142,6 +149,8 @@ export class ChatService {
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     if (!isNew && turn.settings !== undefined) throw settingsOnExistingSession();
+    // Checked before the session is touched: a bad attachment writes nothing.
+    const images = await attachedImages(this.deps.files, turn.sessionId, turn.userId, turn.attachments);
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
@@ -150,7 +159,10 @@ export class ChatService {
       ? await this.claimSession(sessionId, turn)
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
-    const human = new HumanMessage({ id: turn.messageId ?? randomUUID(), content: turn.message });
+    const human = new HumanMessage({
+      id: turn.messageId ?? randomUUID(),
+      content: humanContent(turn.message, images) as never,
+    });
     // Checkpoints from here on are this run's (it holds the session's lease).
     const startedAt = new Date();
     let ran = false;
@@ -186,7 +198,15 @@ export class ChatService {
           sessionName: sessionName ?? firstWords(turn.message),
           turnId: messageId,
           messages: [
-            { role: "user", content: turn.message, created_at: askedAt, message_id: human.id! },
+            {
+              role: "user",
+              content: turn.message,
+              created_at: askedAt,
+              message_id: human.id!,
+              ...(images.length
+                ? { attachments: images.map((i) => ({ file_id: i.file_id, name: i.name, media_type: i.media_type })) }
+                : {}),
+            },
             { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
           ],
           trace: toStorableDeep(tracer.steps),

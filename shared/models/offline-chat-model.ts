@@ -10,6 +10,7 @@ import type { BaseLanguageModelInput } from "@langchain/core/language_models/bas
 import { RunnableLambda } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { randomUUID } from "node:crypto";
+import { imageSize } from "image-size";
 import { truncateCodePoints } from "../text";
 import { hintOf, structuredRule, type OfflineHint } from "./offline-rules";
 import { messagesTokens, messageText, textTokens, toolsTokens } from "./token-estimate";
@@ -175,7 +176,9 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
     if (last instanceof ToolMessage || last?.getType() === "tool") {
       return new AIMessage({ id, content: answerFromTools(messages, hints) });
     }
-    const text = typeof last?.content === "string" ? last.content.trim() : "";
+    const pictures = last ? imagesOf(last) : [];
+    if (pictures.length > 0) return new AIMessage({ id, content: describeImages(pictures) });
+    const text = last ? messageText(last).trim() : "";
     for (const name of bound) {
       const rule = structuredRule(name);
       if (rule) return toolCalls(id, [[name, rule(text)]]);
@@ -278,4 +281,30 @@ function plainReply(text: string): string {
   if (GREETING.test(text)) return "Hello! How can I help you today?";
   if (text.length === 0) return "I'm here. What would you like to talk about?";
   return `I hear you: "${truncateCodePoints(text, 200)}". Ask me a question, or tell me something to remember.`;
+}
+
+/** The Converse image blocks of a message: their format and bytes. */
+function imagesOf(message: BaseMessage): { format: string; bytes: Uint8Array }[] {
+  if (!Array.isArray(message.content)) return [];
+  return (message.content as { type?: string; image?: { format: string; source: { bytes: Uint8Array } } }[]).flatMap(
+    (b) => (b.type === "image" && b.image ? [{ format: b.image.format, bytes: b.image.source.bytes }] : []),
+  );
+}
+
+/**
+ * What the stand-in can honestly say of pictures: it cannot see them, but it can read their
+ * format, dimensions and size from the bytes it was sent (as Bedrock would receive them).
+ */
+function describeImages(pictures: { format: string; bytes: Uint8Array }[]): string {
+  const lines = pictures.map((p, i) => {
+    let size = "";
+    try {
+      const info = imageSize(p.bytes);
+      size = `, ${info.width}x${info.height} pixels`;
+    } catch {
+      size = ", dimensions unreadable";
+    }
+    return `image ${i + 1} is a ${p.format.toUpperCase()}${size}, ${p.bytes.byteLength} bytes`;
+  });
+  return `I am the offline stand-in for Bedrock, not a language model: I cannot see pictures. What I can read from the file${pictures.length > 1 ? "s" : ""}: ${lines.join("; ")}.`;
 }

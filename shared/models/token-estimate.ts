@@ -15,6 +15,9 @@ export function textTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, "utf8") / 4);
 }
 
+/** Text that estimates (4 bytes a token) as many tokens as a large image costs: 1,600. */
+const IMAGE_ALLOWANCE = "x".repeat(1600 * 4);
+
 /** The text a message carries for counting: string content, text blocks, other blocks as JSON, tool calls. */
 export function messageText(message: BaseMessage): string {
   const parts: string[] = [];
@@ -23,6 +26,12 @@ export function messageText(message: BaseMessage): string {
   else
     for (const block of content as unknown as Record<string, unknown>[]) {
       if ("cachePoint" in block) continue;
+      // An image is counted by the model per its pixels, not its bytes: a flat allowance here
+      // (Claude's largest image is about 1,600 tokens), never its base64 or byte array.
+      if (block.type === "image" || block.type === "image_ref") {
+        parts.push(IMAGE_ALLOWANCE);
+        continue;
+      }
       parts.push(block.type === "text" && typeof block.text === "string" ? block.text : JSON.stringify(block));
     }
   const calls = (message as { tool_calls?: { name: string; args: unknown }[] }).tool_calls ?? [];

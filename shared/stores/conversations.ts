@@ -7,6 +7,8 @@ export interface ConversationMessage {
   created_at: string;
   /** the graph message id; the assistant's doubles as the turn id */
   message_id: string;
+  /** images the user sent with the message (their files, not their bytes) */
+  attachments?: { file_id: string; name: string; media_type: string }[];
 }
 
 export interface Conversation {

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { pngBytes } from "../support/images";
 
 // Must show: a CSV uploaded through the presigned flow, asked about and queried in chat, and
 // unreadable to anyone else, all over HTTP against the stack `npm start` runs.
@@ -34,7 +35,7 @@ async function newSession(user: string) {
   return res.body.session_id as string;
 }
 
-async function upload(user: string, sessionId: string, name: string, content: string, mediaType = "text/csv") {
+async function upload(user: string, sessionId: string, name: string, content: string | Buffer, mediaType = "text/csv") {
   const bytes = Buffer.from(content);
   const created = await call("POST", `/api/sessions/${sessionId}/files`, user, {
     name,
@@ -198,5 +199,47 @@ describe("attachments on the local stack", () => {
     expect((await call("DELETE", `/api/sessions/${sessionId}`, "alice")).status).toBe(204);
     expect(objects()).toBe(0);
     expect((await call("GET", `/api/files/${fileId}`, "alice")).status).toBe(404);
+  });
+
+  it("sends an attached image with a message: the stand-in reads its format and size, the history lists it", async () => {
+    const session = await newSession("hana");
+    const { fileId: image } = await upload("hana", session, "chart.png", pngBytes(64, 48), "image/png");
+    const asked = await call("POST", "/api/chat", "hana", {
+      message: "what is in this picture?",
+      session_id: session,
+      attachments: [image],
+    });
+    expect(asked.status).toBe(200);
+    expect(asked.body.reply).toMatch(/offline stand-in.*cannot see pictures.*PNG, 64x48 pixels/);
+    const history = await call("GET", `/api/sessions/${session}/messages`, "hana");
+    expect(history.body.at(-2)).toMatchObject({
+      role: "user",
+      content: "what is in this picture?",
+      attachments: [{ file_id: image, name: "chart.png", media_type: "image/png" }],
+    });
+  });
+
+  it("refuses attachments that are not ready images of the caller's session, writing nothing", async () => {
+    const session = await newSession("ivo");
+    const { fileId: csv } = await upload("ivo", session, "data.csv", SALES);
+    const other = await newSession("jun");
+    const { fileId: theirs } = await upload("jun", other, "theirs.png", pngBytes(8, 8), "image/png");
+    const { fileId: mine } = await upload("ivo", session, "mine.png", pngBytes(8, 8), "image/png");
+    const cases: [Record<string, unknown>, string][] = [
+      [{ message: "look", attachments: [mine] }, "invalid_attachment"], // a new session has no files
+      [{ message: "look", session_id: session, attachments: [csv] }, "invalid_attachment"],
+      [{ message: "look", session_id: session, attachments: [theirs] }, "invalid_attachment"],
+      [{ message: "look", session_id: other, attachments: [theirs] }, "invalid_attachment"], // not ivo's session
+      [{ message: "look", session_id: session, attachments: ["not-a-uuid"] }, "invalid_attachments_0"],
+      [
+        { message: "look", session_id: session, attachments: Array.from({ length: 21 }, () => mine) },
+        "attachments_too_large",
+      ],
+    ];
+    for (const [body, code] of cases) {
+      const res = await call("POST", "/api/chat", "ivo", body);
+      expect([res.status, res.body.error.code]).toEqual([400, code]);
+    }
+    expect((await call("GET", `/api/sessions/${session}/messages`, "ivo")).body).toHaveLength(2);
   });
 });

@@ -14,8 +14,11 @@ export function converseProblems(messages: Message[] | undefined): string[] {
     if (!m.content?.length) problems.push(`message ${i} (${m.role}) is empty`);
     if (i > 0 && messages[i - 1]!.role === m.role) problems.push(`messages ${i - 1} and ${i} are both ${m.role}`);
     const uses = (m.content ?? []).flatMap((b) => (b.toolUse ? [b.toolUse.toolUseId] : []));
-    const results = new Set((messages[i + 1]?.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult.toolUseId] : [])));
-    for (const id of uses) if (!results.has(id)) problems.push(`toolUse ${id} in message ${i} has no toolResult after it`);
+    const results = new Set(
+      (messages[i + 1]?.content ?? []).flatMap((b) => (b.toolResult ? [b.toolResult.toolUseId] : [])),
+    );
+    for (const id of uses)
+      if (!results.has(id)) problems.push(`toolUse ${id} in message ${i} has no toolResult after it`);
     const asked = new Set(
       i > 0 ? (messages[i - 1]!.content ?? []).flatMap((b) => (b.toolUse ? [b.toolUse.toolUseId] : [])) : [],
     );

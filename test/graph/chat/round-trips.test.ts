@@ -56,7 +56,12 @@ describe("DynamoDB requests per chat turn", () => {
   it("a new session's first turn makes 4: the owner record with its lease in one put", async () => {
     const chat = await service();
     const first = await counted(() => chat.reply({ userId: "ria", message: "hello there" }));
-    expect(first.byCommand).toEqual({ PutItemCommand: 1, QueryCommand: 1, BatchWriteItemCommand: 1, UpdateItemCommand: 1 });
+    expect(first.byCommand).toEqual({
+      PutItemCommand: 1,
+      QueryCommand: 1,
+      BatchWriteItemCommand: 1,
+      UpdateItemCommand: 1,
+    });
   });
 
   it("stays at 4 as the session grows, streamed or not: a warm container reads no history back", async () => {
