@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
 import * as z from "zod";
 import type { Config } from "./config";
+import { AppError } from "./errors";
 import { parseJsonBody } from "./http";
 import { callerId } from "./identity";
 import { SettingsPatch } from "./session-settings";
@@ -44,14 +45,39 @@ export function chatRequest(maxMessageBytes: number) {
       .array(z.uuid({ error: "must be file ids returned by this API" }))
       .max(20)
       .optional(),
+    /** small images inline, base64 (the body cap bounds them: INLINE_IMAGES_MAX_BYTES) */
+    images: z
+      .array(
+        z
+          .object({
+            media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"], {
+              error: "must be image/png, image/jpeg, image/gif or image/webp",
+            }),
+            data: z.base64({ error: "must be base64" }).min(1),
+          })
+          .strict(),
+      )
+      .max(20)
+      .optional(),
   });
 }
 
 /** The chat turn a request asks for, with the caller taken from the request context. */
 export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
   const body = parseJsonBody(event, chatRequest(config.MAX_MESSAGE_BYTES), {
-    maxBytes: chatBodyLimit(config.MAX_MESSAGE_BYTES),
+    maxBytes: chatBodyCap(config),
   });
+  const images = body.images?.map((i) => ({
+    media_type: i.media_type,
+    bytes: new Uint8Array(Buffer.from(i.data, "base64")),
+  }));
+  const inlineBytes = (images ?? []).reduce((n, i) => n + i.bytes.byteLength, 0);
+  if (inlineBytes > config.INLINE_IMAGES_MAX_BYTES)
+    throw new AppError(
+      413,
+      "images_too_large",
+      `inline images total ${inlineBytes} bytes, over INLINE_IMAGES_MAX_BYTES (${config.INLINE_IMAGES_MAX_BYTES}); upload larger ones as files and send their ids in attachments`,
+    );
   return {
     userId: callerId(event, config.AUTH_MODE, body.user_id),
     projectId: body.project_id,
@@ -60,6 +86,7 @@ export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
     ifBusy: body.if_busy,
     settings: body.settings,
     attachments: body.attachments,
+    images,
   };
 }
 
@@ -68,3 +95,7 @@ export function parseChatRequest(event: APIGatewayProxyEvent, config: Config) {
  * \u00XX escape, plus room for the other fields.
  */
 export const chatBodyLimit = (maxMessageBytes: number) => 6 * maxMessageBytes + 4096;
+
+/** The whole body's cap: the message's, plus inline images as base64 (4 characters per 3 bytes). */
+export const chatBodyCap = (config: Pick<Config, "MAX_MESSAGE_BYTES" | "INLINE_IMAGES_MAX_BYTES">) =>
+  chatBodyLimit(config.MAX_MESSAGE_BYTES) + Math.ceil((config.INLINE_IMAGES_MAX_BYTES * 4) / 3);

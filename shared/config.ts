@@ -188,6 +188,13 @@ const Settings = z.object({
     .default(20 * 1024 * 1024),
   FILES_PER_SESSION: z.coerce.number().int().min(1).max(1000).default(20),
   FILES_MAX_ROWS: z.coerce.number().int().min(1).default(1_000_000),
+  /** Images sent inline with a chat message (base64 in the body), in bytes once decoded, all together. */
+  INLINE_IMAGES_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(4 * 1024 * 1024)
+    .default(1024 * 1024),
   /** Lifetime of presigned upload and download URLs. */
   FILES_URL_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(900),
   /** query_data: statement timeout, DuckDB memory cap, and rows returned to the model. */

@@ -1,4 +1,5 @@
 import { badRequest } from "../../shared/errors";
+import { inspectFile } from "../../shared/files/inspect";
 import type { FileRecord } from "../../shared/files/records";
 import { IMAGE_LIMITS, type ImageRef } from "./images";
 
@@ -37,15 +38,62 @@ export async function attachedImages(
         "image_too_large",
         `${file.name} is ${file.width}x${file.height} pixels; Bedrock takes at most ${IMAGE_LIMITS.pixels} on a side`,
       );
-    refs.push({
-      type: "image_ref",
-      file_id: file.file_id,
-      key: file.key,
-      name: file.name,
-      media_type: file.media_type,
-      bytes: file.bytes,
-      ...(file.width ? { width: file.width, height: file.height } : {}),
-    });
+    refs.push(imageRefOf(file));
   }
   return refs;
 }
+
+/** An image sent inline (base64 in the chat body), checked by its bytes and ready to store. */
+export interface InlineImage {
+  name: string;
+  media_type: string;
+  bytes: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/**
+ * Inline images checked before the turn runs, as uploads are: by their magic bytes (the claimed
+ * type is not trusted) and against Bedrock's limits, counting the attached files too.
+ */
+export async function checkInlineImages(
+  images: { media_type: string; bytes: Uint8Array }[] | undefined,
+  attached: number,
+): Promise<InlineImage[]> {
+  if (!images || images.length === 0) return [];
+  if (images.length + attached > IMAGE_LIMITS.perRequest)
+    throw badRequest(
+      "too_many_images",
+      `at most ${IMAGE_LIMITS.perRequest} images per message (${images.length + attached} given)`,
+    );
+  const checked: InlineImage[] = [];
+  for (const [i, image] of images.entries()) {
+    const name = `image-${i + 1}.${image.media_type.replace("image/", "").replace("jpeg", "jpg")}`;
+    const found = await inspectFile(image.bytes, { name, media_type: image.media_type }, 0);
+    if (!found.ok || found.kind !== "image")
+      throw badRequest("invalid_image", `images.${i}: ${found.ok ? "not an image" : found.reason}`);
+    if (image.bytes.byteLength > IMAGE_LIMITS.bytes)
+      throw badRequest(
+        "image_too_large",
+        `images.${i} is ${image.bytes.byteLength} bytes; Bedrock takes at most ${IMAGE_LIMITS.bytes}`,
+      );
+    if (found.width > IMAGE_LIMITS.pixels || found.height > IMAGE_LIMITS.pixels)
+      throw badRequest(
+        "image_too_large",
+        `images.${i} is ${found.width}x${found.height} pixels; Bedrock takes at most ${IMAGE_LIMITS.pixels} on a side`,
+      );
+    checked.push({ name, media_type: found.media_type, bytes: image.bytes, width: found.width, height: found.height });
+  }
+  return checked;
+}
+
+/** The reference a stored file becomes in a message. */
+export const imageRefOf = (file: FileRecord): ImageRef => ({
+  type: "image_ref",
+  file_id: file.file_id,
+  key: file.key,
+  name: file.name,
+  media_type: file.media_type,
+  bytes: file.bytes,
+  ...(file.width ? { width: file.width, height: file.height } : {}),
+});

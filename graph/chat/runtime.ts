@@ -11,6 +11,7 @@ import { settingsOf } from "../tools/groups";
 import { chatTools } from "../tools/registry";
 import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
 import { FileRecords } from "../../shared/files/records";
+import { fileService } from "../../shared/files/service";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -74,6 +75,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
         }
       : {}),
   });
+  // Inline images become files of the session, stored as uploads are (shared/files/service.ts).
+  const imageFiles = fileService(backends);
   const owners = new SessionOwners(
     dynamo,
     config.CHECKPOINT_TABLE,
@@ -93,6 +96,9 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       extractionQueue,
       projectSettings: config.PROJECT_SETTINGS,
       ...(dataFiles ? { files: dataFiles.records } : {}),
+      ...(imageFiles
+        ? { storeImage: (userId, sessionId, image) => imageFiles.storeImage(userId, sessionId, image) }
+        : {}),
       removeCheckpointsSince: (threadId, since) => checkpointer.deleteCheckpointsSince(threadId, since),
       onUndoFailure: (error) =>
         logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),

@@ -9,7 +9,7 @@ import {
   type ToolMessage,
 } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
-import { AppError, sessionNotFound, storeUnavailable } from "../../shared/errors";
+import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import {
   type ProjectSettings,
@@ -23,7 +23,7 @@ import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session
 import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
-import { attachedImages } from "./attachments";
+import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
 import { agentFailure } from "./errors";
 import { humanContent } from "./images";
 import type { ChatGraph } from "./graph";
@@ -50,6 +50,8 @@ export interface ChatTurn {
   settings?: SettingsPatch;
   /** ready image files of the session, sent with the message */
   attachments?: string[];
+  /** small images sent inline, stored as files of the session before the turn runs */
+  images?: { media_type: string; bytes: Uint8Array }[];
   /**
    * Epoch ms by which the run must have ended (the function's deadline less what saving the turn
    * needs). Bounds the wait for a busy session, and aborts the model calls, the naming call and the
@@ -102,6 +104,8 @@ export interface ChatServiceDeps {
   removeCheckpointsSince?: (threadId: string, since: Date) => Promise<unknown>;
   /** the session's file records, for the images a message attaches; absent: no attachments */
   files?: { get(sessionId: string, fileId: string): Promise<FileRecord | undefined> };
+  /** stores an inline image as a ready file of the session (shared/files/service.ts) */
+  storeImage?: (userId: string, sessionId: string, image: InlineImage) => Promise<FileRecord>;
 }
 
 const projectMismatch = (project: string | null) =>
@@ -150,7 +154,10 @@ export class ChatService {
     const isNew = turn.sessionId === undefined;
     if (!isNew && turn.settings !== undefined) throw settingsOnExistingSession();
     // Checked before the session is touched: a bad attachment writes nothing.
-    const images = await attachedImages(this.deps.files, turn.sessionId, turn.userId, turn.attachments);
+    const attached = await attachedImages(this.deps.files, turn.sessionId, turn.userId, turn.attachments);
+    const inline = await checkInlineImages(turn.images, attached.length);
+    if (inline.length > 0 && !this.deps.storeImage)
+      throw badRequest("attachments_unavailable", "this deployment has no attachments bucket");
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
@@ -159,6 +166,17 @@ export class ChatService {
       ? await this.claimSession(sessionId, turn)
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
+    let images = attached;
+    if (inline.length > 0) {
+      // Stored under the lease, as files of the session: the checkpoint refers to them as to uploads.
+      const stored = await Promise.all(inline.map((i) => this.deps.storeImage!(turn.userId, sessionId, i))).catch(
+        async (err) => {
+          await lease.release();
+          throw err;
+        },
+      );
+      images = [...attached, ...stored.map(imageRefOf)];
+    }
     const human = new HumanMessage({
       id: turn.messageId ?? randomUUID(),
       content: humanContent(turn.message, images) as never,

@@ -71,6 +71,37 @@ export class FileService {
     };
   }
 
+  /**
+   * An image sent inline with a chat message (already checked by its bytes): stored as a ready
+   * file of the session, so the checkpoint can refer to it as to any upload.
+   */
+  async storeImage(
+    userId: string,
+    sessionId: string,
+    image: { name: string; media_type: string; bytes: Uint8Array; width: number; height: number },
+  ): Promise<FileRecord> {
+    await this.ownSession(userId, sessionId);
+    const fileId = randomUUID();
+    const record: FileRecord = {
+      file_id: fileId,
+      session_id: sessionId,
+      user_id: userId,
+      name: image.name,
+      media_type: image.media_type,
+      bytes: image.bytes.byteLength,
+      kind: "image",
+      status: "ready",
+      key: objectKey(userId, sessionId, fileId),
+      created_at: new Date().toISOString(),
+      width: image.width,
+      height: image.height,
+    };
+    // The object before its record: a record never names a missing object.
+    await this.deps.objects.write(record.key, image.bytes, image.media_type);
+    await this.deps.records.create(record);
+    return record;
+  }
+
   /** POST .../complete: the caller's own file, checked now. */
   async complete(userId: string, sessionId: string, fileId: string) {
     const record = await this.ownFile(userId, sessionId, fileId);

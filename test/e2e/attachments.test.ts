@@ -242,4 +242,44 @@ describe("attachments on the local stack", () => {
     }
     expect((await call("GET", `/api/sessions/${session}/messages`, "ivo")).body).toHaveLength(2);
   });
+
+  it("takes a small image inline: stored as a file of the session, sent like an upload, listed in the history", async () => {
+    const session = await newSession("kai");
+    const data = pngBytes(32, 16).toString("base64");
+    const asked = await call("POST", "/api/chat", "kai", {
+      message: "and this one?",
+      session_id: session,
+      images: [{ media_type: "image/png", data }],
+    });
+    expect(asked.status).toBe(200);
+    expect(asked.body.reply).toMatch(/PNG, 32x16 pixels/);
+    const files = await call("GET", `/api/sessions/${session}/files`, "kai");
+    expect(files.body.files).toEqual([
+      expect.objectContaining({ name: "image-1.png", status: "ready", kind: "image" }),
+    ]);
+    const history = await call("GET", `/api/sessions/${session}/messages`, "kai");
+    expect(history.body.at(-2).attachments).toEqual([
+      { file_id: files.body.files[0].file_id, name: "image-1.png", media_type: "image/png" },
+    ]);
+
+    const refused: [Record<string, unknown>, number, string][] = [
+      [{ images: [{ media_type: "image/png", data: "not base64!" }] }, 400, "invalid_images_0_data"],
+      [{ images: [{ media_type: "image/bmp", data }] }, 400, "invalid_images_0_media_type"],
+      [
+        { images: [{ media_type: "image/png", data: Buffer.from("just text").toString("base64") }] },
+        400,
+        "invalid_image",
+      ],
+      [
+        { images: [{ media_type: "image/png", data: Buffer.alloc(1024 * 1024 + 1).toString("base64") }] },
+        413,
+        "images_too_large",
+      ],
+    ];
+    for (const [extra, status, code] of refused) {
+      const res = await call("POST", "/api/chat", "kai", { message: "look", session_id: session, ...extra });
+      expect([res.status, res.body.error.code]).toEqual([status, code]);
+    }
+    expect((await call("GET", `/api/sessions/${session}/files`, "kai")).body.files).toHaveLength(1);
+  });
 });

@@ -83,9 +83,11 @@ describe("POST /api/chat validation", () => {
   });
 
   it("refuses a body over the byte cap with 413 before parsing it", async () => {
-    const { status, body } = await call(local(), chatEvent(`{"message":"hi","pad":"${"x".repeat(6 * 16384 + 4096)}"}`));
+    // The message's cap (6 x 16 KB + 4 KB) plus 1 MB of inline images as base64.
+    const cap = 102_400 + Math.ceil((1024 * 1024 * 4) / 3);
+    const { status, body } = await call(local(), chatEvent(`{"message":"hi","pad":"${"x".repeat(cap)}"}`));
     expect(status).toBe(413);
-    expect(body.error).toEqual({ code: "body_too_large", message: "request body must be at most 102400 bytes" });
+    expect(body.error).toEqual({ code: "body_too_large", message: `request body must be at most ${cap} bytes` });
   });
 
   it("answers bad input before asking for the runtime, so a cold container does not load the agent for it", async () => {
