@@ -87,6 +87,11 @@ export interface FunctionSpec {
   feature?: "intercom";
   /** what the handler imports on its first request instead of at init (shared/deferred.ts) */
   defers?: string;
+  /**
+   * A native module its code ships with (infra/aws/bundle/native.ts): DuckDB's binding is Linux
+   * x64's, so the function runs on x86_64 instead of Graviton.
+   */
+  native?: "duckdb";
 }
 
 /** A queue's visibility timeout is this many times its consumer's timeout (AWS's advice for Lambda). */
@@ -95,6 +100,7 @@ export const VISIBILITY_FACTOR = 6;
 export const FUNCTIONS: readonly FunctionSpec[] = [
   {
     name: "chat",
+    native: "duckdb",
     kind: "api",
     timeoutSeconds: 29, // API Gateway's limit for a buffered response
     memoryMB: 1024,
@@ -104,6 +110,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: "chat-stream",
+    native: "duckdb",
     kind: "api",
     timeoutSeconds: 120,
     memoryMB: 1024,
@@ -139,6 +146,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: "files",
+    native: "duckdb",
     kind: "api",
     timeoutSeconds: 29,
     memoryMB: 1024,
@@ -154,6 +162,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: "file-uploaded",
+    native: "duckdb",
     kind: "upload",
     timeoutSeconds: 60,
     memoryMB: 1024,

@@ -532,14 +532,15 @@ export class AgentStack extends Stack {
     return keys;
   }
 
-  /** Every function: Node 22 on Graviton, bundled by infra/aws/bundle (ES modules, the SDK inside). */
+  /** Every function: Node 22, bundled by infra/aws/bundle (ES modules, the SDK inside). */
   private lambda(spec: FunctionSpec, environment: Record<string, string>): LambdaFunction {
     const id = constructId(spec.name);
     const fn = new LambdaFunction(this, id, {
       code: functionCode(join(FUNCTIONS, `${spec.name}.ts`), { langsmith: this.langsmith }),
       handler: "index.handler",
       runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
+      // Graviton, but for functions shipping DuckDB's x64 binding (infra/aws/bundle/native.ts).
+      architecture: spec.native === "duckdb" ? Architecture.X86_64 : Architecture.ARM_64,
       tracing: this.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       timeout: Duration.seconds(spec.timeoutSeconds),
       memorySize: spec.memoryMB,

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -107,6 +107,21 @@ describe("the deployed chat bundle", () => {
     expect(await stackIn({ AWS_LAMBDA_FUNCTION_NAME: "chat" })).toMatch(/functions\/chat\.ts:\d+/);
     // Outside Lambda nothing is installed: the positions are the minified bundle's.
     expect(await stackIn({})).not.toMatch(/functions\/chat\.ts/);
+  });
+
+  it("ships DuckDB beside the bundle, loadable from the function's own folder", async () => {
+    // The data tools import DuckDB from the function's folder in Lambda: nothing outside it.
+    writeFileSync(
+      join(outdir, "probe.mjs"),
+      'const { DuckDBInstance } = await import("@duckdb/node-api");' +
+        'const c = await (await DuckDBInstance.create(":memory:")).connect();' +
+        'process.stdout.write(String((await c.runAndReadAll("select 40 + 2")).getRows()[0][0]));',
+    );
+    const { stdout } = await promisify(execFile)(process.execPath, [join(outdir, "probe.mjs")], {
+      cwd: outdir,
+      env: { PATH: process.env.PATH },
+    });
+    expect(stdout).toBe("42");
   });
 
   it("rejects bad input with a 400", async () => {

@@ -1,4 +1,5 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
+import { copyNativeModules } from "./native";
 import { langchainLoadMap, langsmithClientOff, sideEffectFree, zodNamespaceImports, type Trim } from "./trims";
 
 export interface BundleOptions {
@@ -36,8 +37,9 @@ export async function bundleFunction({ entry, outdir, langsmith = false }: Bundl
     chunkNames: "chunks/[name]-[hash]",
     // ES module builds of packages that ship both, so tree shaking can work.
     mainFields: ["module", "main"],
-    // DuckDB is a native addon (a .node binary per platform) that esbuild cannot bundle: it is
-    // loaded from node_modules, only when a session has data files (shared/files/sql-sandbox.ts).
+    // DuckDB is a native addon (a .node binary per platform) that esbuild cannot bundle: its
+    // packages are copied beside the bundle (./native.ts), and it is loaded only when a session
+    // has data files (shared/files/sql-sandbox.ts).
     external: ["@duckdb/*"],
     // CommonJS dependencies inside an ES module still call require() for Node's built-ins.
     banner: {
@@ -50,6 +52,7 @@ export async function bundleFunction({ entry, outdir, langsmith = false }: Bundl
     throw new Error(
       `bundle trims found nothing to rewrite: ${missed.map((t) => t.name).join(", ")}; a library upgrade moved their target (infra/aws/bundle/trims.ts)`,
     );
+  copyNativeModules(result.metafile, outdir);
   return result.metafile;
 }
 
