@@ -14,13 +14,19 @@ const ListQuery = z.object({
   category: storable(z.string().trim().min(1).max(64)).optional(),
   tag: storable(z.string().trim().min(1).max(64)).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
+  /** 1: also the memories a newer one replaced, each with `superseded_by` */
+  superseded: z
+    .enum(["0", "1"], { error: 'must be "0" or "1"' })
+    .default("0")
+    .transform((v) => v === "1"),
 });
 
 const unavailable = (cause?: unknown) =>
   new AppError(503, "memory_unavailable", "memories cannot be read or changed right now", { cause });
 
 /**
- * GET /api/memories?category=&tag=&limit=  the caller's memories, newest first
+ * GET /api/memories?category=&tag=&limit=&superseded=1  the caller's memories, newest first
+ *                                           (superseded=1 adds those a newer one replaced)
  * DELETE /api/memories/{id}                 forget one of them
  * Users see and correct what the agent remembers about them; nobody else's.
  */
@@ -52,6 +58,7 @@ export function createMemoriesHandler(backends: () => Promise<Backends> | Backen
         project_id: m.projectId,
         created_at: m.createdAt,
         updated_at: m.updatedAt,
+        ...(m.supersededBy ? { superseded_by: m.supersededBy } : {}),
       })),
     });
   });

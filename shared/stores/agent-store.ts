@@ -45,12 +45,16 @@ export interface MemoryMatch extends MemoryFields {
 
 export interface StoredMemory extends MemoryScope, MemoryFields {
   updatedAt: string;
+  /** the memory that replaced this one, when it was superseded (listed only on request) */
+  supersededBy?: string | null;
 }
 
 export interface MemoryListFilter {
   category?: string;
   tag?: string;
   limit: number;
+  /** also list memories a newer one replaced (kept, never deleted), marked with what replaced them */
+  superseded?: boolean;
 }
 
 export interface UserContext {

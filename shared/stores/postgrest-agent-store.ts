@@ -18,7 +18,7 @@ import {
 } from "./agent-store";
 import { toKnowledgeMatch, toMemoryMatch, toStoredMemory, toUserContext } from "./sql-agent-store";
 
-const MEMORY_COLUMNS = "id,user_id,project_id,content,category,tags,metadata,created_at,updated_at";
+const MEMORY_COLUMNS = "id,user_id,project_id,content,category,tags,metadata,created_at,updated_at,superseded_by";
 
 /** The arguments naming a document version, as every document function takes them. */
 const versionArgs = (v: DocumentVersion) => ({
@@ -129,7 +129,8 @@ export class PostgrestAgentStore implements AgentStore {
   }
 
   async listMemories(userId: string, filter: MemoryListFilter) {
-    let query = this.rest.from("agent_memories").select(MEMORY_COLUMNS).eq("user_id", userId).is("superseded_by", null);
+    let query = this.rest.from("agent_memories").select(MEMORY_COLUMNS).eq("user_id", userId);
+    if (!filter.superseded) query = query.is("superseded_by", null);
     if (filter.category) query = query.eq("category", filter.category);
     if (filter.tag) query = query.contains("tags", [filter.tag]);
     const rows = unwrap<Record<string, unknown>[]>(

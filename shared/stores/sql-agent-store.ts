@@ -24,7 +24,8 @@ import type { SqlClient } from "./sql";
 // biome-ignore lint/suspicious/noExplicitAny: a SQL row, typed by the mapper that reads it
 type Row = Record<string, any>;
 
-const MEMORY_COLUMNS = "id, user_id, project_id, content, category, tags, metadata, created_at, updated_at";
+const MEMORY_COLUMNS =
+  "id, user_id, project_id, content, category, tags, metadata, created_at, updated_at, superseded_by";
 
 /** What a stored memory and a recalled one both show. */
 const memoryFields = (r: Row) => ({
@@ -41,6 +42,7 @@ export const toStoredMemory = (r: Row): StoredMemory => ({
   userId: r.user_id,
   projectId: r.project_id,
   updatedAt: iso(r.updated_at),
+  ...(r.superseded_by ? { supersededBy: String(r.superseded_by) } : {}),
 });
 
 export const toMemoryMatch = (r: Row): MemoryMatch => ({ ...memoryFields(r), similarity: Number(r.similarity) });
@@ -166,12 +168,12 @@ export class SqlAgentStore implements AgentStore {
   async listMemories(userId: string, filter: MemoryListFilter) {
     const { rows } = await this.db.query(
       `select ${MEMORY_COLUMNS} from agent_memories
-        where user_id = $1 and superseded_by is null
+        where user_id = $1 and ($5 or superseded_by is null)
           and ($2::text is null or category = $2)
           and ($3::text is null or tags @> array[$3::text])
         order by created_at desc, id
         limit $4`,
-      [userId, filter.category ?? null, filter.tag ?? null, filter.limit],
+      [userId, filter.category ?? null, filter.tag ?? null, filter.limit, filter.superseded === true],
     );
     return rows.map(toStoredMemory);
   }

@@ -76,6 +76,19 @@ describe("memories", () => {
     // Still gone after the next poll.
     await page.waitForTimeout(2500);
     expect(await memory.count()).toBe(0);
+
+    // A replaced fact is kept: shown, marked, when asked for.
+    await page.getByRole("tab", { name: "Chat" }).click();
+    await say(page, "my favourite colour is teal");
+    await say(page, "Actually my favourite colour is green now");
+    await page.getByRole("tab", { name: "Memories" }).click();
+    await page.getByTestId("memory").filter({ hasText: /green/ }).waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId("memory").filter({ hasText: /teal/ }).count()).toBe(0);
+    await page.getByRole("checkbox", { name: "Show superseded" }).check();
+    const replaced = page.getByTestId("memory").filter({ hasText: /teal/ });
+    await replaced.filter({ hasText: "superseded by a newer memory" }).waitFor({ timeout: 10_000 });
+    expect(await replaced.getAttribute("class")).toContain("superseded");
+    await expectAccessible(page, "memories with superseded");
     expect(problems).toEqual([]);
   });
 });

@@ -139,6 +139,16 @@ describe("local stack over HTTP", () => {
     await stack.queues.extraction.drained();
     expect(await memories()).toEqual(["My favourite colour is green", "I prefer window seats on long flights"]);
     expect(stack.queues.extractionDeadLetters.depth).toBe(0);
+    // The replaced fact is kept, and listed on request with what replaced it.
+    const all = (await get("/api/memories?superseded=1", u3)).body.memories as {
+      id: string;
+      content: string;
+      superseded_by?: string;
+    }[];
+    const green = all.find((m) => m.content === "My favourite colour is green")!;
+    expect(all.find((m) => /teal/.test(m.content))).toMatchObject({ superseded_by: green.id });
+    expect(green.superseded_by).toBeUndefined();
+    expect((await get("/api/memories?superseded=yes", u3)).status).toBe(400);
   });
 
   it("answers from the sample knowledge base on first start, citing the source", async () => {

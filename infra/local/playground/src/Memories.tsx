@@ -11,9 +11,15 @@ import { usePolling } from "./usePolling";
 export function Memories({ user }: { user: string }) {
   const [category, setCategory] = useState("");
   const [tag, setTag] = useState("");
+  const [showSuperseded, setShowSuperseded] = useState(false);
   const [seen, setSeen] = useState<string[]>([]);
   const [deleteError, setDeleteError] = useState<{ code: string; message: string }>();
-  const query = new URLSearchParams({ limit: "200", ...(category ? { category } : {}), ...(tag ? { tag } : {}) });
+  const query = new URLSearchParams({
+    limit: "200",
+    ...(category ? { category } : {}),
+    ...(tag ? { tag } : {}),
+    ...(showSuperseded ? { superseded: "1" } : {}),
+  });
   const polled = usePolling(
     async () => {
       const { memories } = await api<{ memories: Memory[] }>(user, `/api/memories?${query}`);
@@ -50,6 +56,10 @@ export function Memories({ user }: { user: string }) {
         </select>
         <label htmlFor="memory-tag">Tag</label>
         <input id="memory-tag" value={tag} onChange={(e) => setTag(e.target.value.trim())} placeholder="any" />
+        <label>
+          <input type="checkbox" checked={showSuperseded} onChange={(e) => setShowSuperseded(e.target.checked)} />
+          Show superseded
+        </label>
       </div>
       {polled.error && <ErrorNote error={polled.error} />}
       {deleteError && <ErrorNote error={deleteError} />}
@@ -60,8 +70,9 @@ export function Memories({ user }: { user: string }) {
       )}
       <ul className="cards" aria-label="Memories">
         {polled.data?.map((m) => (
-          <li key={m.id} className="card" data-testid="memory">
+          <li key={m.id} className={m.superseded_by ? "card superseded" : "card"} data-testid="memory">
             <p>{m.content}</p>
+            {m.superseded_by && <p className="meta">superseded by a newer memory</p>}
             <p className="meta">
               {m.category && <span className="badge">{m.category}</span>}
               {m.tags.map((t) => (

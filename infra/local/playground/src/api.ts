@@ -105,6 +105,8 @@ export interface Memory {
   category: string | null;
   tags: string[];
   created_at: string;
+  /** set when a newer memory replaced this one (listed with ?superseded=1) */
+  superseded_by?: string;
 }
 
 export interface KnowledgeDocument {
