@@ -3,34 +3,25 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { main } from "../../infra/kb/cli";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { localStackForTests } from "../support/local-stack";
 
 // `npm run kb` against the local stack `npm start` runs: push, ls, show, rm and search.
-const dataDir = mkdtempSync(join(tmpdir(), "agent-kb-cli-"));
 const EXAMPLES = resolve(import.meta.dirname, "../../examples/knowledge");
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
-  await stack.dropFolderReconciled;
-}, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const local = localStackForTests("agent-kb-cli");
+beforeAll(() => local.stack.dropFolderReconciled);
 
 async function kb(...argv: string[]) {
   const lines: string[] = [];
   const code = await main(argv, {
     out: (line) => lines.push(line),
     err: new PassThrough(),
-    env: { KB_API_URL: stack.url },
+    env: { KB_API_URL: local.stack.url },
   });
   return { code, output: lines.join("\n") };
 }
 
 const ask = async (message: string) => {
-  const res = await fetch(`${stack.url}/api/chat`, {
+  const res = await fetch(`${local.stack.url}/api/chat`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ message }),
@@ -79,7 +70,7 @@ describe("npm run kb", () => {
     expect(row(pushed.output, "broken.pdf")).toMatch(/failed|skipped/);
     const listed = await kb("ls");
     expect(row(listed.output, "broken.pdf")).toMatch(/(failed|skipped)\s.*\S/);
-    const api = await fetch(`${stack.url}/api/knowledge/documents`, {
+    const api = await fetch(`${local.stack.url}/api/knowledge/documents`, {
       headers: { "x-user-id": "ops", "x-user-role": "admin" },
     });
     const doc = (

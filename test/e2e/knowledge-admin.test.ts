@@ -1,26 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { localStackForTests } from "../support/local-stack";
 
 // The knowledge base as its admins see and manage it, over HTTP on the local stack (hashing
 // embedder, offline stand-in model): uploads through presigned URLs, status with reasons,
 // chunks, search with scores, deletes through the bucket's event path.
-const dataDir = mkdtempSync(join(tmpdir(), "agent-kb-"));
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
-  await stack.dropFolderReconciled;
-}, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const local = localStackForTests("agent-kb");
+beforeAll(() => local.stack.dropFolderReconciled);
 
 const ADMIN = { "x-user-id": "ops", "x-user-role": "admin" };
 async function call(method: string, path: string, headers: Record<string, string> = ADMIN, body?: unknown) {
-  const res = await fetch(`${stack.url}${path}`, {
+  const res = await fetch(`${local.stack.url}${path}`, {
     method,
     headers: { "content-type": "application/json", ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

@@ -1,31 +1,22 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { vi } from "vitest";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { localStackForTests } from "../support/local-stack";
 
 // Per-session tool settings and private sessions, over HTTP on the local stack (offline stand-in
 // model, hashing embedder): what reaches memory, the queue and the trace.
-const dataDir = mkdtempSync(join(tmpdir(), "agent-settings-"));
-let stack: LocalStack;
+const local = localStackForTests("agent-settings");
 let queued: string[];
 
-beforeAll(async () => {
-  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
+beforeAll(() => {
   queued = [];
-  const send = stack.queues.extraction.send.bind(stack.queues.extraction);
-  vi.spyOn(stack.queues.extraction, "send").mockImplementation((body: string) => {
+  const send = local.stack.queues.extraction.send.bind(local.stack.queues.extraction);
+  vi.spyOn(local.stack.queues.extraction, "send").mockImplementation((body: string) => {
     queued.push(body);
     return send(body);
   });
-}, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 async function call(method: string, path: string, user: string, body?: unknown) {
-  const res = await fetch(`${stack.url}${path}`, {
+  const res = await fetch(`${local.stack.url}${path}`, {
     method,
     headers: { "content-type": "application/json", "x-user-id": user },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
@@ -45,7 +36,7 @@ describe("session settings", () => {
     });
     expect(first.status).toBe(200);
     const sessionId = first.body.session_id;
-    await stack.queues.extraction.drained();
+    await local.stack.queues.extraction.drained();
     expect(await memories("ann")).toEqual([]);
     expect(queuedFor(sessionId)).toEqual([]);
 
@@ -67,7 +58,7 @@ describe("session settings", () => {
     expect(patched.body.settings).toMatchObject({ memory: true });
     const again = await chat("ann", { message: "Remember that my favourite colour is teal", session_id: sessionId });
     expect(again.status).toBe(200);
-    await stack.queues.extraction.drained();
+    await local.stack.queues.extraction.drained();
     expect(await memories("ann")).toContain("my favourite colour is teal");
     const trace2 = (await call("GET", `/api/sessions/${sessionId}/messages?trace=1`, "ann")).body[3].trace;
     expect(trace2.filter((s: { type: string }) => s.type === "tool").map((s: { name: string }) => s.name)).toContain(
@@ -78,7 +69,7 @@ describe("session settings", () => {
   it("keeps a private session out of memory, even through the extraction queue, while a normal one learns", async () => {
     const secret = await chat("bea", { message: "I prefer window seats", settings: { private: true } });
     expect(secret.status).toBe(200);
-    await stack.queues.extraction.drained();
+    await local.stack.queues.extraction.drained();
     expect(queuedFor(secret.body.session_id)).toEqual([]);
     expect(await memories("bea")).toEqual([]);
     const listed = await call("GET", "/api/sessions", "bea");
@@ -87,12 +78,12 @@ describe("session settings", () => {
     // Asked to remember in private: the stand-in's store_memory is not offered, so nothing is stored.
     const told = await chat("bea", { message: "remember that I like tea", session_id: secret.body.session_id });
     expect(told.status).toBe(200);
-    await stack.queues.extraction.drained();
+    await local.stack.queues.extraction.drained();
     expect(await memories("bea")).toEqual([]);
 
     const normal = await chat("bea", { message: "I prefer window seats" });
     expect(normal.status).toBe(200);
-    await stack.queues.extraction.drained();
+    await local.stack.queues.extraction.drained();
     expect(queuedFor(normal.body.session_id)).toHaveLength(1);
     expect(await memories("bea")).toEqual(["I prefer window seats"]);
 

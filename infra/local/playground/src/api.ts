@@ -56,40 +56,16 @@ export function describeError(err: unknown): { status?: number; code: string; me
   return { code: "error", message: err instanceof Error ? err.message : String(err) };
 }
 
-export interface SessionSettings {
-  memory: boolean;
-  knowledge: boolean;
-  user_context: boolean;
-  files: boolean;
-  private: boolean;
-}
+// The API's own types (type-only imports: nothing of the server is bundled into the page).
+import type { SessionSettings } from "../../../../shared/session-settings";
+import type { SessionSummary as StoredSession, TraceStep } from "../../../../shared/stores/conversation-types";
 
-export interface SessionSummary {
-  session_id: string;
-  name: string;
-  project_id: string | null;
-  created_at: string;
-  updated_at: string;
-  message_count: number;
+export type { SessionSettings, TraceStep };
+
+/** A session as GET /api/sessions lists it: the stored summary with its settings (functions/sessions.ts). */
+export interface SessionSummary extends StoredSession {
   private: boolean;
   settings: SessionSettings;
-}
-
-export interface TraceStep {
-  type: "node" | "model" | "tool";
-  name: string;
-  started_at: number;
-  duration_ms?: number;
-  args?: unknown;
-  success?: boolean;
-  usage?: {
-    input_tokens?: number;
-    output_tokens?: number;
-    total_tokens?: number;
-    cache_read_tokens?: number;
-    cache_write_tokens?: number;
-  };
-  error?: string;
 }
 
 export interface TranscriptMessage {
