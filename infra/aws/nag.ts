@@ -1,4 +1,5 @@
-import { Validations, type Stack } from "aws-cdk-lib";
+import { Stack, Validations, type CfnElement } from "aws-cdk-lib";
+import type { Playground } from "./playground";
 
 /**
  * The AwsSolutions (cdk-nag) findings this stack accepts, each with its reason. Anything not
@@ -59,4 +60,56 @@ export function acknowledgeNagFindings(
         "The secrets are third-party credentials (Supabase service-role key, Intercom token and client secret) that AWS cannot rotate, and the users' API key value, which API Gateway holds as a copy a rotation would not update.",
     },
   );
+}
+
+/**
+ * The playground's findings (`-c playground=true`), acknowledged on its own constructs so they hide
+ * nothing elsewhere in the stack.
+ */
+export function acknowledgePlaygroundFindings(playground: Playground): void {
+  Validations.of(playground.distribution).acknowledge(
+    {
+      id: "AwsSolutions-CFR1",
+      reason:
+        "The playground serves the deploying team's users wherever they are; it is static files, and the API it calls needs a signed-in user.",
+    },
+    {
+      id: "AwsSolutions-CFR2",
+      reason:
+        "WAF is the deploying account's choice, as for the API (APIG3); the distribution serves only static files from a private bucket.",
+    },
+    {
+      id: "AwsSolutions-CFR3",
+      reason: "Static files of a developer tool: every call that matters goes to the API, whose access logs record it.",
+    },
+    {
+      id: "AwsSolutions-CFR4",
+      reason:
+        "The distribution uses its cloudfront.net name and CloudFront's default certificate, whose TLS policy CloudFront sets; a custom domain and certificate are the deploying team's.",
+    },
+  );
+  if (playground.deployRole)
+    Validations.of(playground.deployRole).acknowledge(
+      ...[
+        "Action::s3:GetBucket*",
+        "Action::s3:GetObject*",
+        "Action::s3:List*",
+        "Action::s3:DeleteObject*",
+        "Action::s3:Abort*",
+        "Resource::*",
+      ].map((finding) => ({
+        id: `AwsSolutions-IAM5[${finding}]`,
+        reason:
+          "CDK's BucketDeployment function, which copies the build from CDK's asset bucket into the playground's bucket and invalidates the distribution (CreateInvalidation takes no resource).",
+      })),
+      {
+        id: "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]",
+        reason: "CDK's BucketDeployment function reads the build from CDK's own asset bucket.",
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${Stack.of(playground).getLogicalId(playground.bucket.node.defaultChild as CfnElement)}.Arn>/*]`,
+        reason:
+          "CDK's BucketDeployment function writes and prunes the build's files, which are the whole of the playground's bucket.",
+      },
+    );
 }

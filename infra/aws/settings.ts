@@ -45,6 +45,12 @@ export interface StackSettings {
   langsmith?: boolean;
   /** Key prefix of the documents to ingest from the bucket. */
   documentsPrefix: string;
+  /** Deploy the web playground on CloudFront; its users sign in with the OIDC issuer. */
+  playground?: boolean;
+  /** The issuer's public app client (no secret) the playground signs in as; unset: `oidcAudience`. */
+  playgroundClientId?: string;
+  /** The scopes the playground asks for, space-separated; default "openid email". */
+  playgroundScopes?: string;
   /** Browser origins allowed to call the API (CORS); none unless given. */
   corsOrigins?: string[];
   /** Server-to-server clients, each given an API key under the clients' usage plan. */
@@ -121,6 +127,9 @@ export function readSettings(scope: Construct): StackSettings {
     demo,
     apiKeys: parseApiKeys(get("apiKeys")),
     corsOrigins: corsOrigins(get("corsOrigins")),
+    playground: flag("playground", get("playground")) ?? false,
+    playgroundClientId: get("playgroundClientId"),
+    playgroundScopes: scopes(get("playgroundScopes")),
     bedrockModelId: modelId("bedrockModelId", get("bedrockModelId")),
     bedrockEmbeddingModelId: modelId("bedrockEmbeddingModelId", get("bedrockEmbeddingModelId")),
     bedrockNamingModelId: modelId("bedrockNamingModelId", get("bedrockNamingModelId")),
@@ -148,7 +157,16 @@ export function readSettings(scope: Construct): StackSettings {
   };
   const missing = missingSettings(settings);
   if (missing.length > 0) throw new SettingsError(missingMessage(missing));
+  checkPlayground(settings);
   return settings;
+}
+
+/** The playground signs its users in with the API's own issuer, so it cannot go without one. */
+export function checkPlayground(settings: StackSettings): void {
+  if (settings.playground && !(settings.oidcIssuer && settings.oidcAudience))
+    throw new SettingsError(
+      "playground=true needs oidcIssuer and oidcAudience: the playground signs its users in with that issuer (see the README's Playground section)",
+    );
 }
 
 /** The production settings a deployment lacks; a demo needs none, and Intercom's only when it is on. */
@@ -230,6 +248,15 @@ function corsOrigins(value: string | undefined): string[] | undefined {
       );
   }
   return origins;
+}
+
+/** OAuth scope tokens (RFC 6749 §3.3), space-separated; the page asks for these at sign-in. */
+function scopes(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const list = value.split(/\s+/).filter(Boolean);
+  if (!list.includes("openid") || list.some((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)))
+    throw new SettingsError(`context playgroundScopes must be space-separated scopes including openid, got ${value}`);
+  return list.join(" ");
 }
 
 function flag(key: string, value: string | undefined): boolean | undefined {

@@ -26,12 +26,12 @@ import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
-import { BlockPublicAccess, Bucket, BucketEncryption, EventType } from "aws-cdk-lib/aws-s3";
+import { BlockPublicAccess, Bucket, BucketEncryption, EventType, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { join } from "node:path";
 import { CHECKPOINT_TABLE } from "../../shared/stores/checkpoint-table";
-import { acknowledgeNagFindings } from "./nag";
+import { acknowledgeNagFindings, acknowledgePlaygroundFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
@@ -41,7 +41,9 @@ import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
 import { queueWithDeadLetters } from "./queues";
 import { constructId, deployedFunctions, type FunctionSpec, type Grant, type QueueName } from "../manifest";
+import { Playground } from "./playground";
 import {
+  checkPlayground,
   DEFAULT_QUEUE_CONCURRENCY,
   memoryThresholds,
   missingSettings,
@@ -85,6 +87,8 @@ export class AgentStack extends Stack {
   readonly supportDeadLetters?: Queue;
   readonly authorizerFunction: LambdaFunction;
   readonly monitoring: Monitoring;
+  /** The web playground on CloudFront: absent unless `playground=true`. */
+  readonly playground?: Playground;
   /** the generated key a demo without an OIDC issuer is reached with */
   private demoKey?: ApiKey;
   /** X-Ray tracing for the API and every function, switched by the `tracing` context value */
@@ -97,6 +101,7 @@ export class AgentStack extends Stack {
     const settings = props?.settings ?? readSettings(this);
     const missing = missingSettings(settings);
     if (missing.length > 0) throw new SettingsError(`settings missing: ${missing.join(", ")}`);
+    checkPlayground(settings);
     this.settings = settings;
     this.tracing = settings.tracing ?? false;
     this.langsmith = settings.langsmith ?? false;
@@ -146,6 +151,10 @@ export class AgentStack extends Stack {
           queueWithDeadLetters(this, queueIds[spec.source.queue], spec.source.queue, this.monitoring),
         );
 
+    // The playground's origin is the API's first browser origin, besides any the context allows.
+    this.playground = settings.playground ? new Playground(this, "Playground") : undefined;
+    const browserOrigins = [...(settings.corsOrigins ?? []), ...(this.playground ? [this.playground.origin] : [])];
+
     // Knowledge base: documents dropped under the prefix are ingested through a queue.
     this.documentsBucket = new Bucket(this, "DocumentsBucket", {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -153,6 +162,14 @@ export class AgentStack extends Stack {
       enforceSSL: true,
       versioned: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      // The playground's Knowledge panel uploads documents straight to the bucket (presigned PUT).
+      ...(this.playground
+        ? {
+            cors: [
+              { allowedMethods: [HttpMethods.PUT], allowedOrigins: [this.playground.origin], allowedHeaders: ["*"] },
+            ],
+          }
+        : {}),
     });
     const notify = new SqsDestination(queues.get("ingest")!.queue);
     for (const suffix of SUPPORTED_EXTENSIONS) {
@@ -187,7 +204,7 @@ export class AgentStack extends Stack {
       ...(settings.checkpointTtlDays ? { CHECKPOINT_TTL_DAYS: String(settings.checkpointTtlDays) } : {}),
       ...(settings.embeddingDimension ? { EMBEDDING_DIM: String(settings.embeddingDimension) } : {}),
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
-      ...(settings.corsOrigins ? { CORS_ORIGINS: settings.corsOrigins.join(",") } : {}),
+      ...(browserOrigins.length > 0 ? { CORS_ORIGINS: browserOrigins.join(",") } : {}),
       ...(settings.projectSettings ? { PROJECT_SETTINGS: settings.projectSettings } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
@@ -281,7 +298,15 @@ export class AgentStack extends Stack {
     }
 
     this.functions = functions;
-    this.api = this.restApi(settings, specs, functions);
+    this.api = this.restApi(settings, browserOrigins, specs, functions);
+    this.playground?.publish({
+      mode: "oidc",
+      apiUrl: this.api.url,
+      issuer: settings.oidcIssuer!,
+      clientId: settings.playgroundClientId ?? settings.oidcAudience!,
+      audience: settings.oidcAudience!,
+      scope: settings.playgroundScopes ?? "openid email",
+    });
 
     this.chatFunction = functions.get("chat")!;
     this.chatStreamFunction = functions.get("chat-stream")!;
@@ -299,6 +324,7 @@ export class AgentStack extends Stack {
 
     this.monitoring.agentMetrics(["chat", "chat-stream", "memory-extraction", "ingest", "support-worker"]);
     this.outputs(settings, supabaseKey, intercom);
+    if (this.playground) acknowledgePlaygroundFindings(this.playground);
     acknowledgeNagFindings(this, {
       documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
       documentsPrefix: settings.documentsPrefix,
@@ -310,7 +336,12 @@ export class AgentStack extends Stack {
    * The REST API: every route of the manifest on its function, behind the JWT authorizer unless
    * the route is public, chat bodies checked at the gateway against the handlers' own schema.
    */
-  private restApi(settings: StackSettings, specs: FunctionSpec[], functions: Map<string, LambdaFunction>): RestApi {
+  private restApi(
+    settings: StackSettings,
+    browserOrigins: string[],
+    specs: FunctionSpec[],
+    functions: Map<string, LambdaFunction>,
+  ): RestApi {
     const accessLogs = new LogGroup(this, "ApiAccessLogs", {
       retention: RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -328,11 +359,12 @@ export class AgentStack extends Stack {
       // users' key for JWT callers), and API Gateway meters it against that key's usage plan.
       ...(apiKeys.length > 0 ? { apiKeySourceType: ApiKeySourceType.AUTHORIZER } : {}),
       // Browser clients' preflights, only for the origins the `corsOrigins` context allows (none by
-      // default); the functions add the CORS headers to their own responses (shared/cors.ts).
-      ...(settings.corsOrigins
+      // default) and the playground's; the functions add the CORS headers to their own responses
+      // (shared/cors.ts).
+      ...(browserOrigins.length > 0
         ? {
             defaultCorsPreflightOptions: {
-              allowOrigins: settings.corsOrigins.includes("*") ? Cors.ALL_ORIGINS : settings.corsOrigins,
+              allowOrigins: browserOrigins.includes("*") ? Cors.ALL_ORIGINS : browserOrigins,
               allowMethods: CORS_ALLOW_METHODS,
               allowHeaders: CORS_ALLOW_HEADERS,
               maxAge: Duration.minutes(10),
@@ -349,10 +381,18 @@ export class AgentStack extends Stack {
         tracingEnabled: this.tracing,
       },
     });
-    // The gateway's own refusals (bad body, no token, throttled) in the handlers' error shape.
+    // The gateway's own refusals (bad body, no token, throttled) in the handlers' error shape, readable
+    // by a browser client when one origin (or any) is allowed: a gateway response's headers are
+    // fixed, so with several origins a browser sees these refusals as network errors.
+    const gatewayOrigin = browserOrigins.includes("*")
+      ? "*"
+      : browserOrigins.length === 1
+        ? browserOrigins[0]
+        : undefined;
     for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
       api.addGatewayResponse(`${type.responseType}Response`, {
         type,
+        ...(gatewayOrigin ? { responseHeaders: { "Access-Control-Allow-Origin": `'${gatewayOrigin}'` } } : {}),
         templates: {
           "application/json": '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
         },

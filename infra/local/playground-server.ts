@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, resolve, sep } from "node:path";
+import { type PlaygroundConfig, playgroundCsp } from "../playground-config";
 
 /** Where `npm run playground:build` (and `npm start`, before it starts) writes the playground. */
 export const PLAYGROUND_DIST = resolve(import.meta.dirname, "playground/dist");
@@ -15,13 +16,34 @@ const TYPES: Record<string, string> = {
   ".map": "application/json",
 };
 
+export interface PlaygroundServing {
+  /** the build to serve; default: where `npm run playground:build` writes it */
+  dist?: string;
+  /** what the page is told at /config.json; default: the local stack's (same origin, no sign-in) */
+  config?: PlaygroundConfig;
+  /** origins besides its own the page may call (its CSP's connect-src) */
+  connect?: readonly string[];
+}
+
 /**
- * Serves the playground's static build: `/` is its page and `/assets/…` its bundles (hashed names,
- * so cached for good). Those paths are no API route's, so they cannot shadow one. Everything is
- * local files: the page loads nothing from elsewhere, which its Content-Security-Policy enforces.
+ * Serves the playground's static build: `/` is its page, `/config.json` how it reaches the API, and
+ * `/assets/…` its bundles (hashed names, so cached for good). Those paths are no API route's, so
+ * they cannot shadow one. Everything is local files: the page loads nothing from elsewhere, which
+ * its Content-Security-Policy enforces.
  */
-export function servePlayground(req: IncomingMessage, res: ServerResponse, url: URL, dist = PLAYGROUND_DIST): boolean {
+export function servePlayground(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  { dist = PLAYGROUND_DIST, config = { mode: "local" }, connect = [] }: PlaygroundServing = {},
+): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
+  if (url.pathname === "/config.json") {
+    const body = JSON.stringify(config);
+    res.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache" });
+    res.end(req.method === "HEAD" ? undefined : body);
+    return true;
+  }
   const isPage = url.pathname === "/" || url.pathname === "/index.html";
   if (!isPage && !url.pathname.startsWith("/assets/")) return false;
   const file = resolve(dist, isPage ? "index.html" : `.${decodePath(url.pathname)}`);
@@ -40,26 +62,11 @@ export function servePlayground(req: IncomingMessage, res: ServerResponse, url: 
     "content-length": body.length,
     "cache-control": isPage ? "no-cache" : "public, max-age=31536000, immutable",
     "x-content-type-options": "nosniff",
-    ...(isPage ? { "content-security-policy": CSP } : {}),
+    ...(isPage ? { "content-security-policy": playgroundCsp(connect) } : {}),
   });
   res.end(req.method === "HEAD" ? undefined : body);
   return true;
 }
-
-/**
- * Scripts, styles, images and API calls from this origin only: a build that pulled anything from a
- * CDN would fail to load here instead of quietly depending on the network.
- */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join("; ");
 
 function decodePath(path: string): string {
   try {

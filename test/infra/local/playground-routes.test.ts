@@ -37,14 +37,19 @@ describe("the playground's static files", () => {
     writeFileSync(join(dist, "index.html"), "<!doctype html><title>p</title>");
     writeFileSync(join(dist, "assets/index-abc.js"), "console.log(1)");
     writeFileSync(join(dir, "secret.txt"), "not for the browser");
-    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, dist));
+    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, { dist }));
     try {
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
       expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+      expect(page.headers.get("content-security-policy")).toContain("connect-src 'self';");
       expect(await page.text()).toContain("<title>p</title>");
+      // The page learns how to reach the API from its config: locally, same origin and no sign-in.
+      const config = await fetch(`${url}/config.json`);
+      expect(config.headers.get("cache-control")).toBe("no-cache");
+      expect(await config.json()).toEqual({ mode: "local" });
       const script = await fetch(`${url}/assets/index-abc.js`);
       expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
       expect(script.headers.get("cache-control")).toContain("immutable");
@@ -61,7 +66,7 @@ describe("the playground's static files", () => {
   });
 
   it("says how to build it when it is not built", async () => {
-    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, join(dir, "nowhere")));
+    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, { dist: join(dir, "nowhere") }));
     try {
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(503);

@@ -1,5 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { type FormEvent, type ReactNode, useCallback, useEffect, useMemo, useState } from "react";
+import { connection, identityHeaders } from "./auth/connection";
+import { signOut } from "./auth/oidc";
 import { Chat, type TraceTarget } from "./chat/Chat";
 import { Intercom } from "./Intercom";
 import { Knowledge } from "./Knowledge";
@@ -7,10 +9,20 @@ import { Memories } from "./Memories";
 import { Sessions } from "./Sessions";
 import { panelId, Tabs, tabId } from "./Tabs";
 import { Trace } from "./Trace";
-import { type PageState, type PanelId, readPageState, writePageState } from "./url-state";
+import { PANELS, type PageState, type PanelId, readPageState, writePageState } from "./url-state";
 
 export function App() {
-  const [state, setState] = useState<PageState>(readPageState);
+  const reach = connection();
+  // Deployed, the user is whoever signed in, and Intercom's stand-in exists only locally.
+  const panels: readonly PanelId[] = reach.mode === "local" ? PANELS : PANELS.filter((panel) => panel !== "intercom");
+  const [state, setState] = useState<PageState>(() => {
+    const read = readPageState();
+    return {
+      ...read,
+      ...(reach.mode === "oidc" ? { user: reach.user.sub } : {}),
+      panel: panels.includes(read.panel) ? read.panel : "chat",
+    };
+  });
   const [traceTarget, setTraceTarget] = useState<TraceTarget>();
   const [sessionsVersion, setSessionsVersion] = useState(0);
   const [showSessions, setShowSessions] = useState(false);
@@ -21,12 +33,12 @@ export function App() {
   const client = useMemo(
     () =>
       new Client({
-        apiUrl: window.location.origin,
-        defaultHeaders: { "x-user-id": state.user },
+        apiUrl: reach.apiUrl,
+        defaultHeaders: identityHeaders(state.user),
         // One retry: a playground shows a failure rather than backing off for half a minute.
         callerOptions: { maxRetries: 1 },
       }),
-    [state.user],
+    [reach.apiUrl, state.user],
   );
   const reloadSessions = useCallback(() => setSessionsVersion((v) => v + 1), []);
   const onThreadId = useCallback(
@@ -45,7 +57,11 @@ export function App() {
     <div className="app">
       <header className="topbar">
         <h1>Agent playground</h1>
-        <UserSwitch user={state.user} onChange={(user) => update({ user, thread: null })} />
+        {reach.mode === "local" ? (
+          <UserSwitch user={state.user} onChange={(user) => update({ user, thread: null })} />
+        ) : (
+          <SignedInAs name={reach.user.name} />
+        )}
         <button
           type="button"
           className="secondary sessions-toggle"
@@ -67,7 +83,7 @@ export function App() {
           />
         </aside>
         <main>
-          <Tabs current={state.panel} onChange={(panel) => update({ panel })} />
+          <Tabs panels={panels} current={state.panel} onChange={(panel) => update({ panel })} />
           {/* The chat stays mounted on other tabs: a streaming answer goes on while you look at its trace. */}
           <Panel id="chat" current={state.panel}>
             <Chat
@@ -106,11 +122,20 @@ export function App() {
         </main>
       </div>
       <footer>
-        Local stack: unless <code>BEDROCK_MODEL_ID</code> is set, answers come from an offline rule-based stand-in for
-        Bedrock (not a language model), and embeddings from a hashing stand-in (lexical similarity only). Intercom is a
-        local stand-in.
+        {reach.mode === "local" ? <LocalNote /> : <p>Signed in through {new URL(reach.config.issuer).host}.</p>}
       </footer>
     </div>
+  );
+}
+
+/** Honest about the stand-ins: they answer locally unless Bedrock is configured. */
+function LocalNote() {
+  return (
+    <p>
+      Local stack: unless <code>BEDROCK_MODEL_ID</code> is set, answers come from an offline rule-based stand-in for
+      Bedrock (not a language model), and embeddings from a hashing stand-in (lexical similarity only). Intercom is a
+      local stand-in.
+    </p>
   );
 }
 
@@ -118,6 +143,27 @@ function Panel({ id, current, children }: { id: PanelId; current: PanelId; child
   return (
     <div role="tabpanel" id={panelId(id)} aria-labelledby={tabId(id)} hidden={id !== current} className="panel">
       {children}
+    </div>
+  );
+}
+
+/** Deployed, the user is the token's: sign-out forgets it in this tab. */
+function SignedInAs({ name }: { name: string }) {
+  return (
+    <div className="user-switch">
+      <span>
+        Signed in as <strong>{name}</strong>
+      </span>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => {
+          signOut();
+          window.location.assign("/");
+        }}
+      >
+        Sign out
+      </button>
     </div>
   );
 }

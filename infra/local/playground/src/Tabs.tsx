@@ -1,5 +1,5 @@
 import { type KeyboardEvent, useRef } from "react";
-import { PANELS, type PanelId } from "./url-state";
+import type { PanelId } from "./url-state";
 
 const TITLES: Record<PanelId, string> = {
   chat: "Chat",
@@ -16,20 +16,33 @@ export const panelId = (panel: PanelId) => `panel-${panel}`;
  * The panels as an ARIA tab list: Tab reaches the selected tab, the arrow keys (and Home, End) move
  * between tabs, as the WAI-ARIA authoring practices describe.
  */
-export function Tabs({ current, onChange }: { current: PanelId; onChange: (panel: PanelId) => void }) {
+export function Tabs({
+  panels,
+  current,
+  onChange,
+}: {
+  panels: readonly PanelId[];
+  current: PanelId;
+  onChange: (panel: PanelId) => void;
+}) {
   const refs = useRef<Partial<Record<PanelId, HTMLButtonElement | null>>>({});
   const onKeyDown = (event: KeyboardEvent) => {
-    const i = PANELS.indexOf(current);
-    const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: PANELS.length - 1 }[event.key];
+    const i = panels.indexOf(current);
+    const next = {
+      ArrowRight: i + 1,
+      ArrowLeft: i - 1,
+      Home: 0,
+      End: panels.length - 1,
+    }[event.key];
     if (next === undefined) return;
     event.preventDefault();
-    const panel = PANELS[(next + PANELS.length) % PANELS.length]!;
+    const panel = panels[(next + panels.length) % panels.length]!;
     onChange(panel);
     refs.current[panel]?.focus();
   };
   return (
     <div className="tabs" role="tablist" aria-label="Panels" onKeyDown={onKeyDown}>
-      {PANELS.map((panel) => (
+      {panels.map((panel) => (
         <button
           key={panel}
           ref={(el) => {

@@ -1,7 +1,10 @@
+import { connection, identityHeaders, onUnauthorized } from "./auth/connection";
+
 /**
  * The plain `/api/...` routes and the local stand-ins' `/_local/...` routes, as the playground calls
- * them. The page is served by the stack it talks to, so every path is same-origin. Locally there is
- * no authorizer: `x-user-id` names the user (shared/identity.ts), which is how the user switch works.
+ * them. Locally the page is served by the stack it talks to, and there is no authorizer: `x-user-id`
+ * names the user (shared/identity.ts), which is how the user switch works. Deployed, the API is
+ * API Gateway's URL and the signed-in user's token goes with every call (./auth/connection.ts).
  */
 
 /** An answer that was not 2xx, with the API's `{"error":{"code","message"}}` when it sent one. */
@@ -18,9 +21,13 @@ export class ApiError extends Error {
 
 export async function api<T>(user: string, path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
-  headers.set("x-user-id", user);
+  for (const [name, value] of Object.entries(identityHeaders(user))) headers.set(name, value);
   if (typeof init.body === "string" && !headers.has("content-type")) headers.set("content-type", "application/json");
-  const response = await fetch(path, { ...init, headers });
+  const response = await fetch(`${connection().apiUrl}${path}`, {
+    ...init,
+    headers,
+  });
+  if (response.status === 401) onUnauthorized();
   const text = await response.text();
   if (!response.ok) throw errorFrom(response.status, text);
   return (text ? JSON.parse(text) : undefined) as T;
@@ -29,7 +36,10 @@ export async function api<T>(user: string, path: string, init: RequestInit = {})
 /** The API's error body, or the status line when the body is something else (a proxy's page). */
 export function errorFrom(status: number, text: string): ApiError {
   try {
-    const body = JSON.parse(text) as { error?: { code?: string; message?: string } | string; message?: string };
+    const body = JSON.parse(text) as {
+      error?: { code?: string; message?: string } | string;
+      message?: string;
+    };
     if (body.error && typeof body.error === "object")
       return new ApiError(status, body.error.code ?? `http_${status}`, body.error.message ?? text);
     if (typeof body.error === "string") return new ApiError(status, body.error, body.message ?? "");
@@ -43,9 +53,19 @@ export function errorFrom(status: number, text: string): ApiError {
  * Whatever a failed call threw, as a code and a message: ours, the SDK's HTTPError (`status` and
  * the body as `text`), a stream's `event: error` ({error, message}), or a plain Error.
  */
-export function describeError(err: unknown): { status?: number; code: string; message: string } {
+export function describeError(err: unknown): {
+  status?: number;
+  code: string;
+  message: string;
+} {
   if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message };
-  const e = err as { status?: unknown; text?: unknown; error?: unknown; message?: unknown; name?: unknown };
+  const e = err as {
+    status?: unknown;
+    text?: unknown;
+    error?: unknown;
+    message?: unknown;
+    name?: unknown;
+  };
   if (typeof e?.status === "number" && typeof e.text === "string") {
     const parsed = errorFrom(e.status, e.text);
     return { status: e.status, code: parsed.code, message: parsed.message };
@@ -53,7 +73,10 @@ export function describeError(err: unknown): { status?: number; code: string; me
   if (typeof e?.error === "string") return { code: e.error, message: String(e.message ?? "") };
   if (typeof e?.name === "string" && e.name === "StreamError")
     return { code: "stream_error", message: String(e.message ?? "") };
-  return { code: "error", message: err instanceof Error ? err.message : String(err) };
+  return {
+    code: "error",
+    message: err instanceof Error ? err.message : String(err),
+  };
 }
 
 // The API's own types (type-only imports: nothing of the server is bundled into the page).

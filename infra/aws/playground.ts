@@ -1,0 +1,157 @@
+import { AssetHashType, CfnOutput, DockerImage, Duration, RemovalPolicy } from "aws-cdk-lib";
+import {
+  AllowedMethods,
+  CachePolicy,
+  Distribution,
+  HeadersFrameOption,
+  HeadersReferrerPolicy,
+  HttpVersion,
+  ResponseHeadersPolicy,
+  ViewerProtocolPolicy,
+} from "aws-cdk-lib/aws-cloudfront";
+import { S3BucketOrigin } from "aws-cdk-lib/aws-cloudfront-origins";
+import type { IRole } from "aws-cdk-lib/aws-iam";
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
+import { BucketDeployment, CacheControl, Source } from "aws-cdk-lib/aws-s3-deployment";
+import { Construct } from "constructs";
+import { execFileSync } from "node:child_process";
+import { join, resolve } from "node:path";
+import { type PlaygroundConfig, playgroundCsp } from "../playground-config";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const SOURCE = join(ROOT, "infra/local/playground");
+
+/**
+ * The playground (`-c playground=true`): the same static build `npm start` serves, on a private
+ * bucket that only this CloudFront distribution reads (origin access control), with the page told
+ * at /config.json where the API is and which OIDC issuer signs its users in.
+ */
+export class Playground extends Construct {
+  readonly distribution: Distribution;
+  /** https://<distribution>.cloudfront.net: the API's CORS origin and the issuer's callback URL */
+  readonly origin: string;
+  /** the private bucket holding the build, read only through the distribution */
+  readonly bucket: Bucket;
+  /** the role of CDK's deployment function, which copies the build into the bucket (set by publish) */
+  deployRole?: IRole;
+  /** what the page reads at /config.json (set by publish) */
+  config?: PlaygroundConfig;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.bucket = new Bucket(this, "Site", {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      // Only the build is here, and every deploy puts it back.
+      removalPolicy: RemovalPolicy.DESTROY,
+      autoDeleteObjects: true,
+    });
+    this.distribution = new Distribution(this, "Distribution", {
+      comment: "Agent playground",
+      defaultRootObject: "index.html",
+      httpVersion: HttpVersion.HTTP2_AND_3,
+      defaultBehavior: {
+        origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
+        viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+        // Each file's own Cache-Control decides (see publish): no-cache for the page, a year for assets.
+        cachePolicy: CachePolicy.CACHING_OPTIMIZED,
+        compress: true,
+        responseHeadersPolicy: new ResponseHeadersPolicy(this, "Headers", {
+          securityHeadersBehavior: {
+            // Scripts and styles from the distribution only; calls go to the API, the issuer and
+            // S3's presigned uploads, whose hosts are not all known at synth (the issuer's token
+            // endpoint may be on another domain), hence any https origin for connect-src.
+            contentSecurityPolicy: { contentSecurityPolicy: playgroundCsp(["https:"]), override: true },
+            contentTypeOptions: { override: true },
+            frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
+            referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.NO_REFERRER, override: true },
+            strictTransportSecurity: {
+              accessControlMaxAge: Duration.days(365),
+              includeSubdomains: true,
+              override: true,
+            },
+          },
+        }),
+      },
+    });
+    this.origin = `https://${this.distribution.distributionDomainName}`;
+  }
+
+  /**
+   * Uploads the build and its config. Called once the API exists, since the config names its URL.
+   * The hashed assets go first and are kept for good; then the page and its config, which browsers
+   * must re-read (no-cache) and CloudFront is told to drop, so a deploy is visible at once and a
+   * page never names an asset that is not there yet.
+   */
+  publish(config: PlaygroundConfig): void {
+    this.config = config;
+    const build = playgroundBuild();
+    const entry = ["index.html", "config.json"];
+    const assets = new BucketDeployment(this, "Assets", {
+      sources: [build],
+      destinationBucket: this.bucket,
+      // Left out of this deployment, and so out of its pruning too.
+      exclude: entry,
+      cacheControl: [CacheControl.setPublic(), CacheControl.maxAge(Duration.days(365)), CacheControl.immutable()],
+      memoryLimit: 256,
+    });
+    const page = new BucketDeployment(this, "Page", {
+      sources: [build, Source.jsonData("config.json", config)],
+      destinationBucket: this.bucket,
+      exclude: ["*"],
+      include: entry,
+      prune: false,
+      cacheControl: [CacheControl.noCache()],
+      distribution: this.distribution,
+      distributionPaths: ["/", ...entry.map((name) => `/${name}`)],
+      memoryLimit: 256,
+    });
+    page.node.addDependency(assets);
+    // Both deployments share one CDK-provided function (a singleton per memory size).
+    this.deployRole = page.handlerRole;
+    new CfnOutput(this, "Url", {
+      key: "PlaygroundUrl",
+      description:
+        "The playground. Register this exact URL with your OIDC issuer as the app client's callback (redirect) URL",
+      value: `${this.origin}/`,
+    });
+  }
+}
+
+/**
+ * The page built by Vite, as `npm start` builds it, at synth on this machine (like the functions'
+ * bundles: infra/aws/bundle/code.ts). Hashed by output, so an unchanged page is not uploaded again.
+ */
+function playgroundBuild() {
+  const args = (outDir: string) => [
+    join(ROOT, "node_modules/vite/bin/vite.js"),
+    "build",
+    "--config",
+    join(SOURCE, "vite.config.ts"),
+    "--outDir",
+    outDir,
+    "--emptyOutDir",
+  ];
+  return Source.asset(SOURCE, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: local bundling always builds or fails loudly (see functionCode).
+      image: DockerImage.fromRegistry("public.ecr.aws/sam/build-nodejs22.x"),
+      command: ["node", ...args("/asset-output")],
+      local: {
+        tryBundle(outputDir) {
+          execFileSync(process.execPath, args(outputDir), {
+            cwd: ROOT,
+            // React's production build, whatever NODE_ENV the synth runs under (vitest sets "test").
+            env: { ...process.env, NODE_ENV: "production" },
+            stdio: ["ignore", "inherit", "inherit"],
+          });
+          return true;
+        },
+      },
+    },
+  });
+}
