@@ -4,7 +4,7 @@ import { RunCreate } from "../graph/agent-server/requests";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import type { Config } from "../shared/config";
-import { corsHeaders, parseOrigins } from "../shared/cors";
+import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { AppError } from "../shared/errors";
 import { errorBody, parseJsonBody, standInHeaders } from "../shared/http";
@@ -40,8 +40,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
   const origins = parseOrigins(config.CORS_ORIGINS);
   return async (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => {
     logger.addContext(context);
-    const origin = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === "origin")?.[1];
-    const cors = corsHeaders(origins, origin);
+    const cors = corsHeadersFor(origins, event.headers);
     let sse: Writable | undefined;
     try {
       const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });

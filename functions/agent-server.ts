@@ -14,7 +14,6 @@ import { ItemKey, ListNamespaces, PutItem, SearchItems } from "../graph/agent-se
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { apiHandler } from "../shared/api-handler";
 import type { Config } from "../shared/config";
-import { corsHeaders, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { badRequest, notFound } from "../shared/errors";
 import { json, parseJsonBody } from "../shared/http";
@@ -132,28 +131,25 @@ async function wait({ event, server, userId, context }: Parameters<Route>[0], th
  * functions/agent-server-stream.ts. /ok and /info are behind the authorizer like every route.
  */
 export function createAgentServerHandler(config: Config, server: () => Promise<AgentServer>) {
-  const origins = parseOrigins(config.CORS_ORIGINS);
-  const handler = apiHandler(logger, async (event, context) => {
-    const key = `${event.httpMethod} ${event.resource}`;
-    if (key === "GET /ok") return json(200, { ok: true });
-    if (key === "GET /info")
-      return json(200, { version: "agent-server-api", flags: { assistants: true, crons: false, langsmith: false } });
-    const route = ROUTES[key];
-    if (!route) throw notFound("not_found", `no route for ${key}`);
-    const ready = await server();
-    const userId = callerId(event, ready.config.AUTH_MODE);
-    const result = await route({ server: ready, userId, event, context });
-    if (result === undefined) return { statusCode: 204, body: "" };
-    if (typeof result === "object" && result !== null && "statusCode" in result)
-      return result as ReturnType<typeof json>;
-    return json(200, result);
-  });
-  // Errors too: a browser reads an error's body only when it carries the CORS headers.
-  return async (event: APIGatewayProxyEvent, context: Context) => {
-    const response = await handler(event, context);
-    const origin = Object.entries(event.headers ?? {}).find(([k]) => k.toLowerCase() === "origin")?.[1];
-    return { ...response, headers: { ...response.headers, ...corsHeaders(origins, origin) } };
-  };
+  return apiHandler(
+    logger,
+    async (event, context) => {
+      const key = `${event.httpMethod} ${event.resource}`;
+      if (key === "GET /ok") return json(200, { ok: true });
+      if (key === "GET /info")
+        return json(200, { version: "agent-server-api", flags: { assistants: true, crons: false, langsmith: false } });
+      const route = ROUTES[key];
+      if (!route) throw notFound("not_found", `no route for ${key}`);
+      const ready = await server();
+      const userId = callerId(event, ready.config.AUTH_MODE);
+      const result = await route({ server: ready, userId, event, context });
+      if (result === undefined) return { statusCode: 204, body: "" };
+      if (typeof result === "object" && result !== null && "statusCode" in result)
+        return result as ReturnType<typeof json>;
+      return json(200, result);
+    },
+    { corsOrigins: config.CORS_ORIGINS },
+  );
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */

@@ -6,6 +6,7 @@ import type { ChatRuntime } from "../graph/chat/runtime";
 import type { ChatReply } from "../graph/chat/service";
 import { parseChatRequest } from "../shared/chat-request";
 import type { Config } from "../shared/config";
+import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { AppError } from "../shared/errors";
 import { runDeadline } from "../shared/deadline";
 import { errorBody, standInHeaders } from "../shared/http";
@@ -20,13 +21,13 @@ function send(stream: Writable, event: Record<string, unknown>) {
   if (!stream.writableEnded && !stream.destroyed) stream.write(`data: ${JSON.stringify(event)}\n\n`);
 }
 
-function sendError(stream: Writable, err: unknown) {
+function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
   const app = err instanceof AppError ? err : undefined;
   if (!app || app.status >= 500) logger.error("stream failed", { error: err });
   const status = app?.status ?? 500;
   const out = awslambda.HttpResponseStream.from(stream, {
     statusCode: status,
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...cors },
   });
   out.end(JSON.stringify(errorBody(app?.code ?? "internal_error", app?.message ?? "internal error")));
 }
@@ -42,8 +43,10 @@ function sendError(stream: Writable, err: unknown) {
  * here the invocation always lasts until the turn is saved and the lease released.
  */
 export function createChatStreamHandler(config: Config, runtime: () => Promise<Pick<ChatRuntime, "chat">>) {
+  const origins = parseOrigins(config.CORS_ORIGINS);
   return async (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => {
     logger.addContext(context);
+    const cors = corsHeadersFor(origins, event.headers);
     logger.appendKeys({ requestId: event.requestContext?.requestId });
     let started = false;
     let sse: Writable | undefined;
@@ -62,6 +65,7 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
               "cache-control": "no-cache",
               "x-accel-buffering": "no",
               ...standInHeaders(config),
+              ...cors,
             },
           });
           emit({ type: "session", session_id: sessionId });
@@ -77,7 +81,7 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
       metrics.publishStoredMetrics();
       logger.info("stream finished", { sessionId: result.sessionId, messageId: result.messageId });
     } catch (err) {
-      if (!started) return sendError(responseStream, err);
+      if (!started) return sendError(responseStream, err, cors);
       const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error");
       if (app.status >= 500) logger.error("stream failed", { error: err });
       if (sse) send(sse, { type: "error", code: app.code, message: app.message });

@@ -17,20 +17,24 @@ const metrics = createMetrics("chat");
  * asked for, so bad input is answered without loading the agent (shared/deferred.ts).
  */
 export function createChatHandler(config: Config, runtime: () => Promise<Pick<ChatRuntime, "chat">>) {
-  return apiHandler(logger, async (event, context) => {
-    const turn = { ...parseChatRequest(event, config), deadline: runDeadline(context) };
-    const { chat } = await runtime();
-    logger.appendKeys({ sessionId: turn.sessionId, userId: turn.userId });
-    const result = await chat.reply(turn);
-    recordTurnMetrics(metrics, result.trace);
-    metrics.publishStoredMetrics();
-    logger.info("reply sent", { sessionId: result.sessionId, messageId: result.messageId });
-    return json(
-      200,
-      { reply: result.reply, session_id: result.sessionId, message_id: result.messageId },
-      standInHeaders(config),
-    );
-  });
+  return apiHandler(
+    logger,
+    async (event, context) => {
+      const turn = { ...parseChatRequest(event, config), deadline: runDeadline(context) };
+      const { chat } = await runtime();
+      logger.appendKeys({ sessionId: turn.sessionId, userId: turn.userId });
+      const result = await chat.reply(turn);
+      recordTurnMetrics(metrics, result.trace);
+      metrics.publishStoredMetrics();
+      logger.info("reply sent", { sessionId: result.sessionId, messageId: result.messageId });
+      return json(
+        200,
+        { reply: result.reply, session_id: result.sessionId, message_id: result.messageId },
+        standInHeaders(config),
+      );
+    },
+    { corsOrigins: config.CORS_ORIGINS },
+  );
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */

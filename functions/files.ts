@@ -35,35 +35,39 @@ export const filesUnavailable = () =>
  * GET    /api/files/{file_id}                          a short-lived download URL
  * Every route is the owner's only: anyone else gets 404.
  */
-export function createFilesHandler(backends: () => Promise<Backends> | Backends) {
-  return apiHandler(logger, async (event) => {
-    const resolved = await backends();
-    const userId = callerId(event, resolved.config.AUTH_MODE);
-    const service = fileService(resolved);
-    if (!service) throw filesUnavailable();
-    const fileId = event.pathParameters?.file_id;
-    if (fileId !== undefined && !z.uuid().safeParse(fileId).success)
-      throw badRequest("invalid_file_id", "file id must be a UUID");
+export function createFilesHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+  return apiHandler(
+    logger,
+    async (event) => {
+      const resolved = await backends();
+      const userId = callerId(event, resolved.config.AUTH_MODE);
+      const service = fileService(resolved);
+      if (!service) throw filesUnavailable();
+      const fileId = event.pathParameters?.file_id;
+      if (fileId !== undefined && !z.uuid().safeParse(fileId).success)
+        throw badRequest("invalid_file_id", "file id must be a UUID");
 
-    if (event.resource === "/api/files/{file_id}") return json(200, await service.download(userId, fileId!));
+      if (event.resource === "/api/files/{file_id}") return json(200, await service.download(userId, fileId!));
 
-    const session = z.uuid().safeParse(event.pathParameters?.id);
-    if (!session.success) throw badRequest("invalid_session_id", "session id must be a UUID");
-    const sessionId = session.data;
-    if (event.resource === "/api/sessions/{id}/files") {
-      if (event.httpMethod === "GET") return json(200, { files: await service.list(userId, sessionId) });
-      const body = parseJsonBody(event, CreateFile, { maxBytes: 4096 });
-      return json(201, await service.create(userId, sessionId, body));
-    }
-    if (event.resource === "/api/sessions/{id}/files/{file_id}/complete")
-      return json(200, await service.complete(userId, sessionId, fileId!));
-    await service.remove(userId, sessionId, fileId!);
-    return { statusCode: 204, body: "" };
-  });
+      const session = z.uuid().safeParse(event.pathParameters?.id);
+      if (!session.success) throw badRequest("invalid_session_id", "session id must be a UUID");
+      const sessionId = session.data;
+      if (event.resource === "/api/sessions/{id}/files") {
+        if (event.httpMethod === "GET") return json(200, { files: await service.list(userId, sessionId) });
+        const body = parseJsonBody(event, CreateFile, { maxBytes: 4096 });
+        return json(201, await service.create(userId, sessionId, body));
+      }
+      if (event.resource === "/api/sessions/{id}/files/{file_id}/complete")
+        return json(200, await service.complete(userId, sessionId, fileId!));
+      await service.remove(userId, sessionId, fileId!);
+      return { statusCode: 204, body: "" };
+    },
+    { corsOrigins },
+  );
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) => createFilesHandler(backends);
+export const createHandler = ({ config, backends }: Wiring) => createFilesHandler(backends, config().CORS_ORIGINS);
 
 export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -39,22 +39,26 @@ async function timed(run: () => Promise<unknown>): Promise<Check> {
  * and Supabase, each with its latency. 200 when every configured backend answers, else 503 naming
  * the one that did not; a deployment without Supabase reports it as not configured.
  */
-export function createHealthHandler(backends: () => Promise<Backends>) {
-  return apiHandler(logger, async () => {
-    const { config, dynamo, store } = await backends();
-    const [dynamodb, supabase] = await Promise.all([
-      timed(() => dynamo.send(new DescribeTableCommand({ TableName: config.CHECKPOINT_TABLE }))),
-      store ? timed(() => store.ping()) : Promise.resolve(undefined),
-    ]);
-    const checks = { dynamodb, supabase: supabase ?? "not configured" };
-    const healthy = dynamodb.ok && (supabase?.ok ?? true);
-    if (!healthy) logger.warn("health check failed", { checks });
-    return json(healthy ? 200 : 503, { status: healthy ? "ok" : "unavailable", checks });
-  });
+export function createHealthHandler(backends: () => Promise<Backends>, corsOrigins?: string) {
+  return apiHandler(
+    logger,
+    async () => {
+      const { config, dynamo, store } = await backends();
+      const [dynamodb, supabase] = await Promise.all([
+        timed(() => dynamo.send(new DescribeTableCommand({ TableName: config.CHECKPOINT_TABLE }))),
+        store ? timed(() => store.ping()) : Promise.resolve(undefined),
+      ]);
+      const checks = { dynamodb, supabase: supabase ?? "not configured" };
+      const healthy = dynamodb.ok && (supabase?.ok ?? true);
+      if (!healthy) logger.warn("health check failed", { checks });
+      return json(healthy ? 200 : 503, { status: healthy ? "ok" : "unavailable", checks });
+    },
+    { corsOrigins },
+  );
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) => createHealthHandler(backends);
+export const createHandler = ({ config, backends }: Wiring) => createHealthHandler(backends, config().CORS_ORIGINS);
 
 export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -58,88 +58,92 @@ const documentNotFound = () => notFound("document_not_found", "no such document 
  * Documents change only through the bucket, so the one ingestion path (and its ordering by S3
  * sequencer) stays the only writer of the knowledge base.
  */
-export function createKnowledgeHandler(backends: () => Promise<Backends> | Backends) {
-  return apiHandler(logger, async (event) => {
-    const { config, store, knowledge } = await backends();
-    const userId = callerId(event, config.AUTH_MODE);
-    if (!isAdminCaller(event, config.AUTH_MODE)) throw forbidden("the knowledge base is managed by admins only");
-    if (!store || !knowledge) throw unavailable();
-    const documentId = (source: string) => `${knowledge.bucket}/${knowledge.prefix}${source}`;
+export function createKnowledgeHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+  return apiHandler(
+    logger,
+    async (event) => {
+      const { config, store, knowledge } = await backends();
+      const userId = callerId(event, config.AUTH_MODE);
+      if (!isAdminCaller(event, config.AUTH_MODE)) throw forbidden("the knowledge base is managed by admins only");
+      if (!store || !knowledge) throw unavailable();
+      const documentId = (source: string) => `${knowledge.bucket}/${knowledge.prefix}${source}`;
 
-    if (event.resource === "/api/knowledge/search") {
-      const { q, limit } = parseQuery(event, SearchQuery);
-      const { searchKnowledge, runTool, createEmbeddings } = await searchRuntime();
-      // The same tool the agent calls, so this is what the agent would have found.
-      const embeddings = (await createEmbeddings(config)).value;
-      const found = await runTool(
-        searchKnowledge,
-        { query: q, limit },
-        {
-          scope: { userId, projectId: null, sessionId: null },
-          deps: { store, embeddings, minMemoryScore: config.MEMORY_MIN_SCORE },
-        },
-      );
-      return json(found.success === false ? 503 : 200, found);
-    }
-
-    if (event.resource === "/api/knowledge/uploads") {
-      const upload = parseJsonBody(event, Upload, { maxBytes: 4096 });
-      const contentType = upload.content_type ?? contentTypeOf(upload.source);
-      if (contentTypeOf(upload.source) === "application/octet-stream")
-        throw badRequest(
-          "unsupported_document_type",
-          "source must end in .md, .markdown, .txt, .html, .htm, .json, .pdf or .docx",
+      if (event.resource === "/api/knowledge/search") {
+        const { q, limit } = parseQuery(event, SearchQuery);
+        const { searchKnowledge, runTool, createEmbeddings } = await searchRuntime();
+        // The same tool the agent calls, so this is what the agent would have found.
+        const embeddings = (await createEmbeddings(config)).value;
+        const found = await runTool(
+          searchKnowledge,
+          { query: q, limit },
+          {
+            scope: { userId, projectId: null, sessionId: null },
+            deps: { store, embeddings, minMemoryScore: config.MEMORY_MIN_SCORE },
+          },
         );
-      if (upload.bytes > config.KNOWLEDGE_UPLOAD_MAX_BYTES)
-        throw new AppError(
-          413,
-          "document_too_large",
-          `bytes must be at most ${config.KNOWLEDGE_UPLOAD_MAX_BYTES} (ingestion skips documents over ${config.INGEST_MAX_BYTES})`,
+        return json(found.success === false ? 503 : 200, found);
+      }
+
+      if (event.resource === "/api/knowledge/uploads") {
+        const upload = parseJsonBody(event, Upload, { maxBytes: 4096 });
+        const contentType = upload.content_type ?? contentTypeOf(upload.source);
+        if (contentTypeOf(upload.source) === "application/octet-stream")
+          throw badRequest(
+            "unsupported_document_type",
+            "source must end in .md, .markdown, .txt, .html, .htm, .json, .pdf or .docx",
+          );
+        if (upload.bytes > config.KNOWLEDGE_UPLOAD_MAX_BYTES)
+          throw new AppError(
+            413,
+            "document_too_large",
+            `bytes must be at most ${config.KNOWLEDGE_UPLOAD_MAX_BYTES} (ingestion skips documents over ${config.INGEST_MAX_BYTES})`,
+          );
+        const url = await knowledge.objects.uploadUrl(
+          `${knowledge.prefix}${upload.source}`,
+          contentType,
+          upload.bytes,
+          UPLOAD_URL_SECONDS,
         );
-      const url = await knowledge.objects.uploadUrl(
-        `${knowledge.prefix}${upload.source}`,
-        contentType,
-        upload.bytes,
-        UPLOAD_URL_SECONDS,
-      );
-      logger.info("document upload granted", { source: upload.source, bytes: upload.bytes });
-      return json(200, {
-        source: upload.source,
-        upload_url: url,
-        method: "PUT",
-        headers: { "content-type": contentType },
-        expires_in: UPLOAD_URL_SECONDS,
+        logger.info("document upload granted", { source: upload.source, bytes: upload.bytes });
+        return json(200, {
+          source: upload.source,
+          upload_url: url,
+          method: "PUT",
+          headers: { "content-type": contentType },
+          expires_in: UPLOAD_URL_SECONDS,
+        });
+      }
+
+      const documents = await store.listDocuments(knowledge.bucket).catch((err) => {
+        throw unavailable(err);
       });
-    }
+      const mine = documents.filter((d) => d.source.startsWith(knowledge.prefix));
 
-    const documents = await store.listDocuments(knowledge.bucket).catch((err) => {
-      throw unavailable(err);
-    });
-    const mine = documents.filter((d) => d.source.startsWith(knowledge.prefix));
+      if (event.resource === "/api/knowledge/documents") {
+        const { deleted } = parseQuery(event, ListQuery);
+        return json(200, {
+          documents: mine.filter((d) => deleted === "1" || d.status !== "deleted").map((d) => view(d, knowledge)),
+        });
+      }
 
-    if (event.resource === "/api/knowledge/documents") {
-      const { deleted } = parseQuery(event, ListQuery);
-      return json(200, {
-        documents: mine.filter((d) => deleted === "1" || d.status !== "deleted").map((d) => view(d, knowledge)),
+      const source = Source.safeParse(event.pathParameters?.source);
+      if (!source.success)
+        throw badRequest("invalid_source", `source: ${source.error.issues[0]!.message} (URL-encode any /)`);
+      const record = mine.find((d) => d.documentId === documentId(source.data));
+      if (!record || record.status === "deleted") throw documentNotFound();
+
+      if (event.httpMethod === "DELETE") {
+        await knowledge.objects.delete([`${knowledge.prefix}${source.data}`]);
+        logger.info("document deleted", { source: source.data });
+        return json(202, { source: source.data, status: "deleting" });
+      }
+      const chunks = await store.documentChunks(record.documentId).catch((err) => {
+        throw unavailable(err);
       });
-    }
-
-    const source = Source.safeParse(event.pathParameters?.source);
-    if (!source.success)
-      throw badRequest("invalid_source", `source: ${source.error.issues[0]!.message} (URL-encode any /)`);
-    const record = mine.find((d) => d.documentId === documentId(source.data));
-    if (!record || record.status === "deleted") throw documentNotFound();
-
-    if (event.httpMethod === "DELETE") {
-      await knowledge.objects.delete([`${knowledge.prefix}${source.data}`]);
-      logger.info("document deleted", { source: source.data });
-      return json(202, { source: source.data, status: "deleting" });
-    }
-    const chunks = await store.documentChunks(record.documentId).catch((err) => {
-      throw unavailable(err);
-    });
-    return json(200, { ...view(record, knowledge), chunks });
-  });
+      return json(200, { ...view(record, knowledge), chunks });
+    },
+    { corsOrigins },
+  );
 }
 
 /** A document as the admin routes show it: its source relative to the prefix. */
@@ -160,7 +164,7 @@ function view(d: DocumentRecord, knowledge: KnowledgeBucket) {
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) => createKnowledgeHandler(backends);
+export const createHandler = ({ config, backends }: Wiring) => createKnowledgeHandler(backends, config().CORS_ORIGINS);
 
 // The backends (Supabase, S3) load with the first request (shared/deferred.ts).
 export const handler = createHandler(awsWiring());

@@ -30,42 +30,46 @@ const unavailable = (cause?: unknown) =>
  * DELETE /api/memories/{id}                 forget one of them
  * Users see and correct what the agent remembers about them; nobody else's.
  */
-export function createMemoriesHandler(backends: () => Promise<Backends> | Backends) {
-  return apiHandler(logger, async (event) => {
-    const { config, store } = await backends();
-    const userId = callerId(event, config.AUTH_MODE);
-    if (!store) throw unavailable();
-    if (event.httpMethod === "DELETE") {
-      const id = z.uuid().safeParse(event.pathParameters?.id);
-      if (!id.success) throw badRequest("invalid_memory_id", "memory id must be a UUID");
-      const deleted = await store.deleteMemory(userId, id.data).catch((err) => {
+export function createMemoriesHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+  return apiHandler(
+    logger,
+    async (event) => {
+      const { config, store } = await backends();
+      const userId = callerId(event, config.AUTH_MODE);
+      if (!store) throw unavailable();
+      if (event.httpMethod === "DELETE") {
+        const id = z.uuid().safeParse(event.pathParameters?.id);
+        if (!id.success) throw badRequest("invalid_memory_id", "memory id must be a UUID");
+        const deleted = await store.deleteMemory(userId, id.data).catch((err) => {
+          throw unavailable(err);
+        });
+        if (!deleted) throw notFound("memory_not_found", "no such memory");
+        return { statusCode: 204, body: "" };
+      }
+      const query = parseQuery(event, ListQuery);
+      const memories = await store.listMemories(userId, query).catch((err) => {
         throw unavailable(err);
       });
-      if (!deleted) throw notFound("memory_not_found", "no such memory");
-      return { statusCode: 204, body: "" };
-    }
-    const query = parseQuery(event, ListQuery);
-    const memories = await store.listMemories(userId, query).catch((err) => {
-      throw unavailable(err);
-    });
-    return json(200, {
-      memories: memories.map((m) => ({
-        id: m.id,
-        content: m.content,
-        category: m.category,
-        tags: m.tags,
-        metadata: m.metadata,
-        project_id: m.projectId,
-        created_at: m.createdAt,
-        updated_at: m.updatedAt,
-        ...(m.supersededBy ? { superseded_by: m.supersededBy } : {}),
-      })),
-    });
-  });
+      return json(200, {
+        memories: memories.map((m) => ({
+          id: m.id,
+          content: m.content,
+          category: m.category,
+          tags: m.tags,
+          metadata: m.metadata,
+          project_id: m.projectId,
+          created_at: m.createdAt,
+          updated_at: m.updatedAt,
+          ...(m.supersededBy ? { superseded_by: m.supersededBy } : {}),
+        })),
+      });
+    },
+    { corsOrigins },
+  );
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) => createMemoriesHandler(backends);
+export const createHandler = ({ config, backends }: Wiring) => createMemoriesHandler(backends, config().CORS_ORIGINS);
 
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
 export const handler = createHandler(awsWiring());

@@ -37,90 +37,94 @@ const historyUnavailable = () =>
  * DELETE /api/sessions/{id}             the checkpoints, conversation, traces and session row
  * Another user's session is 404 on every route, like one that does not exist.
  */
-export function createSessionsHandler(backends: () => Promise<Backends> | Backends) {
-  return apiHandler(logger, async (event) => {
-    const { config, dynamo, conversations } = await backends();
-    const userId = callerId(event, config.AUTH_MODE);
+export function createSessionsHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+  return apiHandler(
+    logger,
+    async (event) => {
+      const { config, dynamo, conversations } = await backends();
+      const userId = callerId(event, config.AUTH_MODE);
 
-    const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
-    if (event.resource === "/api/sessions") {
-      const query = parseQuery(event, ListQuery);
-      if (!conversations) throw historyUnavailable();
-      const page = await conversations.listSessions(userId, query).catch((err) => {
-        throw storeUnavailable(err);
-      });
-      // Settings live on the sessions' owner records (read by every turn): one BatchGetItem per page.
-      const records = await owners.sessions(page.sessions.map((s) => s.session_id));
-      const sessions = page.sessions.map((s) => {
-        const settings = records.get(s.session_id)?.settings ?? storedSettings(undefined);
-        return { ...s, private: settings.private, settings };
-      });
-      return json(200, { sessions, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) });
-    }
-
-    const id = SessionId.safeParse(event.pathParameters?.id);
-    if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
-    const sessionId = id.data;
-
-    if (event.httpMethod === "PATCH") {
-      const { settings: patch } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
-      const settings = await owners.updateSettings(sessionId, userId, patch);
-      if (!settings) throw sessionNotFound();
-      logger.info("session settings changed", { sessionId, settings });
-      return json(200, { session_id: sessionId, private: settings.private, settings });
-    }
-
-    if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
-
-    if (event.httpMethod === "DELETE") {
-      // Under the session's lease, as a turn runs: a running turn finishes (and is saved) first,
-      // and a turn that waited for the lease finds the session gone (the lease is on the owner
-      // record, which goes with the partition). So a 204 means nothing of the session comes back.
-      const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
-      if (!session) throw sessionNotFound();
-      if (!lease) throw new AppError(409, "session_busy", "a message in this session is still being answered; retry");
-      try {
-        // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
-        await conversations?.deleteSession(sessionId, userId).catch((err) => {
+      const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+      if (event.resource === "/api/sessions") {
+        const query = parseQuery(event, ListQuery);
+        if (!conversations) throw historyUnavailable();
+        const page = await conversations.listSessions(userId, query).catch((err) => {
           throw storeUnavailable(err);
         });
-        // The files' objects before their records, which go with the thread's partition below.
-        await fileService(await backends())?.deleteSessionFiles(sessionId);
-        // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
-        const { DynamoDBSaver } = await import("../graph/checkpoint");
-        // The whole partition goes, the owner record and the lease on it with it.
-        await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
-      } finally {
-        await lease.release();
+        // Settings live on the sessions' owner records (read by every turn): one BatchGetItem per page.
+        const records = await owners.sessions(page.sessions.map((s) => s.session_id));
+        const sessions = page.sessions.map((s) => {
+          const settings = records.get(s.session_id)?.settings ?? storedSettings(undefined);
+          return { ...s, private: settings.private, settings };
+        });
+        return json(200, { sessions, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) });
       }
-      logger.info("session deleted", { sessionId });
-      return { statusCode: 204, body: "" };
-    }
 
-    if (!conversations) throw historyUnavailable();
-    const withTrace = event.queryStringParameters?.trace === "1";
-    const [conversation, traces] = await Promise.all([
-      conversations.get(sessionId),
-      withTrace ? conversations.traces(sessionId) : Promise.resolve(undefined),
-    ]).catch((err) => {
-      throw storeUnavailable(err);
-    });
-    if (conversation === undefined) throw sessionNotFound();
-    return json(
-      200,
-      conversation.messages.map(({ role, content, created_at, message_id, attachments }) => ({
-        role,
-        content,
-        created_at,
-        ...(attachments?.length ? { attachments } : {}),
-        ...(traces && role === "assistant" ? { trace: traces[message_id] ?? [] } : {}),
-      })),
-    );
-  });
+      const id = SessionId.safeParse(event.pathParameters?.id);
+      if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
+      const sessionId = id.data;
+
+      if (event.httpMethod === "PATCH") {
+        const { settings: patch } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
+        const settings = await owners.updateSettings(sessionId, userId, patch);
+        if (!settings) throw sessionNotFound();
+        logger.info("session settings changed", { sessionId, settings });
+        return json(200, { session_id: sessionId, private: settings.private, settings });
+      }
+
+      if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
+
+      if (event.httpMethod === "DELETE") {
+        // Under the session's lease, as a turn runs: a running turn finishes (and is saved) first,
+        // and a turn that waited for the lease finds the session gone (the lease is on the owner
+        // record, which goes with the partition). So a 204 means nothing of the session comes back.
+        const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
+        if (!session) throw sessionNotFound();
+        if (!lease) throw new AppError(409, "session_busy", "a message in this session is still being answered; retry");
+        try {
+          // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
+          await conversations?.deleteSession(sessionId, userId).catch((err) => {
+            throw storeUnavailable(err);
+          });
+          // The files' objects before their records, which go with the thread's partition below.
+          await fileService(await backends())?.deleteSessionFiles(sessionId);
+          // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
+          const { DynamoDBSaver } = await import("../graph/checkpoint");
+          // The whole partition goes, the owner record and the lease on it with it.
+          await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
+        } finally {
+          await lease.release();
+        }
+        logger.info("session deleted", { sessionId });
+        return { statusCode: 204, body: "" };
+      }
+
+      if (!conversations) throw historyUnavailable();
+      const withTrace = event.queryStringParameters?.trace === "1";
+      const [conversation, traces] = await Promise.all([
+        conversations.get(sessionId),
+        withTrace ? conversations.traces(sessionId) : Promise.resolve(undefined),
+      ]).catch((err) => {
+        throw storeUnavailable(err);
+      });
+      if (conversation === undefined) throw sessionNotFound();
+      return json(
+        200,
+        conversation.messages.map(({ role, content, created_at, message_id, attachments }) => ({
+          role,
+          content,
+          created_at,
+          ...(attachments?.length ? { attachments } : {}),
+          ...(traces && role === "assistant" ? { trace: traces[message_id] ?? [] } : {}),
+        })),
+      );
+    },
+    { corsOrigins },
+  );
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) => createSessionsHandler(backends);
+export const createHandler = ({ config, backends }: Wiring) => createSessionsHandler(backends, config().CORS_ORIGINS);
 
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
 export const handler = createHandler(awsWiring());

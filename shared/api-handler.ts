@@ -1,7 +1,8 @@
 import { injectLambdaContext } from "@aws-lambda-powertools/logger/middleware";
-import middy from "@middy/core";
+import middy, { type MiddlewareObj, type Request } from "@middy/core";
 import httpHeaderNormalizer from "@middy/http-header-normalizer";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from "aws-lambda";
+import { corsHeadersFor, parseOrigins } from "./cors";
 import { jsonErrors } from "./http";
 import type { Logger } from "./logger";
 
@@ -9,10 +10,12 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 
 /**
  * The middleware every API Gateway handler shares: Lambda context and the request id
- * on every log line, lower-cased headers, and errors as `{"error":{"code","message"}}`.
+ * on every log line, lower-cased headers, errors as `{"error":{"code","message"}}`, and CORS
+ * headers for the browser origins allowed (CORS_ORIGINS), on errors too.
  */
-export function apiHandler(logger: Logger, handler: Handler) {
+export function apiHandler(logger: Logger, handler: Handler, options: { corsOrigins?: string } = {}) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(corsResponses(parseOrigins(options.corsOrigins)))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(httpHeaderNormalizer())
     .use(jsonErrors(logger))
@@ -20,4 +23,20 @@ export function apiHandler(logger: Logger, handler: Handler) {
       logger.appendKeys({ requestId: event.requestContext?.requestId });
       return handler(event, context);
     });
+}
+
+/**
+ * CORS headers on every answer, by shared/cors.ts's policy: the one the streaming functions and
+ * the local gateway's preflights follow too, which is why this is not @middy/http-cors (a second
+ * reading of the same setting). Used first, so it runs last, after errors became responses.
+ */
+function corsResponses(allowed: readonly string[]): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  const mark = async (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult>) => {
+    if (!request.response) return;
+    request.response = {
+      ...request.response,
+      headers: { ...request.response.headers, ...corsHeadersFor(allowed, request.event.headers) },
+    };
+  };
+  return { after: mark, onError: mark };
 }

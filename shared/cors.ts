@@ -25,6 +25,16 @@ export function corsHeaders(allowed: readonly string[], origin: string | undefin
   };
 }
 
+/** The headers a response to this request carries: its Origin header looked up in any case. */
+export function corsHeadersFor(
+  allowed: readonly string[],
+  headers: Record<string, string | undefined> | null | undefined,
+): Record<string, string> {
+  if (allowed.length === 0) return {};
+  const origin = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === "origin")?.[1];
+  return corsHeaders(allowed, origin);
+}
+
 /** What a preflight (OPTIONS) is answered with, as API Gateway's CORS preflight answers it. */
 export function preflightHeaders(allowed: readonly string[], origin: string | undefined): Record<string, string> {
   const base = corsHeaders(allowed, origin);

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { ErrorNote } from "../ErrorNote";
-import { type OidcConfig, signIn } from "./oidc";
+import { type OidcConfig, signIn, signInProblem } from "./oidc";
+import "./sign-in.css";
 
 /**
  * A deployment's front door: one button to the issuer's sign-in page. A click, never an automatic
@@ -15,7 +16,7 @@ export function SignIn({ config, error }: { config?: OidcConfig; error?: string 
     try {
       await signIn(config);
     } catch (err) {
-      setProblem(err instanceof Error ? err.message : String(err));
+      setProblem(signInProblem(err));
       setBusy(false);
     }
   };

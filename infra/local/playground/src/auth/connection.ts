@@ -1,5 +1,5 @@
 import type { PlaygroundConfig } from "../../../../playground-config";
-import { isExpired, type OidcConfig, type SignedIn, signIn, signedIn } from "./oidc";
+import { isExpired, type OidcConfig, type SignedIn, signIn, signInProblem, signedIn } from "./oidc";
 
 /** How the page reaches the API: where, and as whom. */
 export type Connection =
@@ -34,7 +34,7 @@ export async function connect(): Promise<Connection> {
       current = {
         mode: "signed-out",
         config,
-        error: err instanceof Error ? err.message : String(err),
+        error: signInProblem(err),
       };
     }
   }

@@ -71,6 +71,14 @@ export function signOut(): void {
   sessionStorage.removeItem(SIGNED_IN);
 }
 
+/** A failed sign-in, as the issuer put it (`access_denied: the user declined`) when it said anything. */
+export function signInProblem(err: unknown): string {
+  const e = err as { error?: unknown; error_description?: unknown; message?: unknown };
+  if (typeof e?.error === "string")
+    return typeof e.error_description === "string" ? `${e.error}: ${e.error_description}` : e.error;
+  return err instanceof Error ? err.message : String(err);
+}
+
 export function isExpired(user: SignedIn): boolean {
   return user.expiresAt <= Date.now();
 }
