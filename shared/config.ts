@@ -71,7 +71,7 @@ const Settings = z.object({
    * renews it every third of that, which is also how soon it sees a multitask_strategy interrupt.
    */
   SESSION_LEASE_MS: z.coerce.number().int().min(3_000).max(300_000).default(30_000),
-  /** Browser origins allowed to call the Agent Server API, comma-separated ("*": any); none by default (shared/cors.ts). */
+  /** Browser origins allowed to call the API, comma-separated ("*": any); none by default (shared/cors.ts). */
   CORS_ORIGINS: z.string().default(""),
   /** The offline stand-in's pause between streamed words, so streaming is visible locally. */
   OFFLINE_STREAM_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(15),

@@ -1,7 +1,7 @@
 /**
- * CORS for browser clients of the Agent Server API (Agent Chat UI, useStream in a web app).
- * CORS_ORIGINS lists the origins allowed, comma-separated; "*" allows any; empty (the default in
- * AWS, the `corsOrigins` context value) allows none, and the responses carry no CORS headers.
+ * CORS for browser clients of the API (the deployed playground, Agent Chat UI, useStream in a web
+ * app). CORS_ORIGINS lists the origins allowed, comma-separated; "*" allows any; empty (the default
+ * in AWS without `corsOrigins` or the playground) allows none, and the responses carry no CORS headers.
  */
 export const CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key", "x-user-id", "last-event-id"];
 export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
