@@ -1,30 +1,15 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "../support/chromium";
 import { expect, inject } from "vitest";
 
 const SCREENSHOTS = resolve(import.meta.dirname, "../../docs/screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-/**
- * Debian's Chromium (apt-get install chromium), never a browser Playwright downloads: this
- * machine and CI reach no download host. The flags keep it from reaching for the network itself.
- */
-export function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-background-networking",
-      "--disable-gpu",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
-}
+/** The browser the tests drive: Debian's Chromium (test/support/chromium.ts). */
+export const launch = launchChromium;
 
 export interface PlaygroundPage {
   page: Page;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
+import { buildPlayground } from "../support/playground-build";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -18,16 +19,7 @@ declare module "vitest" {
  * tests. Everything is stopped and the directory removed at the end.
  */
 export default async function setup(project: TestProject) {
-  // Vite takes production or development from NODE_ENV, which vitest sets to "test": without this
-  // the page would be React's development build, not the one `npm start` serves.
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = "production";
-  try {
-    const { build } = await import("vite");
-    await build({ configFile: join(ROOT, "infra/local/playground/vite.config.ts"), logLevel: "error" });
-  } finally {
-    process.env.NODE_ENV = nodeEnv;
-  }
+  await buildPlayground();
 
   const dataDir = mkdtempSync(join(tmpdir(), "playground-browser-"));
   const child = spawn(process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "infra/local/main.ts"], {
