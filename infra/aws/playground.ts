@@ -1,4 +1,4 @@
-import { AssetHashType, CfnOutput, DockerImage, Duration, RemovalPolicy } from "aws-cdk-lib";
+import { AssetHashType, CfnOutput, Duration, RemovalPolicy } from "aws-cdk-lib";
 import {
   AllowedMethods,
   CachePolicy,
@@ -14,9 +14,9 @@ import type { IRole } from "aws-cdk-lib/aws-iam";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { BucketDeployment, CacheControl, Source } from "aws-cdk-lib/aws-s3-deployment";
 import { Construct } from "constructs";
-import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { type PlaygroundConfig, playgroundCsp } from "../playground-config";
+import { localBundling } from "./bundle/local-bundling";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SOURCE = join(ROOT, "infra/local/playground");
@@ -122,8 +122,8 @@ export class Playground extends Construct {
 }
 
 /**
- * The page built by Vite, as `npm start` builds it, at synth on this machine (like the functions'
- * bundles: infra/aws/bundle/code.ts). Hashed by output, so an unchanged page is not uploaded again.
+ * The page built by Vite, as `npm start` builds it, at synth on this machine like the functions'
+ * bundles. Hashed by output, so an unchanged page is not uploaded again.
  */
 function playgroundBuild() {
   const args = (outDir: string) => [
@@ -137,21 +137,7 @@ function playgroundBuild() {
   ];
   return Source.asset(SOURCE, {
     assetHashType: AssetHashType.OUTPUT,
-    bundling: {
-      // Never pulled: local bundling always builds or fails loudly (see functionCode).
-      image: DockerImage.fromRegistry("public.ecr.aws/sam/build-nodejs22.x"),
-      command: ["node", ...args("/asset-output")],
-      local: {
-        tryBundle(outputDir) {
-          execFileSync(process.execPath, args(outputDir), {
-            cwd: ROOT,
-            // React's production build, whatever NODE_ENV the synth runs under (vitest sets "test").
-            env: { ...process.env, NODE_ENV: "production" },
-            stdio: ["ignore", "inherit", "inherit"],
-          });
-          return true;
-        },
-      },
-    },
+    // React's production build, whatever NODE_ENV the synth runs under (vitest sets "test").
+    bundling: localBundling(args, { NODE_ENV: "production" }),
   });
 }

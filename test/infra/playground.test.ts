@@ -1,4 +1,8 @@
-import { App } from "aws-cdk-lib";
+import { App, Stack } from "aws-cdk-lib";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Playground } from "../../infra/aws/playground";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { readSettings, type StackSettings } from "../../infra/aws/settings";
@@ -163,6 +167,41 @@ describe("the playground deployment", () => {
     const violations = new AwsSolutionsChecks(app).validateScope(stack).violations;
     expect(violations.map((v) => v.ruleName)).toEqual([]);
   });
+
+  it("builds the page at synth, as `npm start` does: its bundle and style, and nothing served from elsewhere", () => {
+    // Bundling on, but only for a stack holding the playground alone (the functions take minutes).
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), "playground-synth-")) });
+    const alone = new Stack(app, "PlaygroundAlone");
+    new Playground(alone, "Playground").publish({
+      mode: "oidc",
+      apiUrl: "https://api.example.com/v1/",
+      issuer: "https://issuer.example.com",
+      clientId: "c",
+      audience: "c",
+      scope: "openid",
+    });
+    const out = app.synth().directory;
+    const built = readdirSync(out)
+      .map((name) => join(out, name))
+      .find((dir) => existsSync(join(dir, "index.html")))!;
+    expect(built).toBeDefined();
+    const page = readFileSync(join(built, "index.html"), "utf8");
+    const assets = readdirSync(join(built, "assets"));
+    expect(assets.some((name) => /^index-.+\.js$/.test(name))).toBe(true);
+    expect(assets.some((name) => /^index-.+\.css$/.test(name))).toBe(true);
+    for (const name of assets) expect(page).toContain(`/assets/${name}`);
+    expect(page).not.toMatch(/src="https?:|href="https?:/);
+    // React's production build, though vitest runs with NODE_ENV=test.
+    const script = readFileSync(
+      join(
+        built,
+        "assets",
+        assets.find((name) => name.endsWith(".js"))!,
+      ),
+      "utf8",
+    );
+    expect(script).toContain("Minified React error");
+  }, 60_000);
 
   it("is refused at synth without an OIDC issuer to sign users in with, or with scopes lacking openid", () => {
     const { oidcIssuer: _issuer, oidcAudience: _audience, ...demo } = PRODUCTION_CONTEXT;

@@ -1,7 +1,7 @@
-import { AssetHashType, DockerImage } from "aws-cdk-lib";
+import { AssetHashType } from "aws-cdk-lib";
 import { Code } from "aws-cdk-lib/aws-lambda";
-import { execFileSync } from "node:child_process";
 import { relative, resolve } from "node:path";
+import { localBundling } from "./local-bundling";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 
@@ -19,20 +19,5 @@ export function functionCode(entry: string, options: { langsmith?: boolean } = {
     outdir,
     ...(options.langsmith ? ["--langsmith"] : []),
   ];
-  return Code.fromAsset(ROOT, {
-    assetHashType: AssetHashType.OUTPUT,
-    bundling: {
-      // CDK wants a container for when local bundling declines; ours never declines (it bundles
-      // or fails loudly), so the image is never pulled. The command mirrors the local build and
-      // keys CDK's asset cache, which would otherwise take all functions for one bundling.
-      image: DockerImage.fromRegistry("public.ecr.aws/sam/build-nodejs22.x"),
-      command: ["node", ...args("/asset-output")],
-      local: {
-        tryBundle(outputDir) {
-          execFileSync(process.execPath, args(outputDir), { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
-          return true;
-        },
-      },
-    },
-  });
+  return Code.fromAsset(ROOT, { assetHashType: AssetHashType.OUTPUT, bundling: localBundling(args) });
 }
