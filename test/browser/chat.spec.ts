@@ -140,7 +140,10 @@ describe("chat", () => {
 
     // Another client starts a long answer on the same thread: once its stream has said `metadata`,
     // the run holds the session's lease ...
-    const elsewhere = await startRun(user, thread, "How much does the Pro plan cost?");
+    // Its answer repeats a long fact back word by word, so it holds the lease for seconds, not a
+    // moment a busy machine could miss.
+    const fact = "the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(10);
+    const elsewhere = await startRun(user, thread, `Remember that ${fact}`);
     // ... so this message is refused with the API's code, and offered a queue.
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("What about the Business plan?");
