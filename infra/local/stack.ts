@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import type { Backends } from "../../shared/backends";
 import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
-import { createCheckpointTable } from "../../graph/checkpoint";
+import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
+import { supportGraphShape } from "../../graph/support/graph";
 import { loadConfig } from "../../shared/config";
 import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
@@ -35,6 +36,7 @@ import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
 import { IntercomCustomer } from "./intercom-customer";
+import { SupportRuns } from "./support-runs";
 import { servePlayground } from "./playground-server";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
@@ -186,12 +188,18 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       clientSecret: config.INTERCOM_CLIENT_SECRET!,
       webhookUrl: () => `${url}/webhooks/intercom`,
     });
+    // And what the support agent did on a conversation, hop by hop, read from the worker's checkpoints.
+    const supportRuns = new SupportRuns(
+      intercom,
+      supportGraphShape(new DynamoDBSaver({ client: dynamo.client, tableName: config.CHECKPOINT_TABLE })),
+    );
 
     server = createServer((req, res) => {
       void (async () => {
         const at = new URL(req.url ?? "/", "http://localhost");
         if (servePlayground(req, res, at)) return;
         if (await customer.handle(req, res, at)) return;
+        if (await supportRuns.handle(req, res, at)) return;
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
@@ -218,7 +226,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
         `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
-        `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions)`,
+        `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions, GET /conversations/{id}/run)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,
         model.description,
         embeddings.description,
