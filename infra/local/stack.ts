@@ -35,6 +35,7 @@ import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { requestOrigin, withRequestOrigin } from "./request-origin";
 import { IntercomCustomer } from "./intercom-customer";
 import { SupportRuns } from "./support-runs";
 import { servePlayground } from "./playground-server";
@@ -136,13 +137,14 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),
-      // The attachments bucket: a folder, with presigned-style upload and download URLs on this server.
-      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => url),
+      // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
+      // (on the origin the request came in on: localhost and 127.0.0.1 alike).
+      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => requestOrigin(url)),
       // The documents bucket as admins manage it: the drop folder, with the same kind of URLs.
       knowledge: {
         bucket: LOCAL_BUCKET,
         prefix: "",
-        objects: new FolderFileObjects(dropDir, () => url, "/_local/documents/"),
+        objects: new FolderFileObjects(dropDir, () => requestOrigin(url), "/_local/documents/"),
       },
       documentProcessor,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
@@ -195,7 +197,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     );
 
     server = createServer((req, res) => {
-      void (async () => {
+      void withRequestOrigin(req, async () => {
         const at = new URL(req.url ?? "/", "http://localhost");
         if (servePlayground(req, res, at)) return;
         if (await customer.handle(req, res, at)) return;
@@ -204,7 +206,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
         await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
-      })();
+      });
     });
     await new Promise<void>((r, reject) => {
       server!.once("error", reject);
