@@ -77,9 +77,10 @@ export type SupportGraph = ReturnType<typeof buildSupportGraph>;
 /**
  * The support graph's shape alone, for the Agent Server API's read-only `support` assistant
  * (its graph and schemas). Its runs start from Intercom only, so here nothing is wired: any
- * dependency a node reached would throw, and none runs.
+ * dependency a node reached would throw, and none runs. Given the workers' checkpointer, it
+ * reads the state their runs saved (getState), through the same channels and reducers.
  */
-export function supportGraphShape(): SupportGraph {
+export function supportGraphShape(checkpointer: BaseCheckpointSaver = new MemorySaver()): SupportGraph {
   const unwired = new Proxy(
     {},
     {
@@ -88,5 +89,5 @@ export function supportGraphShape(): SupportGraph {
       },
     },
   );
-  return buildSupportGraph(Object.assign(Object.create(unwired), { checkpointer: new MemorySaver() }));
+  return buildSupportGraph(Object.assign(Object.create(unwired), { checkpointer }));
 }

@@ -15,6 +15,9 @@ export interface SupportOutcome {
   error: string | null;
 }
 
+/** The checkpoint thread a conversation's runs share: every part of it is answered on one thread. */
+export const supportThreadId = (conversationId: string) => `intercom:${conversationId}`;
+
 export class ConversationBusy extends Error {
   constructor(conversationId: string) {
     super(`conversation ${conversationId} is already being answered`);
@@ -34,7 +37,7 @@ export class SupportService {
   ) {}
 
   async answer(request: SupportRequest, deadline: number): Promise<SupportOutcome> {
-    const thread = `intercom:${request.conversation_id}`;
+    const thread = supportThreadId(request.conversation_id);
     const lease = await this.deps.leases.tryAcquire(thread);
     if (!lease) throw new ConversationBusy(request.conversation_id);
     try {

@@ -1,7 +1,9 @@
 import { createHmac, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { errorBody } from "../../shared/http";
 import { readBody } from "./api-gateway";
 import type { IntercomStandIn } from "./intercom";
+import { sendJson } from "./send-json";
 
 const PATH = "/_local/intercom/customer";
 
@@ -20,9 +22,7 @@ export class IntercomCustomer {
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     if (url.pathname !== PATH) return false;
-    const send = (status: number, body: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    };
+    const send = (status: number, body: unknown) => sendJson(res, status, body);
     if (req.method !== "POST") send(405, errorBody("method_not_allowed", "POST only"));
     else await this.write(req, send);
     return true;
@@ -68,8 +68,6 @@ export class IntercomCustomer {
     return response.status;
   }
 }
-
-const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
 /** The stand-in stores bodies as Intercom does, HTML; a customer's text is text. */
 const escapeHtml = (text: string) =>

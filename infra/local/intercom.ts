@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readBody } from "./api-gateway";
+import { sendJson } from "./send-json";
 
 export const LOCAL_ADMIN_ID = "991";
 
@@ -102,6 +103,11 @@ export class IntercomStandIn {
     return { conversation_id: id, part_id: partId };
   }
 
+  /** Whether the stand-in holds the conversation (the local run route's 404 otherwise). */
+  has(conversationId: string): boolean {
+    return this.conversations.has(conversationId);
+  }
+
   /** A further customer message in a conversation. */
   addUserPart(conversationId: string, body: string): string {
     const c = this.conversations.get(conversationId)!;
@@ -123,11 +129,7 @@ export class IntercomStandIn {
    */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     if (!url.pathname.startsWith("/_local/intercom/")) return false;
-    const send = (status: number, body: unknown) => {
-      if (res.headersSent) return;
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(body));
-    };
+    const send = (status: number, body: unknown) => sendJson(res, status, body);
     try {
       await this.route(req, url, send);
     } catch (err) {

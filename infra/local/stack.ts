@@ -7,7 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import type { Backends } from "../../shared/backends";
 import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
-import { createCheckpointTable } from "../../graph/checkpoint";
+import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
+import { supportGraphShape } from "../../graph/support/graph";
 import { loadConfig } from "../../shared/config";
 import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
@@ -34,7 +35,9 @@ import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { requestOrigin, withRequestOrigin } from "./request-origin";
 import { IntercomCustomer } from "./intercom-customer";
+import { SupportRuns } from "./support-runs";
 import { servePlayground } from "./playground-server";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
@@ -134,13 +137,14 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),
-      // The attachments bucket: a folder, with presigned-style upload and download URLs on this server.
-      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => url),
+      // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
+      // (on the origin the request came in on: localhost and 127.0.0.1 alike).
+      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => requestOrigin(url)),
       // The documents bucket as admins manage it: the drop folder, with the same kind of URLs.
       knowledge: {
         bucket: LOCAL_BUCKET,
         prefix: "",
-        objects: new FolderFileObjects(dropDir, () => url, "/_local/documents/"),
+        objects: new FolderFileObjects(dropDir, () => requestOrigin(url), "/_local/documents/"),
       },
       documentProcessor,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
@@ -186,17 +190,23 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       clientSecret: config.INTERCOM_CLIENT_SECRET!,
       webhookUrl: () => `${url}/webhooks/intercom`,
     });
+    // And what the support agent did on a conversation, hop by hop, read from the worker's checkpoints.
+    const supportRuns = new SupportRuns(
+      intercom,
+      supportGraphShape(new DynamoDBSaver({ client: dynamo.client, tableName: config.CHECKPOINT_TABLE })),
+    );
 
     server = createServer((req, res) => {
-      void (async () => {
+      void withRequestOrigin(req, async () => {
         const at = new URL(req.url ?? "/", "http://localhost");
         if (servePlayground(req, res, at)) return;
         if (await customer.handle(req, res, at)) return;
+        if (await supportRuns.handle(req, res, at)) return;
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
         await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
-      })();
+      });
     });
     await new Promise<void>((r, reject) => {
       server!.once("error", reject);
@@ -218,7 +228,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
         `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
-        `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions)`,
+        `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions, GET /conversations/{id}/run)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,
         model.description,
         embeddings.description,

@@ -143,7 +143,7 @@ describe("knowledge", () => {
 });
 
 describe("intercom", () => {
-  it("answers a customer's conversation: the validation note, the reply citing the knowledge base, the snooze", async () => {
+  it("answers a customer's conversation: the validation note, the reply citing the knowledge base, the snooze, the run's hops", async () => {
     const { page, problems } = await openPlayground(browser, "intercom-viewer", { query: { panel: "intercom" } });
     await page.getByLabel("Customer email").fill("ann@example.com");
     await page.getByLabel("Customer message").fill("How much does the Pro plan cost?");
@@ -153,9 +153,37 @@ describe("intercom", () => {
     expect(await conversation.getByTestId("intercom-note").first().innerText()).toMatch(/Validation passed/);
     const reply = await conversation.getByTestId("intercom-reply").innerText();
     expect(reply).toContain("8 euros");
-    expect(await conversation.locator(".badge").innerText()).toContain("snoozed");
+    expect(await conversation.locator(".badge").first().innerText()).toContain("snoozed");
+
+    // The support run's hops, read from the worker's checkpoint: one hop covered the question.
+    await conversation.getByTestId("run-status").filter({ hasText: "ended: sent" }).waitFor({ timeout: 10_000 });
+    const hops = conversation.getByRole("list", { name: /^Hops of the support run/ });
+    const hop = hops.getByTestId("hop");
+    expect(await hop.count()).toBe(1);
+    const summary = hop.locator(":scope > summary");
+    expect(await summary.textContent()).toMatch(/Hop 1.*coverage 1\.00, sufficient/s);
+    // Collapsed until opened, by keyboard as by mouse.
+    expect(await hop.getByRole("region", { name: "Plan" }).isVisible()).toBe(false);
+    await summary.focus();
+    await page.keyboard.press("Enter");
+    const plan = hop.getByRole("region", { name: "Plan" });
+    const gather = hop.getByRole("region", { name: "Gather" });
+    const coverage = hop.getByRole("region", { name: "Coverage" });
+    for (const stage of [plan, gather, coverage]) expect(await stage.isVisible()).toBe(true);
+    expect(await plan.textContent()).toMatch(/search_knowledge_base/);
+    expect(await gather.textContent()).toMatch(/search_knowledge_base\s+ok · \d+ ms/);
+    expect(await coverage.textContent()).toMatch(/score 1\.00 · sufficient/);
+    // Still open after the next poll: polling does not fold what the reader opened.
+    await page.waitForTimeout(2000);
+    expect(await plan.isVisible()).toBe(true);
     await expectAccessible(page, "intercom");
+    // The picture shows the run: its heading at the top, the opened hop under it.
+    await conversation.getByRole("heading", { name: /^Support run/ }).evaluate((h) => h.scrollIntoView());
     await screenshot(page, "intercom-1440");
+
+    await page.setViewportSize({ width: 375, height: 812 });
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    await expectAccessible(page, "intercom at 375 px");
     expect(problems).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
@@ -33,6 +34,22 @@ async function newSession(user: string) {
   const res = await call("POST", "/api/chat", user, { message: "hi" });
   expect(res.status).toBe(200);
   return res.body.session_id as string;
+}
+
+/** A call with the Host header given (fetch sets its own from the URL), over the stack's own address. */
+function callWithHost(host: string, method: string, path: string, user: string, body?: unknown) {
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port: new URL(stack.url).port, method, path, headers: { host, "x-user-id": user } },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
 }
 
 async function upload(user: string, sessionId: string, name: string, content: string | Buffer, mediaType = "text/csv") {
@@ -241,6 +258,44 @@ describe("attachments on the local stack", () => {
       expect([res.status, res.body.error.code]).toEqual([400, code]);
     }
     expect((await call("GET", `/api/sessions/${session}/messages`, "ivo")).body).toHaveLength(2);
+  });
+
+  it("names the origin the request came in on in its URLs (a playground on 127.0.0.1 uploads same-origin), a Host that is not host:port falls back", async () => {
+    const session = await newSession("lee");
+    const port = new URL(stack.url).port;
+    const bytes = Buffer.from("k,v\na,1\n");
+    const created = async (host: string) => {
+      const res = await callWithHost(host, "POST", `/api/sessions/${session}/files`, "lee", {
+        name: "kv.csv",
+        media_type: "text/csv",
+        bytes: bytes.length,
+      });
+      expect(res.status).toBe(201);
+      return res.body as { file_id: string; upload_url: string };
+    };
+
+    const onLoopback = await created(`127.0.0.1:${port}`);
+    expect(new URL(onLoopback.upload_url).origin).toBe(`http://127.0.0.1:${port}`);
+    const put = await fetch(onLoopback.upload_url, {
+      method: "PUT",
+      body: bytes,
+      headers: { "content-type": "text/csv" },
+    });
+    expect(put.status).toBe(200);
+    const done = await callWithHost(
+      `127.0.0.1:${port}`,
+      "POST",
+      `/api/sessions/${session}/files/${onLoopback.file_id}/complete`,
+      "lee",
+    );
+    expect(done.body.status).toBe("ready");
+    const download = await callWithHost(`127.0.0.1:${port}`, "GET", `/api/files/${onLoopback.file_id}`, "lee");
+    expect(new URL(download.body.download_url).origin).toBe(`http://127.0.0.1:${port}`);
+
+    expect(new URL((await created(`localhost:${port}`)).upload_url).origin).toBe(`http://localhost:${port}`);
+    expect(new URL((await created(`[::1]:${port}`)).upload_url).origin).toBe(`http://[::1]:${port}`);
+    for (const host of ["evil.example", `127.0.0.1:${port}/x`, "a b:80", "127.0.0.1:99999", `user@127.0.0.1:${port}`])
+      expect([host, new URL((await created(host)).upload_url).origin]).toEqual([host, stack.url]);
   });
 
   it("takes a small image inline: stored as a file of the session, sent like an upload, listed in the history", async () => {

@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { api, describeError } from "./api";
 import { ErrorNote } from "./ErrorNote";
+import { SupportRun } from "./SupportRun";
 import { usePolling } from "./usePolling";
 
 interface Action {
@@ -22,7 +23,8 @@ const STORAGE_KEY = "playground.intercom";
 /**
  * The support agent, end to end, on the local Intercom stand-in (infra/local/intercom.ts): write in
  * as a customer (the stand-in creates the conversation and the webhook is notified, signed), then
- * watch what the agent does in Intercom arrive: its validation note, its reply, the snooze.
+ * watch what the agent does in Intercom arrive: its validation note, its reply, the snooze, and the
+ * support run's hops that led there.
  */
 export function Intercom() {
   const [email, setEmail] = useState("ann@example.com");
@@ -98,6 +100,7 @@ function Conversation({ conversation, actions }: { conversation: Written; action
           </li>
         ))}
       </ol>
+      <SupportRun conversationId={conversation.id} />
     </article>
   );
 }
