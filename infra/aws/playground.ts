@@ -93,8 +93,9 @@ export class Playground extends Construct {
     const assets = new BucketDeployment(this, "Assets", {
       sources: [build],
       destinationBucket: this.bucket,
-      // Left out of this deployment, and so out of its pruning too.
       exclude: entry,
+      // Older builds' assets stay: a page still open (or cached) loads its own chunks after a deploy.
+      prune: false,
       cacheControl: [CacheControl.setPublic(), CacheControl.maxAge(Duration.days(365)), CacheControl.immutable()],
       memoryLimit: 256,
     });

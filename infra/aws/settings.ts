@@ -163,9 +163,17 @@ export function readSettings(scope: Construct): StackSettings {
 
 /** The playground signs its users in with the API's own issuer, so it cannot go without one. */
 export function checkPlayground(settings: StackSettings): void {
-  if (settings.playground && !(settings.oidcIssuer && settings.oidcAudience))
+  if (!settings.playground) return;
+  if (!(settings.oidcIssuer && settings.oidcAudience))
     throw new SettingsError(
       "playground=true needs oidcIssuer and oidcAudience: the playground signs its users in with that issuer (see the README's Playground section)",
+    );
+  // Cognito's ID token, the one the page can send, names the client it was issued to as its
+  // audience: any other client's tokens would all be refused by the authorizer.
+  const client = settings.playgroundClientId;
+  if (client && client !== settings.oidcAudience && new URL(settings.oidcIssuer).hostname.startsWith("cognito-idp."))
+    throw new SettingsError(
+      `playgroundClientId ${client} differs from oidcAudience ${settings.oidcAudience}: with Cognito the API accepts only the audience's ID tokens, so the playground must sign in as that app client (leave playgroundClientId unset)`,
     );
 }
 

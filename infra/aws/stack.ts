@@ -381,18 +381,19 @@ export class AgentStack extends Stack {
         tracingEnabled: this.tracing,
       },
     });
-    // The gateway's own refusals (bad body, no token, throttled) in the handlers' error shape, readable
-    // by a browser client when one origin (or any) is allowed: a gateway response's headers are
-    // fixed, so with several origins a browser sees these refusals as network errors.
+    // The gateway's own refusals (bad body, no or expired token, throttled) in the handlers' error
+    // shape, readable by the browser clients: a gateway response cannot pick among several allowed
+    // origins, so it echoes the caller's. That opens only these error bodies to any origin, and the
+    // API takes bearer tokens, never cookies, so no credentials ride on them.
     const gatewayOrigin = browserOrigins.includes("*")
-      ? "*"
-      : browserOrigins.length === 1
-        ? browserOrigins[0]
+      ? "'*'"
+      : browserOrigins.length > 0
+        ? "method.request.header.Origin"
         : undefined;
     for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
       api.addGatewayResponse(`${type.responseType}Response`, {
         type,
-        ...(gatewayOrigin ? { responseHeaders: { "Access-Control-Allow-Origin": `'${gatewayOrigin}'` } } : {}),
+        ...(gatewayOrigin ? { responseHeaders: { "Access-Control-Allow-Origin": gatewayOrigin } } : {}),
         templates: {
           "application/json": '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
         },

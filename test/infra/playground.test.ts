@@ -89,12 +89,13 @@ describe("the playground deployment", () => {
     const page = deployments.find(([, d]) => d.Properties.Include)!;
     const assets = deployments.find(([, d]) => !d.Properties.Include)!;
     // The page and its config are re-read by browsers and dropped from CloudFront's cache on deploy;
-    // the hashed assets are kept a year, and pruned apart from the page.
+    // the hashed assets are kept a year, and older builds' too (a page still open loads its own).
     expect(page[1].Properties.Include).toEqual(["index.html", "config.json"]);
     expect(page[1].Properties.SystemMetadata["cache-control"]).toBe("no-cache");
     expect(page[1].Properties.DistributionPaths).toEqual(["/", "/index.html", "/config.json"]);
     expect(page[1].Properties.Prune).toBe(false);
     expect(assets[1].Properties.Exclude).toEqual(["index.html", "config.json"]);
+    expect(assets[1].Properties.Prune).toBe(false);
     expect(assets[1].Properties.SystemMetadata["cache-control"]).toBe("public, max-age=31536000, immutable");
     // The config: its static parts as given, the API's URL a token that the deployment fills in
     // (Source.jsonData's markers), so the page calls this stack's API.
@@ -124,21 +125,24 @@ describe("the playground deployment", () => {
     template.hasResourceProperties("AWS::Lambda::Function", {
       Environment: { Variables: Match.objectLike({ CORS_ORIGINS: origin }) },
     });
-    // The gateway's own refusals (401, 429) are readable by the page.
-    template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
-      ResponseType: "DEFAULT_4XX",
-      ResponseParameters: {
-        "gatewayresponse.header.Access-Control-Allow-Origin": { "Fn::Join": ["", ["'https://", domain, "'"]] },
-      },
-    });
+    // The gateway's own refusals (401, 429, 504) are readable by the page: they echo its origin.
+    for (const type of ["DEFAULT_4XX", "DEFAULT_5XX"])
+      template.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
+        ResponseType: type,
+        ResponseParameters: { "gatewayresponse.header.Access-Control-Allow-Origin": "method.request.header.Origin" },
+      });
     // The Knowledge panel's presigned uploads go straight to the documents bucket.
     template.hasResourceProperties("AWS::S3::Bucket", {
       CorsConfiguration: { CorsRules: [{ AllowedMethods: ["PUT"], AllowedOrigins: [origin], AllowedHeaders: ["*"] }] },
     });
   });
 
-  it("adds the playground's origin to those the context allows", () => {
+  it("adds the playground's origin to those the context allows, and its errors still reach both", () => {
     const both = deploy({ corsOrigins: ["https://app.example.com"] }).template;
+    both.hasResourceProperties("AWS::ApiGateway::GatewayResponse", {
+      ResponseType: "DEFAULT_4XX",
+      ResponseParameters: { "gatewayresponse.header.Access-Control-Allow-Origin": "method.request.header.Origin" },
+    });
     both.hasResourceProperties("AWS::Lambda::Function", {
       Environment: {
         Variables: Match.objectLike({
@@ -149,7 +153,11 @@ describe("the playground deployment", () => {
   });
 
   it("signs in as the given client with the given scopes", () => {
-    const { stack } = deploy({ playgroundClientId: "spa-client", playgroundScopes: "openid profile" });
+    const { stack } = deploy({
+      oidcIssuer: "https://tenant.eu.auth0.com/",
+      playgroundClientId: "spa-client",
+      playgroundScopes: "openid profile",
+    });
     expect(stack.playground!.config).toMatchObject({
       clientId: "spa-client",
       audience: "agent-api",
@@ -218,5 +226,10 @@ describe("the playground deployment", () => {
     expect(() => settings({ playgroundScopes: "email profile" })).toThrow(/including openid/);
     expect(() => settings({ playgroundScopes: 'openid "quoted"' })).toThrow(/playgroundScopes/);
     expect(settings({ playgroundScopes: "  openid   email " }).playgroundScopes).toBe("openid email");
+    // Cognito's ID tokens name their own client: another client's would all be refused.
+    expect(() => settings({ playgroundClientId: "other-client" })).toThrow(/with Cognito the API accepts only/);
+    expect(settings({ playgroundClientId: "spa", oidcIssuer: "https://tenant.eu.auth0.com/" }).playgroundClientId).toBe(
+      "spa",
+    );
   });
 });

@@ -1,5 +1,6 @@
 import * as oauth from "oauth4webapi";
 import type { PlaygroundConfig } from "../../../../playground-config";
+import { bearerFor, jwtClaims } from "./bearer";
 
 export type OidcConfig = Extract<PlaygroundConfig, { mode: "oidc" }>;
 
@@ -36,6 +37,9 @@ export async function signIn(config: OidcConfig): Promise<never> {
     state,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: "S256",
+    // Auth0 and Okta issue a JWT access token for an API only when asked for its audience; with
+    // Cognito the client is the audience, and nothing is added.
+    ...(config.audience !== config.clientId ? { audience: config.audience } : {}),
   }).toString();
   window.location.assign(url.href);
   return new Promise<never>(() => {}); // the page is leaving
@@ -111,28 +115,6 @@ async function exchange(config: OidcConfig, callback: URL, verifier: string, sta
     name: (name as string | undefined) ?? claims.sub,
     expiresAt: Number(jwtClaims(token).exp ?? claims.exp) * 1000,
   };
-}
-
-/**
- * The token the API's authorizer accepts: it checks `aud` against the deployment's audience. An
- * access token that is a JWT for that audience (Auth0, Okta with an API audience) is the right one;
- * Cognito's access tokens carry no `aud`, and its ID token's `aud` is the app client, which is the
- * audience such a deployment names.
- */
-export function bearerFor(audience: string, accessToken: string, idToken: string): string {
-  const aud = jwtClaims(accessToken).aud;
-  const audiences = Array.isArray(aud) ? aud : [aud];
-  return audiences.includes(audience) ? accessToken : idToken;
-}
-
-/** A JWT's payload, unverified (the API verifies; this only reads `aud` and `exp`); {} if not a JWT. */
-function jwtClaims(token: string): Record<string, unknown> {
-  try {
-    const payload = token.split(".")[1] ?? "";
-    return JSON.parse(atob(payload.replace(/-/g, "+").replace(/_/g, "/"))) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
 }
 
 async function authorizationServer(config: OidcConfig): Promise<oauth.AuthorizationServer> {
