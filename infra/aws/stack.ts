@@ -326,6 +326,7 @@ export class AgentStack extends Stack {
     this.outputs(settings, supabaseKey, intercom);
     if (this.playground) acknowledgePlaygroundFindings(this.playground);
     acknowledgeNagFindings(this, {
+      documentsBucket: this.documentsBucket,
       documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
       documentsPrefix: settings.documentsPrefix,
       tracing: this.tracing,
