@@ -16,6 +16,10 @@ export interface TestIssuer {
   exchanges: Array<{ pkce: boolean; clientId: string }>;
   /** the next /authorize answers this OAuth error instead of a code (e.g. access_denied) */
   refuseNext?: string;
+  /** the next /authorize sends back another `state` than the page's, as a forged callback would */
+  forgeNextState?: boolean;
+  /** how long the next tokens last (jose's notation, e.g. "3s"); default an hour */
+  nextLifetime?: string;
   close(): Promise<void>;
 }
 
@@ -29,13 +33,13 @@ export async function startTestIssuer(options: {
   const codes = new Map<string, { challenge: string; redirectUri: string; clientId: string }>();
   const issuer: TestIssuer = { url: "", exchanges: [], close: () => close(server) };
 
-  const sign = (claims: Record<string, unknown>) =>
+  const sign = (claims: Record<string, unknown>, lifetime: string) =>
     new SignJWT(claims)
       .setProtectedHeader({ alg: "RS256", kid: "test-key" })
       .setIssuer(issuer.url)
       .setSubject(options.user.sub)
       .setIssuedAt()
-      .setExpirationTime("1h")
+      .setExpirationTime(lifetime)
       .sign(privateKey);
 
   const server = createServer((req, res) => {
@@ -70,7 +74,8 @@ export async function startTestIssuer(options: {
       const back = new URL(q.get("redirect_uri") ?? "");
       if (q.get("client_id") !== options.clientId || back.href !== options.redirectUri())
         return json(res, 400, { error: "invalid_request", error_description: "unknown client or redirect URI" });
-      back.searchParams.set("state", q.get("state") ?? "");
+      back.searchParams.set("state", issuer.forgeNextState ? "forged-state" : (q.get("state") ?? ""));
+      issuer.forgeNextState = undefined;
       if (issuer.refuseNext) {
         back.searchParams.set("error", issuer.refuseNext);
         back.searchParams.set("error_description", "the user declined");
@@ -103,16 +108,17 @@ export async function startTestIssuer(options: {
         form.get("redirect_uri") !== code.redirectUri
       )
         return json(res, 400, { error: "invalid_grant" });
+      const lifetime = issuer.nextLifetime ?? "1h";
+      issuer.nextLifetime = undefined;
       return json(res, 200, {
         token_type: "Bearer",
         expires_in: 3600,
         // Like Cognito's: an access token without `aud`, so the ID token is the one the API accepts.
-        access_token: await sign({
-          client_id: options.clientId,
-          token_use: "access",
-          scope: form.get("scope") ?? "openid",
-        }),
-        id_token: await sign({ aud: options.clientId, email: options.user.email, token_use: "id" }),
+        access_token: await sign(
+          { client_id: options.clientId, token_use: "access", scope: form.get("scope") ?? "openid" },
+          lifetime,
+        ),
+        id_token: await sign({ aud: options.clientId, email: options.user.email, token_use: "id" }, lifetime),
       });
     }
     json(res, 404, { error: "not_found" });

@@ -55,8 +55,7 @@ async function open() {
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {
-    // The gateway's 401 to a token-less probe below is expected; nothing else may show.
-    if (m.type() === "error" && !m.text().includes("401")) problems.push(`console: ${m.text()}`);
+    if (m.type() === "error") problems.push(`console: ${m.text()}`);
   });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   return { page, problems, context };
@@ -110,19 +109,48 @@ describe("the deployed playground's sign-in", () => {
     await context.close();
   });
 
-  it("shows the issuer's refusal, and the API refuses a call without a token", async () => {
-    const { page, context } = await open();
+  it("shows the issuer's refusal, and refuses a callback whose state is not the one it sent", async () => {
+    const { page, problems, context } = await open();
     await page.goto(`${siteUrl}/`);
     issuer.refuseNext = "access_denied";
     await page.getByRole("button", { name: "Sign in" }).click();
     const alert = page.getByRole("alert");
     await alert.waitFor({ timeout: 15_000 });
     expect(await alert.textContent()).toContain("sign_in_failed");
-    expect(await alert.textContent()).toMatch(/access_denied|declined/);
+    expect(await alert.textContent()).toContain("access_denied: the user declined");
     expect(await page.getByRole("button", { name: "Sign in" }).isEnabled()).toBe(true);
-    // The gateway stand-in holds the line the page relies on: no bearer, no call.
-    const probe = await fetch(`${gateway.url}/api/sessions`, { headers: { "x-user-id": USER.sub } });
-    expect(probe.status).toBe(401);
+
+    // A callback carrying someone else's state (a forged link) is refused before any code exchange.
+    const exchanges = issuer.exchanges.length;
+    issuer.forgeNextState = true;
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: /state/ }).waitFor({ timeout: 15_000 });
+    expect(issuer.exchanges.length).toBe(exchanges);
+    expect(await page.getByText(/Signed in as/).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it("signs in again when the token runs out, back on the same session", async () => {
+    const { page, problems, context } = await open();
+    await page.goto(`${siteUrl}/?panel=chat`);
+    issuer.nextLifetime = "3s";
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText(`Signed in as ${USER.email}`).waitFor({ timeout: 15_000 });
+    await say(page, "hello there");
+    const thread = new URL(page.url()).searchParams.get("thread");
+    expect(thread).toMatch(/^[0-9a-f-]{36}$/);
+    const exchanges = issuer.exchanges.length;
+    await page.waitForTimeout(3_500);
+
+    // The next call finds the token expired and goes to the issuer first, not to a 401.
+    const unauthorized = gateway.calls.filter((c) => !c.sub).length;
+    await page.getByRole("tab", { name: "Memories" }).click();
+    await expect.poll(() => issuer.exchanges.length, { timeout: 15_000 }).toBe(exchanges + 1);
+    await page.getByText(`Signed in as ${USER.email}`).waitFor({ timeout: 15_000 });
+    expect(new URL(page.url()).searchParams.get("thread")).toBe(thread);
+    expect(gateway.calls.filter((c) => !c.sub).length).toBe(unauthorized);
+    expect(problems).toEqual([]);
     await context.close();
   });
 });

@@ -1,6 +1,6 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { type FormEvent, type ReactNode, useCallback, useEffect, useMemo, useState } from "react";
-import { connection, identityHeaders } from "./auth/connection";
+import { connection, ensureSignedIn, identityHeaders } from "./auth/connection";
 import { signOut } from "./auth/oidc";
 import { Chat, type TraceTarget } from "./chat/Chat";
 import { Intercom } from "./Intercom";
@@ -35,6 +35,10 @@ export function App() {
       new Client({
         apiUrl: reach.apiUrl,
         defaultHeaders: identityHeaders(state.user),
+        onRequest: async (_url, init) => {
+          await ensureSignedIn();
+          return init;
+        },
         // One retry: a playground shows a failure rather than backing off for half a minute.
         callerOptions: { maxRetries: 1 },
       }),

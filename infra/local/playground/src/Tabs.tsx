@@ -28,12 +28,7 @@ export function Tabs({
   const refs = useRef<Partial<Record<PanelId, HTMLButtonElement | null>>>({});
   const onKeyDown = (event: KeyboardEvent) => {
     const i = panels.indexOf(current);
-    const next = {
-      ArrowRight: i + 1,
-      ArrowLeft: i - 1,
-      Home: 0,
-      End: panels.length - 1,
-    }[event.key];
+    const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: panels.length - 1 }[event.key];
     if (next === undefined) return;
     event.preventDefault();
     const panel = panels[(next + panels.length) % panels.length]!;

@@ -1,4 +1,4 @@
-import { connection, identityHeaders, onUnauthorized } from "./auth/connection";
+import { connection, ensureSignedIn, identityHeaders } from "./auth/connection";
 
 /**
  * The plain `/api/...` routes and the local stand-ins' `/_local/...` routes, as the playground calls
@@ -23,11 +23,8 @@ export async function api<T>(user: string, path: string, init: RequestInit = {})
   const headers = new Headers(init.headers);
   for (const [name, value] of Object.entries(identityHeaders(user))) headers.set(name, value);
   if (typeof init.body === "string" && !headers.has("content-type")) headers.set("content-type", "application/json");
-  const response = await fetch(`${connection().apiUrl}${path}`, {
-    ...init,
-    headers,
-  });
-  if (response.status === 401) onUnauthorized();
+  await ensureSignedIn();
+  const response = await fetch(`${connection().apiUrl}${path}`, { ...init, headers });
   const text = await response.text();
   if (!response.ok) throw errorFrom(response.status, text);
   return (text ? JSON.parse(text) : undefined) as T;
@@ -36,10 +33,7 @@ export async function api<T>(user: string, path: string, init: RequestInit = {})
 /** The API's error body, or the status line when the body is something else (a proxy's page). */
 export function errorFrom(status: number, text: string): ApiError {
   try {
-    const body = JSON.parse(text) as {
-      error?: { code?: string; message?: string } | string;
-      message?: string;
-    };
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } | string; message?: string };
     if (body.error && typeof body.error === "object")
       return new ApiError(status, body.error.code ?? `http_${status}`, body.error.message ?? text);
     if (typeof body.error === "string") return new ApiError(status, body.error, body.message ?? "");
@@ -53,19 +47,9 @@ export function errorFrom(status: number, text: string): ApiError {
  * Whatever a failed call threw, as a code and a message: ours, the SDK's HTTPError (`status` and
  * the body as `text`), a stream's `event: error` ({error, message}), or a plain Error.
  */
-export function describeError(err: unknown): {
-  status?: number;
-  code: string;
-  message: string;
-} {
+export function describeError(err: unknown): { status?: number; code: string; message: string } {
   if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message };
-  const e = err as {
-    status?: unknown;
-    text?: unknown;
-    error?: unknown;
-    message?: unknown;
-    name?: unknown;
-  };
+  const e = err as { status?: unknown; text?: unknown; error?: unknown; message?: unknown; name?: unknown };
   if (typeof e?.status === "number" && typeof e.text === "string") {
     const parsed = errorFrom(e.status, e.text);
     return { status: e.status, code: parsed.code, message: parsed.message };
@@ -73,10 +57,7 @@ export function describeError(err: unknown): {
   if (typeof e?.error === "string") return { code: e.error, message: String(e.message ?? "") };
   if (typeof e?.name === "string" && e.name === "StreamError")
     return { code: "stream_error", message: String(e.message ?? "") };
-  return {
-    code: "error",
-    message: err instanceof Error ? err.message : String(err),
-  };
+  return { code: "error", message: err instanceof Error ? err.message : String(err) };
 }
 
 // The API's own types (type-only imports: nothing of the server is bundled into the page).

@@ -52,8 +52,12 @@ export function identityHeaders(user: string): Record<string, string> {
   return c.mode === "local" ? { "x-user-id": user } : { authorization: `Bearer ${c.user.token}` };
 }
 
-/** A 401 with an expired token means the sign-in ran out: sign in again rather than show the error. */
-export function onUnauthorized(): void {
+/**
+ * Before every call (ours and the SDK's): a deployment's token that has run out sends the user to
+ * sign in again, rather than the call failing with a 401. The page's state is in its address, which
+ * the sign-in brings it back to.
+ */
+export async function ensureSignedIn(): Promise<void> {
   const c = connection();
-  if (c.mode === "oidc" && isExpired(c.user)) void signIn(c.config);
+  if (c.mode === "oidc" && isExpired(c.user)) await signIn(c.config);
 }
