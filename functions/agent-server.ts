@@ -148,7 +148,7 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
         return result as ReturnType<typeof json>;
       return json(200, result);
     },
-    { corsOrigins: config.CORS_ORIGINS },
+    { corsOrigins: () => config.CORS_ORIGINS },
   );
 }
 

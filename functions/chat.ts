@@ -33,7 +33,7 @@ export function createChatHandler(config: Config, runtime: () => Promise<Pick<Ch
         standInHeaders(config),
       );
     },
-    { corsOrigins: config.CORS_ORIGINS },
+    { corsOrigins: () => config.CORS_ORIGINS },
   );
 }
 

@@ -35,7 +35,10 @@ export const filesUnavailable = () =>
  * GET    /api/files/{file_id}                          a short-lived download URL
  * Every route is the owner's only: anyone else gets 404.
  */
-export function createFilesHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+export function createFilesHandler(
+  backends: () => Promise<Backends> | Backends,
+  corsOrigins?: () => string | undefined,
+) {
   return apiHandler(
     logger,
     async (event) => {
@@ -67,7 +70,8 @@ export function createFilesHandler(backends: () => Promise<Backends> | Backends,
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ config, backends }: Wiring) => createFilesHandler(backends, config().CORS_ORIGINS);
+export const createHandler = ({ config, backends }: Wiring) =>
+  createFilesHandler(backends, () => config().CORS_ORIGINS);
 
 export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

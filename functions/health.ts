@@ -39,7 +39,7 @@ async function timed(run: () => Promise<unknown>): Promise<Check> {
  * and Supabase, each with its latency. 200 when every configured backend answers, else 503 naming
  * the one that did not; a deployment without Supabase reports it as not configured.
  */
-export function createHealthHandler(backends: () => Promise<Backends>, corsOrigins?: string) {
+export function createHealthHandler(backends: () => Promise<Backends>, corsOrigins?: () => string | undefined) {
   return apiHandler(
     logger,
     async () => {
@@ -58,7 +58,8 @@ export function createHealthHandler(backends: () => Promise<Backends>, corsOrigi
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ config, backends }: Wiring) => createHealthHandler(backends, config().CORS_ORIGINS);
+export const createHandler = ({ config, backends }: Wiring) =>
+  createHealthHandler(backends, () => config().CORS_ORIGINS);
 
 export const handler = createHandler(awsWiring());
 export { loadDeferred } from "../shared/deferred";

@@ -58,7 +58,10 @@ const documentNotFound = () => notFound("document_not_found", "no such document 
  * Documents change only through the bucket, so the one ingestion path (and its ordering by S3
  * sequencer) stays the only writer of the knowledge base.
  */
-export function createKnowledgeHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+export function createKnowledgeHandler(
+  backends: () => Promise<Backends> | Backends,
+  corsOrigins?: () => string | undefined,
+) {
   return apiHandler(
     logger,
     async (event) => {
@@ -164,7 +167,8 @@ function view(d: DocumentRecord, knowledge: KnowledgeBucket) {
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ config, backends }: Wiring) => createKnowledgeHandler(backends, config().CORS_ORIGINS);
+export const createHandler = ({ config, backends }: Wiring) =>
+  createKnowledgeHandler(backends, () => config().CORS_ORIGINS);
 
 // The backends (Supabase, S3) load with the first request (shared/deferred.ts).
 export const handler = createHandler(awsWiring());

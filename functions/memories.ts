@@ -30,7 +30,10 @@ const unavailable = (cause?: unknown) =>
  * DELETE /api/memories/{id}                 forget one of them
  * Users see and correct what the agent remembers about them; nobody else's.
  */
-export function createMemoriesHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+export function createMemoriesHandler(
+  backends: () => Promise<Backends> | Backends,
+  corsOrigins?: () => string | undefined,
+) {
   return apiHandler(
     logger,
     async (event) => {
@@ -69,7 +72,8 @@ export function createMemoriesHandler(backends: () => Promise<Backends> | Backen
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ config, backends }: Wiring) => createMemoriesHandler(backends, config().CORS_ORIGINS);
+export const createHandler = ({ config, backends }: Wiring) =>
+  createMemoriesHandler(backends, () => config().CORS_ORIGINS);
 
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
 export const handler = createHandler(awsWiring());

@@ -37,7 +37,10 @@ const historyUnavailable = () =>
  * DELETE /api/sessions/{id}             the checkpoints, conversation, traces and session row
  * Another user's session is 404 on every route, like one that does not exist.
  */
-export function createSessionsHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: string) {
+export function createSessionsHandler(
+  backends: () => Promise<Backends> | Backends,
+  corsOrigins?: () => string | undefined,
+) {
   return apiHandler(
     logger,
     async (event) => {
@@ -124,7 +127,8 @@ export function createSessionsHandler(backends: () => Promise<Backends> | Backen
 }
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ config, backends }: Wiring) => createSessionsHandler(backends, config().CORS_ORIGINS);
+export const createHandler = ({ config, backends }: Wiring) =>
+  createSessionsHandler(backends, () => config().CORS_ORIGINS);
 
 // The backends (DynamoDB, Supabase and their clients) load with the first request (shared/deferred.ts).
 export const handler = createHandler(awsWiring());

@@ -13,9 +13,9 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
  * on every log line, lower-cased headers, errors as `{"error":{"code","message"}}`, and CORS
  * headers for the browser origins allowed (CORS_ORIGINS), on errors too.
  */
-export function apiHandler(logger: Logger, handler: Handler, options: { corsOrigins?: string } = {}) {
+export function apiHandler(logger: Logger, handler: Handler, options: { corsOrigins?: () => string | undefined } = {}) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(corsResponses(parseOrigins(options.corsOrigins)))
+    .use(corsResponses(options.corsOrigins))
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(httpHeaderNormalizer())
     .use(jsonErrors(logger))
@@ -30,9 +30,21 @@ export function apiHandler(logger: Logger, handler: Handler, options: { corsOrig
  * the local gateway's preflights follow too, which is why this is not @middy/http-cors (a second
  * reading of the same setting). Used first, so it runs last, after errors became responses.
  */
-function corsResponses(allowed: readonly string[]): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+function corsResponses(
+  origins: (() => string | undefined) | undefined,
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  let allowed: readonly string[] | undefined;
   const mark = async (request: Request<APIGatewayProxyEvent, APIGatewayProxyResult>) => {
     if (!request.response) return;
+    // Read at the first answer, not at import: a configuration error stays the handler's JSON 500
+    // instead of failing the function's start; unreadable, it allows no origin.
+    if (allowed === undefined) {
+      try {
+        allowed = parseOrigins(origins?.());
+      } catch {
+        allowed = [];
+      }
+    }
     request.response = {
       ...request.response,
       headers: { ...request.response.headers, ...corsHeadersFor(allowed, request.event.headers) },
