@@ -37,7 +37,8 @@ export class Playground extends Construct {
   /** what the page reads at /config.json (set by publish) */
   config?: PlaygroundConfig;
 
-  constructor(scope: Construct, id: string) {
+  /** `connect`: the origins the page may call besides its own (playgroundConnectSources) */
+  constructor(scope: Construct, id: string, props: { connect: readonly string[] }) {
     super(scope, id);
     this.bucket = new Bucket(this, "Site", {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -61,10 +62,8 @@ export class Playground extends Construct {
         compress: true,
         responseHeadersPolicy: new ResponseHeadersPolicy(this, "Headers", {
           securityHeadersBehavior: {
-            // Scripts and styles from the distribution only; calls go to the API, the issuer and
-            // S3's presigned uploads, whose hosts are not all known at synth (the issuer's token
-            // endpoint may be on another domain), hence any https origin for connect-src.
-            contentSecurityPolicy: { contentSecurityPolicy: playgroundCsp(["https:"]), override: true },
+            // Scripts and styles from the distribution only; calls only where the page must go.
+            contentSecurityPolicy: { contentSecurityPolicy: playgroundCsp(props.connect), override: true },
             contentTypeOptions: { override: true },
             frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
             referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.NO_REFERRER, override: true },
@@ -120,6 +119,23 @@ export class Playground extends Construct {
       value: `${this.origin}/`,
     });
   }
+}
+
+/**
+ * Where the deployed page sends requests: the API and S3's presigned uploads (AWS endpoints), the
+ * issuer (discovery and, mostly, the token endpoint), Cognito's hosted domains for a Cognito issuer
+ * (its token endpoint lives there), and any the deployer adds (`playgroundConnectSources`, e.g. a
+ * custom sign-in domain). AWS hosts by wildcard: the API's and buckets' names are only known at
+ * deploy, and a wrong guess at S3's host form would break uploads on the first deploy.
+ */
+export function playgroundConnectSources(issuer: string, extra: readonly string[] = []): string[] {
+  const { origin, hostname } = new URL(issuer);
+  return [
+    "https://*.amazonaws.com",
+    origin,
+    ...(hostname.startsWith("cognito-idp.") ? ["https://*.amazoncognito.com"] : []),
+    ...extra,
+  ];
 }
 
 /**

@@ -51,6 +51,8 @@ export interface StackSettings {
   playgroundClientId?: string;
   /** The scopes the playground asks for, space-separated; default "openid email". */
   playgroundScopes?: string;
+  /** More origins the playground may call (its CSP's connect-src), e.g. a custom sign-in domain. */
+  playgroundConnectSources?: string[];
   /** Browser origins allowed to call the API (CORS); none unless given. */
   corsOrigins?: string[];
   /** Server-to-server clients, each given an API key under the clients' usage plan. */
@@ -126,10 +128,11 @@ export function readSettings(scope: Construct): StackSettings {
     stage: stageName(get("stage")),
     demo,
     apiKeys: parseApiKeys(get("apiKeys")),
-    corsOrigins: corsOrigins(get("corsOrigins")),
+    corsOrigins: origins("corsOrigins", get("corsOrigins"), true),
     playground: flag("playground", get("playground")) ?? false,
     playgroundClientId: get("playgroundClientId"),
     playgroundScopes: scopes(get("playgroundScopes")),
+    playgroundConnectSources: origins("playgroundConnectSources", get("playgroundConnectSources"), false),
     bedrockModelId: modelId("bedrockModelId", get("bedrockModelId")),
     bedrockEmbeddingModelId: modelId("bedrockEmbeddingModelId", get("bedrockEmbeddingModelId")),
     bedrockNamingModelId: modelId("bedrockNamingModelId", get("bedrockNamingModelId")),
@@ -238,12 +241,12 @@ function fraction(key: string, value: string | undefined, min: number): number |
   return n;
 }
 
-/** `corsOrigins`: comma-separated origins (scheme://host[:port]), or "*" for any. */
-function corsOrigins(value: string | undefined): string[] | undefined {
+/** Comma-separated origins (scheme://host[:port]), or "*" for any where `anyAllowed`. */
+function origins(key: string, value: string | undefined, anyAllowed: boolean): string[] | undefined {
   if (value === undefined) return undefined;
   const origins = value.split(",").map((o) => o.trim());
   for (const origin of origins) {
-    if (origin === "*") continue;
+    if (origin === "*" && anyAllowed) continue;
     let url: URL | undefined;
     try {
       url = new URL(origin);
@@ -252,7 +255,7 @@ function corsOrigins(value: string | undefined): string[] | undefined {
     }
     if (!url || url.origin !== origin || !/^https?:$/.test(url.protocol))
       throw new SettingsError(
-        `context corsOrigins: "${origin}" is not an origin such as https://app.example.com, or *`,
+        `context ${key}: "${origin}" is not an origin such as https://app.example.com${anyAllowed ? ", or *" : ""}`,
       );
   }
   return origins;

@@ -41,7 +41,7 @@ import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
 import { queueWithDeadLetters } from "./queues";
 import { constructId, deployedFunctions, type FunctionSpec, type Grant, type QueueName } from "../manifest";
-import { Playground } from "./playground";
+import { Playground, playgroundConnectSources } from "./playground";
 import {
   checkPlayground,
   DEFAULT_QUEUE_CONCURRENCY,
@@ -152,7 +152,11 @@ export class AgentStack extends Stack {
         );
 
     // The playground's origin is the API's first browser origin, besides any the context allows.
-    this.playground = settings.playground ? new Playground(this, "Playground") : undefined;
+    this.playground = settings.playground
+      ? new Playground(this, "Playground", {
+          connect: playgroundConnectSources(settings.oidcIssuer!, settings.playgroundConnectSources),
+        })
+      : undefined;
     const browserOrigins = [...(settings.corsOrigins ?? []), ...(this.playground ? [this.playground.origin] : [])];
 
     // Knowledge base: documents dropped under the prefix are ingested through a queue.

@@ -79,6 +79,10 @@ describe("the playground deployment", () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("style-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
+    // Calls go to AWS (the API, S3 uploads), the issuer and Cognito's sign-in domains only.
+    expect(csp).toContain(
+      "connect-src 'self' https://*.amazonaws.com https://cognito-idp.us-east-1.amazonaws.com https://*.amazoncognito.com;",
+    );
     expect(security.StrictTransportSecurity.AccessControlMaxAgeSec).toBe(31_536_000);
     expect(security.FrameOptions.FrameOption).toBe("DENY");
   });
@@ -153,11 +157,18 @@ describe("the playground deployment", () => {
   });
 
   it("signs in as the given client with the given scopes", () => {
-    const { stack } = deploy({
+    const { stack, template } = deploy({
       oidcIssuer: "https://tenant.eu.auth0.com/",
       playgroundClientId: "spa-client",
       playgroundScopes: "openid profile",
+      playgroundConnectSources: ["https://login.example.com"],
     });
+    // No Cognito domain for another issuer; the deployer's extra origin is there.
+    const [, headers] = Object.entries(template.findResources("AWS::CloudFront::ResponseHeadersPolicy"))[0]!;
+    expect(
+      (headers as any).Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy
+        .ContentSecurityPolicy,
+    ).toContain("connect-src 'self' https://*.amazonaws.com https://tenant.eu.auth0.com https://login.example.com;");
     expect(stack.playground!.config).toMatchObject({
       clientId: "spa-client",
       audience: "agent-api",
@@ -180,7 +191,7 @@ describe("the playground deployment", () => {
     // Bundling on, but only for a stack holding the playground alone (the functions take minutes).
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), "playground-synth-")) });
     const alone = new Stack(app, "PlaygroundAlone");
-    new Playground(alone, "Playground").publish({
+    new Playground(alone, "Playground", { connect: [] }).publish({
       mode: "oidc",
       apiUrl: "https://api.example.com/v1/",
       issuer: "https://issuer.example.com",
@@ -226,6 +237,12 @@ describe("the playground deployment", () => {
     expect(() => settings({ playgroundScopes: "email profile" })).toThrow(/including openid/);
     expect(() => settings({ playgroundScopes: 'openid "quoted"' })).toThrow(/playgroundScopes/);
     expect(settings({ playgroundScopes: "  openid   email " }).playgroundScopes).toBe("openid email");
+    expect(settings({ playgroundConnectSources: "https://login.example.com" }).playgroundConnectSources).toEqual([
+      "https://login.example.com",
+    ]);
+    expect(() => settings({ playgroundConnectSources: "*" })).toThrow(
+      /playgroundConnectSources: "\*" is not an origin/,
+    );
     // Cognito's ID tokens name their own client: another client's would all be refused.
     expect(() => settings({ playgroundClientId: "other-client" })).toThrow(/with Cognito the API accepts only/);
     expect(settings({ playgroundClientId: "spa", oidcIssuer: "https://tenant.eu.auth0.com/" }).playgroundClientId).toBe(
