@@ -14,12 +14,9 @@ import type { IRole } from "aws-cdk-lib/aws-iam";
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from "aws-cdk-lib/aws-s3";
 import { BucketDeployment, CacheControl, Source } from "aws-cdk-lib/aws-s3-deployment";
 import { Construct } from "constructs";
-import { join, resolve } from "node:path";
+import { PLAYGROUND_SOURCE, playgroundBuildArgs } from "../playground-build";
 import { type PlaygroundConfig, playgroundCsp } from "../playground-config";
 import { localBundling } from "./bundle/local-bundling";
-
-const ROOT = resolve(import.meta.dirname, "../..");
-const SOURCE = join(ROOT, "infra/local/playground");
 
 /**
  * The playground (`-c playground=true`): the same static build `npm start` serves, on a private
@@ -143,18 +140,9 @@ export function playgroundConnectSources(issuer: string, extra: readonly string[
  * bundles. Hashed by output, so an unchanged page is not uploaded again.
  */
 function playgroundBuild() {
-  const args = (outDir: string) => [
-    join(ROOT, "node_modules/vite/bin/vite.js"),
-    "build",
-    "--config",
-    join(SOURCE, "vite.config.ts"),
-    "--outDir",
-    outDir,
-    "--emptyOutDir",
-  ];
-  return Source.asset(SOURCE, {
+  return Source.asset(PLAYGROUND_SOURCE, {
     assetHashType: AssetHashType.OUTPUT,
     // React's production build, whatever NODE_ENV the synth runs under (vitest sets "test").
-    bundling: localBundling(args, { NODE_ENV: "production" }),
+    bundling: localBundling(playgroundBuildArgs, { NODE_ENV: "production" }),
   });
 }

@@ -2,7 +2,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { preflightHeaders } from "../../shared/cors";
 import { jwtVerifier } from "../../shared/jwt";
-import { close } from "./oidc-issuer";
+import { closeServer } from "../support/close-server";
 
 /**
  * API Gateway as a deployment with the playground has it, in front of the local stack: a browser
@@ -51,5 +51,5 @@ export async function startJwtGateway(options: {
     })();
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => close(server) };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => closeServer(server) };
 }

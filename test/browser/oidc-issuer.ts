@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../support/close-server";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 
 /**
@@ -31,7 +32,7 @@ export async function startTestIssuer(options: {
   const { privateKey, publicKey } = await generateKeyPair("RS256");
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid: "test-key", alg: "RS256", use: "sig" };
   const codes = new Map<string, { challenge: string; redirectUri: string; clientId: string }>();
-  const issuer: TestIssuer = { url: "", exchanges: [], close: () => close(server) };
+  const issuer: TestIssuer = { url: "", exchanges: [], close: () => closeServer(server) };
 
   const sign = (claims: Record<string, unknown>, lifetime: string) =>
     new SignJWT(claims)
@@ -136,11 +137,4 @@ async function text(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString();
-}
-
-export function close(server: Server): Promise<void> {
-  return new Promise((r) => {
-    server.close(() => r());
-    server.closeAllConnections();
-  });
 }

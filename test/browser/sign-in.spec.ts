@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { servePlayground } from "../../infra/local/playground-server";
 import { apiCall, baseUrl, expectAccessible, launch, say, screenshot } from "./browser";
 import { startJwtGateway } from "./jwt-gateway";
-import { close, startTestIssuer, type TestIssuer } from "./oidc-issuer";
+import { closeServer } from "../support/close-server";
+import { startTestIssuer, type TestIssuer } from "./oidc-issuer";
 
 // The playground as `-c playground=true` deploys it: served from its own origin with a config
 // naming the API and the OIDC issuer, the API on another origin behind a JWT check. The page must
@@ -46,7 +47,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await Promise.all([issuer?.close(), gateway?.close(), site && close(site)]);
+  await Promise.all([issuer?.close(), gateway?.close(), site && closeServer(site)]);
 });
 
 async function open() {
