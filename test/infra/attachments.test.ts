@@ -1,7 +1,7 @@
 import { App } from "aws-cdk-lib";
 import { Match, Template } from "aws-cdk-lib/assertions";
 import { AgentStack } from "../../infra/aws/stack";
-import { NO_BUNDLING, PRODUCTION_SETTINGS } from "../support/deployment";
+import { BLOCKS_ALL_PUBLIC_ACCESS, NO_BUNDLING, PRODUCTION_SETTINGS } from "../support/deployment";
 
 const stack = new AgentStack(new App({ context: NO_BUNDLING }), "Files", {
   settings: { ...PRODUCTION_SETTINGS, attachmentsExpireDays: 7 },
@@ -29,12 +29,7 @@ const usersPrefix = { "Fn::Join": ["", [{ "Fn::GetAtt": [bucketId, "Arn"] }, "/u
 describe("attachments bucket", () => {
   it("is private, encrypted, SSL-only, and expires objects by the setting", () => {
     const props = template.toJSON().Resources[bucketId].Properties;
-    expect(props.PublicAccessBlockConfiguration).toEqual({
-      BlockPublicAcls: true,
-      BlockPublicPolicy: true,
-      IgnorePublicAcls: true,
-      RestrictPublicBuckets: true,
-    });
+    expect(props.PublicAccessBlockConfiguration).toEqual(BLOCKS_ALL_PUBLIC_ACCESS);
     expect(props.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault).toEqual({
       SSEAlgorithm: "AES256",
     });

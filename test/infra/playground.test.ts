@@ -7,7 +7,7 @@ import { Match, Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { readSettings, type StackSettings } from "../../infra/aws/settings";
 import { AgentStack } from "../../infra/aws/stack";
-import { NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
+import { BLOCKS_ALL_PUBLIC_ACCESS, NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
 
 // `-c playground=true`: the playground's static build on a private bucket behind CloudFront, its
 // users signed in with the deployment's OIDC issuer, the API open to its origin (CORS).
@@ -37,14 +37,7 @@ describe("the playground deployment", () => {
 
   it("keeps the build on a private bucket that only the distribution reads, through origin access control", () => {
     const site = stack.getLogicalId(stack.playground!.bucket.node.defaultChild as any);
-    template.hasResourceProperties("AWS::S3::Bucket", {
-      PublicAccessBlockConfiguration: {
-        BlockPublicAcls: true,
-        BlockPublicPolicy: true,
-        IgnorePublicAcls: true,
-        RestrictPublicBuckets: true,
-      },
-    });
+    expect(json.Resources[site]!.Properties.PublicAccessBlockConfiguration).toEqual(BLOCKS_ALL_PUBLIC_ACCESS);
     expect(json.Resources[site]!.Properties.WebsiteConfiguration).toBeUndefined();
     template.hasResourceProperties("AWS::CloudFront::OriginAccessControl", {
       OriginAccessControlConfig: {

@@ -4,7 +4,7 @@ import { CHECKPOINT_TABLE } from "../../graph/checkpoint";
 import type { StackSettings } from "../../infra/aws/settings";
 import { AgentStack } from "../../infra/aws/stack";
 import { deployedFunctions, FUNCTIONS } from "../../infra/manifest";
-import { NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
+import { BLOCKS_ALL_PUBLIC_ACCESS, NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const stack = new AgentStack(new App(), "Test", {
@@ -208,12 +208,7 @@ describe("memory extraction", () => {
 describe("document ingestion", () => {
   it("has a private, encrypted, versioned bucket that refuses plain HTTP", () => {
     template.hasResourceProperties("AWS::S3::Bucket", {
-      PublicAccessBlockConfiguration: {
-        BlockPublicAcls: true,
-        BlockPublicPolicy: true,
-        IgnorePublicAcls: true,
-        RestrictPublicBuckets: true,
-      },
+      PublicAccessBlockConfiguration: BLOCKS_ALL_PUBLIC_ACCESS,
       BucketEncryption: {
         ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: "AES256" } }],
       },

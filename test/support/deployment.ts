@@ -22,3 +22,11 @@ export const PRODUCTION_SETTINGS: StackSettings = {
 
 /** Bundling skipped: the template is what is tested, and esbuild per function would take seconds. */
 export const NO_BUNDLING = { "aws:cdk:bundling-stacks": [] as string[] };
+
+/** A bucket's public access block with every switch on: S3's BlockPublicAccess.BLOCK_ALL, as synthesized. */
+export const BLOCKS_ALL_PUBLIC_ACCESS = {
+  BlockPublicAcls: true,
+  BlockPublicPolicy: true,
+  IgnorePublicAcls: true,
+  RestrictPublicBuckets: true,
+} as const;
