@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { createHash, randomUUID } from "node:crypto";
 import type { QueuePublisher } from "../../shared/queue";
@@ -67,6 +68,13 @@ export class LocalQueue implements QueuePublisher {
     this.functionTimeoutMs = options.functionTimeoutMs;
   }
 
+  /**
+   * The async context the queue was made in. The consumer runs in it, not in the context of
+   * whichever request's send kicked the poll: in Lambda the consumer is another invocation, and
+   * nothing of the sender's request (e.g. the origin it came in on) may reach it.
+   */
+  private readonly ownContext = AsyncLocalStorage.snapshot();
+
   async publish(body: unknown): Promise<void> {
     this.send(typeof body === "string" ? body : JSON.stringify(body));
   }
@@ -115,13 +123,17 @@ export class LocalQueue implements QueuePublisher {
   private kick(delayMs = 0): void {
     if (this.stopped || this.running) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.poll().finally(() => {
-        this.running = undefined;
-        const next = this.nextVisibleIn();
-        if (next !== undefined) this.kick(Math.max(next, 0));
-      });
-    }, delayMs);
+    this.timer = setTimeout(
+      () =>
+        this.ownContext(() => {
+          this.running = this.poll().finally(() => {
+            this.running = undefined;
+            const next = this.nextVisibleIn();
+            if (next !== undefined) this.kick(Math.max(next, 0));
+          });
+        }),
+      delayMs,
+    );
   }
 
   private nextVisibleIn(): number | undefined {

@@ -1,5 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
+import type { IncomingMessage } from "node:http";
 import { LocalQueue } from "../../../infra/local/queue";
+import { requestOrigin, withRequestOrigin } from "../../../infra/local/request-origin";
 
 const fast = { visibilityTimeoutMs: 30, pollIntervalMs: 5 };
 
@@ -94,5 +96,25 @@ describe("local queue keeps SQS's contract", () => {
     expect(done).toEqual(["good-1", "good-2"]);
     expect(poisonReceives).toBe(3);
     expect(dlq.peek().map((m) => m.body)).toEqual(["poison"]);
+  });
+});
+
+describe("local queue's consumer", () => {
+  it("runs in the queue's own context, not in that of the request that sent the message", async () => {
+    // As in Lambda, where the consumer is another invocation: nothing of the sender's request
+    // (here the origin it came in on, infra/local/request-origin.ts) reaches the worker.
+    const queue = new LocalQueue({ name: "q", ...fast });
+    const origins: string[] = [];
+    queue.start(async () => {
+      origins.push(requestOrigin("http://configured:3000"));
+    });
+    const req = { headers: { host: "127.0.0.1:4567" } } as IncomingMessage;
+    withRequestOrigin(req, () => {
+      expect(requestOrigin("http://configured:3000")).toBe("http://127.0.0.1:4567");
+      queue.send("from a request");
+    });
+    await queue.drained();
+    await queue.stop();
+    expect(origins).toEqual(["http://configured:3000"]);
   });
 });
