@@ -47,6 +47,11 @@ describe("chat", () => {
     expect(await search.getAttribute("open")).toBeNull();
     await page.setViewportSize({ width: 375, height: 812 });
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    // Every panel's tab is on screen, none hidden behind a sideways scroll.
+    for (const tab of await page.getByRole("tab").all()) {
+      const box = (await tab.boundingBox())!;
+      expect(box.x + box.width, await tab.innerText()).toBeLessThanOrEqual(375);
+    }
     expect(await page.getByRole("heading", { name: "Sessions" }).isVisible()).toBe(false);
     await expectAccessible(page, "chat at 375 px");
     await screenshot(page, "chat-375");
