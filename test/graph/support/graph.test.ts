@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSupportGraph } from "../../../graph/support/graph";
 import type { ExternalTools } from "../../../graph/support/mcp-tools";
+import { supportThreadId } from "../../../graph/support/service";
 import { IntercomStandIn } from "../../../infra/local/intercom";
 import { createIdempotencyTable } from "../../../shared/idempotency";
 import { IntercomClient } from "../../../shared/intercom/client";
@@ -79,7 +80,7 @@ async function run(
   const invokePart = (part: string) =>
     graph.invoke(
       { conversation_id, part_id: part, max_hops: 2 },
-      { configurable: { thread_id: `intercom:${conversation_id}` } },
+      { configurable: { thread_id: supportThreadId(conversation_id) } },
     );
   const invoke = () => invokePart(part_id);
   const state = await invokePart(notified ? notified({ conversation_id, part_id }) : part_id);
