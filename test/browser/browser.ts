@@ -3,13 +3,25 @@ import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../support/chromium";
-import { expect, inject } from "vitest";
+import { afterAll, beforeAll, expect, inject } from "vitest";
 
 const SCREENSHOTS = resolve(import.meta.dirname, "../../docs/screenshots");
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
-/** The browser the tests drive: Debian's Chromium (test/support/chromium.ts). */
-export const launch = launchChromium;
+/**
+ * One Chromium (test/support/chromium.ts) for a test file: launched before its tests, closed after.
+ * Read `.browser` inside tests.
+ */
+export function browserForFile(): { browser: Browser } {
+  const holder = {} as { browser: Browser };
+  beforeAll(async () => {
+    holder.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await holder.browser?.close();
+  });
+  return holder;
+}
 
 export interface PlaygroundPage {
   page: Page;

@@ -1,18 +1,20 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiCall, baseUrl, conversation, expectAccessible, launch, openPlayground, say, screenshot } from "./browser";
+import { describe, expect, it } from "vitest";
+import {
+  apiCall,
+  baseUrl,
+  conversation,
+  expectAccessible,
+  browserForFile,
+  openPlayground,
+  say,
+  screenshot,
+} from "./browser";
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = browserForFile();
 
 describe("chat", () => {
   it("streams an answer in parts, with its tool calls inline and collapsible", async () => {
-    const { page, problems } = await openPlayground(browser, "chat-streaming");
+    const { page, problems } = await openPlayground(chromium.browser, "chat-streaming");
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill("How much does the Pro plan cost?");
     await box.press("Enter");
@@ -61,7 +63,7 @@ describe("chat", () => {
   });
 
   it("keeps the session over a reload, named in the sidebar, and renames it by keyboard", async () => {
-    const { page, problems } = await openPlayground(browser, "chat-reload");
+    const { page, problems } = await openPlayground(chromium.browser, "chat-reload");
     await say(page, "Remember that my team is called Falcon");
     const current = page.locator('.sessions [aria-current="page"]');
     await current.waitFor({ timeout: 15_000 });
@@ -103,7 +105,7 @@ describe("chat", () => {
   });
 
   it("attaches a CSV with its columns and answers a SQL question about it; an image gets a preview", async () => {
-    const { page, problems } = await openPlayground(browser, "chat-csv");
+    const { page, problems } = await openPlayground(chromium.browser, "chat-csv");
     await page.getByLabel(/Attach a data file/).setInputFiles([
       {
         name: "sales.csv",
@@ -139,7 +141,7 @@ describe("chat", () => {
 
   it("shows a 409 with its code when another client holds the session, and queues the message on request", async () => {
     const user = "chat-busy";
-    const { page, problems } = await openPlayground(browser, user);
+    const { page, problems } = await openPlayground(chromium.browser, user);
     await say(page, "hi there");
     const thread = new URL(page.url()).searchParams.get("thread")!;
 

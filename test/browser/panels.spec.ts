@@ -1,18 +1,11 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiCall, expectAccessible, launch, openPlayground, say, screenshot } from "./browser";
+import { describe, expect, it } from "vitest";
+import { apiCall, expectAccessible, browserForFile, openPlayground, say, screenshot } from "./browser";
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await launch();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = browserForFile();
 
 describe("trace", () => {
   it("draws a knowledge question's run as a waterfall: nodes, model calls with tokens, the search with its arguments", async () => {
-    const { page, problems } = await openPlayground(browser, "trace-user");
+    const { page, problems } = await openPlayground(chromium.browser, "trace-user");
     await say(page, "What is the refund policy?");
     await page.getByRole("button", { name: "Trace of this reply" }).last().click();
 
@@ -48,7 +41,7 @@ describe("trace", () => {
 describe("memories", () => {
   it("shows a memory extracted after “I prefer aisle seats” without a reload, and deletes it", async () => {
     const user = "memory-user";
-    const { page, problems } = await openPlayground(browser, user);
+    const { page, problems } = await openPlayground(chromium.browser, user);
     await page.getByRole("tab", { name: "Memories" }).click();
     await page.getByText("Nothing remembered yet").waitFor();
     // Back to the chat by keyboard (arrow keys move between tabs), say it, and return.
@@ -95,7 +88,9 @@ describe("memories", () => {
 
 describe("knowledge", () => {
   it("lists the documents, ingests an upload, reports a skipped one with its reason, searches as the agent does", async () => {
-    const { page, problems } = await openPlayground(browser, "knowledge-admin", { query: { panel: "knowledge" } });
+    const { page, problems } = await openPlayground(chromium.browser, "knowledge-admin", {
+      query: { panel: "knowledge" },
+    });
     const row = (name: string) => page.getByTestId("document").filter({ hasText: name });
     await row("pricing.md").filter({ hasText: "ingested" }).waitFor({ timeout: 20_000 });
 
@@ -144,7 +139,9 @@ describe("knowledge", () => {
 
 describe("intercom", () => {
   it("answers a customer's conversation: the validation note, the reply citing the knowledge base, the snooze, the run's hops", async () => {
-    const { page, problems } = await openPlayground(browser, "intercom-viewer", { query: { panel: "intercom" } });
+    const { page, problems } = await openPlayground(chromium.browser, "intercom-viewer", {
+      query: { panel: "intercom" },
+    });
     await page.getByLabel("Customer email").fill("ann@example.com");
     await page.getByLabel("Customer message").fill("How much does the Pro plan cost?");
     await page.getByRole("button", { name: "Write in as the customer" }).click();

@@ -1,9 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { servePlayground } from "../../infra/local/playground-server";
-import { apiCall, baseUrl, expectAccessible, launch, say, screenshot } from "./browser";
+import { apiCall, baseUrl, browserForFile, expectAccessible, say, screenshot } from "./browser";
 import { startJwtGateway } from "./jwt-gateway";
 import { closeServer } from "../support/close-server";
 import { startTestIssuer, type TestIssuer } from "./oidc-issuer";
@@ -15,14 +14,13 @@ import { startTestIssuer, type TestIssuer } from "./oidc-issuer";
 const CLIENT_ID = "playground-client";
 const USER = { sub: "oidc-user-7f3a", email: "ann@example.com" };
 
-let browser: Browser;
+const chromium = browserForFile();
 let issuer: TestIssuer;
 let gateway: Awaited<ReturnType<typeof startJwtGateway>>;
 let site: Server;
 let siteUrl = "";
 
 beforeAll(async () => {
-  browser = await launch();
   issuer = await startTestIssuer({ clientId: CLIENT_ID, redirectUri: () => `${siteUrl}/`, user: USER });
   gateway = await startJwtGateway({
     target: baseUrl(),
@@ -46,13 +44,12 @@ beforeAll(async () => {
   siteUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await browser?.close();
   await Promise.all([issuer?.close(), gateway?.close(), site && closeServer(site)]);
 });
 
 async function open() {
   // The page's own CSP stays on here: the config's API and issuer are what it lets the page call.
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const context = await chromium.browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {
