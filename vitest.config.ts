@@ -23,7 +23,7 @@ export default defineConfig({
         "infra/local/main.ts",
         "infra/**/cli.ts",
         "infra/supabase/set-embedding-dimension.ts",
-        "infra/local/playground/**",
+        "infra/playground/**",
       ],
       reporter: ["text-summary", "json-summary"],
       reportsDirectory: ".local/coverage",

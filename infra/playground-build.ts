@@ -2,8 +2,8 @@ import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
-/** The playground's sources (infra/local/playground). */
-export const PLAYGROUND_SOURCE = join(ROOT, "infra/local/playground");
+/** The playground's sources (infra/playground). */
+export const PLAYGROUND_SOURCE = join(ROOT, "infra/playground");
 
 /**
  * `node <these>` builds the page with Vite into `outDir`, as `npm run playground:build` does into

@@ -4,7 +4,7 @@ import { extname, resolve, sep } from "node:path";
 import { type PlaygroundConfig, playgroundCsp } from "../playground-config";
 
 /** Where `npm run playground:build` (and `npm start`, before it starts) writes the playground. */
-export const PLAYGROUND_DIST = resolve(import.meta.dirname, "playground/dist");
+export const PLAYGROUND_DIST = resolve(import.meta.dirname, "../playground/dist");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -223,7 +223,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dropFolderReconciled: watcher.reconciled,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
-        `playground: http://localhost:${port}/ (infra/local/playground)`,
+        `playground: http://localhost:${port}/ (infra/playground)`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
         `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,

@@ -1,4 +1,4 @@
-import { bearerFor, jwtClaims } from "../../../infra/local/playground/src/auth/bearer";
+import { bearerFor, jwtClaims } from "../../../infra/playground/src/auth/bearer";
 
 // Which of its tokens the deployed playground sends: the one whose `aud` the authorizer checks.
 

@@ -61,8 +61,8 @@ export function describeError(err: unknown): { status?: number; code: string; me
 }
 
 // The API's own types (type-only imports: nothing of the server is bundled into the page).
-import type { SessionSettings } from "../../../../shared/session-settings";
-import type { SessionSummary as StoredSession, TraceStep } from "../../../../shared/stores/conversation-types";
+import type { SessionSettings } from "../../../shared/session-settings";
+import type { SessionSummary as StoredSession, TraceStep } from "../../../shared/stores/conversation-types";
 
 export type { SessionSettings, TraceStep };
 

@@ -1,4 +1,4 @@
-import type { SupportRun as Run } from "../../../../graph/support/run-types";
+import type { SupportRun as Run } from "../../../graph/support/run-types";
 import { api } from "./api";
 import { ErrorNote } from "./ErrorNote";
 import { usePolling } from "./usePolling";

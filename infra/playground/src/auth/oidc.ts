@@ -1,5 +1,5 @@
 import * as oauth from "oauth4webapi";
-import type { PlaygroundConfig } from "../../../../playground-config";
+import type { PlaygroundConfig } from "../../../playground-config";
 import { bearerFor, jwtClaims } from "./bearer";
 
 export type OidcConfig = Extract<PlaygroundConfig, { mode: "oidc" }>;

@@ -1,4 +1,4 @@
-import type { PlaygroundConfig } from "../../../../playground-config";
+import type { PlaygroundConfig } from "../../../playground-config";
 import { isExpired, type OidcConfig, type SignedIn, signIn, signInProblem, signedIn } from "./oidc";
 
 /** How the page reaches the API: where, and as whom. */
