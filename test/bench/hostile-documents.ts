@@ -67,7 +67,12 @@ export async function run() {
   try {
     // Warm both paths (module loading, the worker's thread and JIT), then measure.
     for (const p of [processDocument, worker])
-      await p({ key: "warm.md", body: text("# Warm\nup"), limits: limits(), chunking: { chunkSize: 1000, chunkOverlap: 150 } });
+      await p({
+        key: "warm.md",
+        body: text("# Warm\nup"),
+        limits: limits(),
+        chunking: { chunkSize: 1000, chunkOverlap: 150 },
+      });
     for (const [name, key, body] of documents) {
       for (const [where, processor] of [
         ["handler thread", processDocument],

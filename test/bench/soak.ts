@@ -15,7 +15,12 @@ const SESSION_TURNS = 60;
 export async function run() {
   const total = Number(process.env.SOAK_TURNS ?? 10_000);
   const dataDir = mkdtempSync(join(tmpdir(), "soak-"));
-  const stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", OFFLINE_STREAM_DELAY_MS: "0", LOG_LEVEL: "SILENT" });
+  const stack = await startLocalStack({
+    DATA_DIR: dataDir,
+    PORT: "0",
+    OFFLINE_STREAM_DELAY_MS: "0",
+    LOG_LEVEL: "SILENT",
+  });
   const rows: Record<string, string | number>[] = [];
   const turnMs: number[][] = Array.from({ length: SESSION_TURNS }, () => []);
   let done = 0;
@@ -36,7 +41,10 @@ export async function run() {
       let turn = 0;
       while (done < total) {
         const at = performance.now();
-        const reply = await chat(`soak-${c}`, { message: `fine, thanks (${turn})`, ...(sessionId ? { session_id: sessionId } : {}) });
+        const reply = await chat(`soak-${c}`, {
+          message: `fine, thanks (${turn})`,
+          ...(sessionId ? { session_id: sessionId } : {}),
+        });
         const ms = performance.now() - at;
         turnMs[turn]!.push(ms);
         windowTimes.push(ms);

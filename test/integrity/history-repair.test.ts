@@ -29,7 +29,11 @@ beforeEach(() => bedrock.reset());
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
 const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
 const converseModel = () =>
-  new ChatBedrockConverse({ model: MODEL, region: "us-east-1", client: new BedrockRuntimeClient({ region: "us-east-1" }) });
+  new ChatBedrockConverse({
+    model: MODEL,
+    region: "us-east-1",
+    client: new BedrockRuntimeClient({ region: "us-east-1" }),
+  });
 const said = (text: string) => ({
   output: { message: { role: "assistant" as const, content: [{ text }] } },
   stopReason: "end_turn" as const,
@@ -161,7 +165,8 @@ describe("repairHistory", () => {
         else {
           const ids = Array.from({ length: kind.calls }, (_, i) => `call-${n}-${i}`);
           messages.push(new AIMessage({ content: "", tool_calls: ids.map((id) => ({ id, name: "t", args: {} })) }));
-          for (const id of ids.slice(0, kind.answered)) messages.push(new ToolMessage({ tool_call_id: id, name: "t", content: "ok" }));
+          for (const id of ids.slice(0, kind.answered))
+            messages.push(new ToolMessage({ tool_call_id: id, name: "t", content: "ok" }));
         }
       }
       messages.push(new HumanMessage("the new message"));

@@ -58,10 +58,25 @@ describe("Supersession never crosses scopes", () => {
 
   it("refuses a cross-scope supersession in SQL, whatever ids the caller passes", async () => {
     const [e] = await embeddings.embedDocuments(["x"]);
-    const plain = await store.insertMemory({ userId: "jay", projectId: null, content: "My desk is oak", embedding: e! });
-    const scoped = await store.insertMemory({ userId: "jay", projectId: "p", content: "My desk is pine", embedding: e! });
+    const plain = await store.insertMemory({
+      userId: "jay",
+      projectId: null,
+      content: "My desk is oak",
+      embedding: e!,
+    });
+    const scoped = await store.insertMemory({
+      userId: "jay",
+      projectId: "p",
+      content: "My desk is pine",
+      embedding: e!,
+    });
     expect(await store.supersedeMemories("jay", [plain.id], scoped.id)).toBe(0);
-    const other = await store.insertMemory({ userId: "jay", projectId: "p", content: "My desk is teak", embedding: e! });
+    const other = await store.insertMemory({
+      userId: "jay",
+      projectId: "p",
+      content: "My desk is teak",
+      embedding: e!,
+    });
     expect(await store.supersedeMemories("jay", [scoped.id], other.id)).toBe(1);
   });
 });

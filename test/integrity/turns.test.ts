@@ -16,7 +16,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => harness.close());
 
-async function service(model: ConstructorParameters<typeof ScriptedModel>[0] | OfflineChatModel | ScriptedModel, extra: Partial<ChatServiceDeps> = {}) {
+async function service(
+  model: ConstructorParameters<typeof ScriptedModel>[0] | OfflineChatModel | ScriptedModel,
+  extra: Partial<ChatServiceDeps> = {},
+) {
   const { checkpointer, owners } = await harness.stateTables();
   const chatModel = typeof model === "function" ? new ScriptedModel(model) : model;
   const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.3 });
@@ -39,10 +42,12 @@ describe("A session keeps the project it started in", () => {
   it("refuses another project with 409, and runs a turn naming none in the session's project", async () => {
     const { chat, published } = await service(() => new AIMessage("ok"));
     const { sessionId } = await chat.reply({ userId: "olga", projectId: "atlas", message: "start" });
-    await expect(chat.reply({ userId: "olga", sessionId, projectId: "zephyr", message: "peek" })).rejects.toMatchObject({
-      status: 409,
-      code: "project_mismatch",
-    });
+    await expect(chat.reply({ userId: "olga", sessionId, projectId: "zephyr", message: "peek" })).rejects.toMatchObject(
+      {
+        status: 409,
+        code: "project_mismatch",
+      },
+    );
     await chat.reply({ userId: "olga", sessionId, message: "no project named" });
     await chat.reply({ userId: "olga", sessionId, projectId: "atlas", message: "same project" });
     expect(published.map((m) => [m.user_message, m.project_id])).toEqual([
@@ -73,9 +78,18 @@ describe("A session keeps the project it started in", () => {
     const offline = await service(new OfflineChatModel({}));
     const started = await offline.chat.reply({ userId: "quinn", projectId: "lobby", message: "hello" });
     await expect(
-      offline.chat.reply({ userId: "quinn", sessionId: started.sessionId, projectId: "vault", message: "what is the vault code?" }),
+      offline.chat.reply({
+        userId: "quinn",
+        sessionId: started.sessionId,
+        projectId: "vault",
+        message: "what is the vault code?",
+      }),
     ).rejects.toMatchObject({ code: "project_mismatch" });
-    const inLobby = await offline.chat.reply({ userId: "quinn", sessionId: started.sessionId, message: "what is the vault code?" });
+    const inLobby = await offline.chat.reply({
+      userId: "quinn",
+      sessionId: started.sessionId,
+      message: "what is the vault code?",
+    });
     expect(inLobby.reply).not.toContain("1234");
   });
 });
@@ -96,7 +110,9 @@ describe("A turn is in both the graph state and the transcript, or in neither", 
         };
       },
     }) as ConversationStore;
-    const model = new ScriptedModel((messages) => new AIMessage(`seen ${messages.filter((m) => m.getType() === "human").length}`));
+    const model = new ScriptedModel(
+      (messages) => new AIMessage(`seen ${messages.filter((m) => m.getType() === "human").length}`),
+    );
     const { chat, stateOf } = await service(model, { conversations });
     const { sessionId } = await chat.reply({ userId: "rex", message: "first" });
     failNext = true;
@@ -141,7 +157,10 @@ describe("A turn is in both the graph state and the transcript, or in neither", 
   it("stores a model reply holding a lone surrogate or NUL instead of failing after it was streamed", async () => {
     const { chat, stateOf } = await service(() => new AIMessage("half a pair \ud83d and a \u0000 byte"));
     const tokens: string[] = [];
-    const result = await chat.reply({ userId: "tia", message: "say something odd" }, { onToken: (t) => tokens.push(t) });
+    const result = await chat.reply(
+      { userId: "tia", message: "say something odd" },
+      { onToken: (t) => tokens.push(t) },
+    );
     expect(result.reply).toBe("half a pair \ufffd and a  byte");
     const stored = await harness.conversations.get(result.sessionId);
     expect(stored!.messages.map((m) => m.content)).toEqual(["say something odd", "half a pair \ufffd and a  byte"]);
@@ -162,8 +181,13 @@ describe("A tool's validation error reaches the user as a short explanation", ()
   it("has the offline stand-in say plainly that an over-long memory was not saved", async () => {
     const { chat } = await service(new OfflineChatModel({}));
     for (const size of [2001, 2500, 6000]) {
-      const { reply } = await chat.reply({ userId: "uma", message: `Remember that ${"notes,".repeat(size).slice(0, size)}` });
-      expect(reply).toMatch(/^I couldn't save that\. store_memory was not run, so nothing was done: content is too long: \d+ characters, and the limit is 2000\.$/);
+      const { reply } = await chat.reply({
+        userId: "uma",
+        message: `Remember that ${"notes,".repeat(size).slice(0, size)}`,
+      });
+      expect(reply).toMatch(
+        /^I couldn't save that\. store_memory was not run, so nothing was done: content is too long: \d+ characters, and the limit is 2000\.$/,
+      );
       expect(reply).not.toMatch(/fix your mistakes|too_big|"code"/i);
     }
     expect(await harness.store.listMemories("uma", { limit: 5 })).toEqual([]);
@@ -176,7 +200,11 @@ describe("A tool's validation error reaches the user as a short explanation", ()
         ? new AIMessage({
             content: "",
             tool_calls: [
-              { id: `s${call}`, name: "store_memory", args: { content: "fine", metadata: { tags: Array(12).fill("t") } } },
+              {
+                id: `s${call}`,
+                name: "store_memory",
+                args: { content: "fine", metadata: { tags: Array(12).fill("t") } },
+              },
               { id: `r${call}`, name: "recall_memory", args: { query: "", limit: 99 } },
               { id: `k${call}`, name: "search_knowledge_base", args: { query: 42 } },
             ],
@@ -185,7 +213,9 @@ describe("A tool's validation error reaches the user as a short explanation", ()
     );
     const { chat, stateOf } = await service(model);
     const { sessionId } = await chat.reply({ userId: "vic", message: "go" });
-    const results = (await stateOf(sessionId)).filter((m) => m.getType() === "tool").map((m) => JSON.parse(String(m.content)));
+    const results = (await stateOf(sessionId))
+      .filter((m) => m.getType() === "tool")
+      .map((m) => JSON.parse(String(m.content)));
     expect(results.map((r) => r.success)).toEqual([false, false, false]);
     expect(results[0].error).toContain("metadata.tags has 12 items, and the limit is 10");
     expect(results[1].error).toMatch(/query is empty; limit is over the limit of 10/);

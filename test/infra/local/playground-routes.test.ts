@@ -66,7 +66,9 @@ describe("the playground's static files", () => {
   });
 
   it("says how to build it when it is not built", async () => {
-    const { url, server } = await serve((req, res, at) => servePlayground(req, res, at, { dist: join(dir, "nowhere") }));
+    const { url, server } = await serve((req, res, at) =>
+      servePlayground(req, res, at, { dist: join(dir, "nowhere") }),
+    );
     try {
       const page = await fetch(`${url}/`);
       expect(page.status).toBe(503);
