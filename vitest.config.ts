@@ -1,17 +1,37 @@
-import { defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+const GUARD = fileURLToPath(new URL("test/support/tiers/unit-guard.ts", import.meta.url));
+
+/**
+ * Test tiers, named by file suffix (`*.<tier>.test.ts`), so a file's cost is visible in its name:
+ * - unit: no PGlite, no local stack, no CDK synth (test/support/tiers/unit-guard.ts refuses them);
+ *   dynalite, in process and started in milliseconds, is allowed. The inner loop: `npm run test:unit`,
+ *   `npm run test:watch`.
+ * - integration: PGlite (with dynalite beside it) in the test's own process.
+ * - e2e: the local stack, driven over HTTP; one stack per worker where a file needs only fresh users.
+ * - infra: CDK synthesis, bundles, cfn-lint and cdk-nag.
+ * - browser: the playground in Chromium, its own config (test/browser/vitest.config.ts).
+ * `npm test` runs the four here; `npm run test:browser` the last.
+ */
+const tier = (name: string, test: TestProjectInlineConfiguration["test"] = {}, extra = {}) => ({
+  extends: true as const,
+  ...extra,
+  test: { name, include: [`test/**/*.${name}.test.ts`], ...test },
+});
 
 export default defineConfig({
   test: {
     // @langchain/langgraph-checkpoint-validation registers its suites through vitest globals.
     globals: true,
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Each file boots its own dynalite on a free port, so files can run side by side.
     pool: "forks",
+    // Both cores: files of every tier start their own dynalite and PGlite on free ports, so two run
+    // side by side safely (vitest's default on a 2-core machine is one).
+    maxWorkers: 2,
     // The Lambda runtime's awslambda global, which streaming handlers call as they load.
     setupFiles: ["infra/local/awslambda.ts"],
-    // Node 20 here, 22 in Lambda: the SDK's upgrade notice is known and only noise in test output.
     // Coverage of the production code, with a floor at the level the suite reached when the floor
     // was set (issue 15): a change that drops coverage below it fails `npm test`.
     coverage: {
@@ -31,9 +51,24 @@ export default defineConfig({
       thresholds: { statements: 91, branches: 81, functions: 91, lines: 93 },
     },
     env: {
+      // Node 20 here, 22 in Lambda: the SDK's upgrade notice is known and only noise in test output.
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true",
       LOG_LEVEL: process.env.LOG_LEVEL ?? "SILENT",
       POWERTOOLS_METRICS_DISABLED: "true",
     },
+    projects: [
+      tier(
+        "unit",
+        { setupFiles: ["test/support/tiers/unit-guard.ts"], isolate: false },
+        {
+          resolve: {
+            alias: [{ find: /^@electric-sql\/pglite$/, replacement: GUARD }],
+          },
+        },
+      ),
+      tier("integration"),
+      tier("e2e"),
+      tier("infra"),
+    ],
   },
 });
