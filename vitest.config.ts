@@ -32,6 +32,8 @@ export default defineConfig({
     maxWorkers: 2,
     // The Lambda runtime's awslambda global, which streaming handlers call as they load.
     setupFiles: ["infra/local/awslambda.ts"],
+    // The run's own temp folder, removed when it ends: a test run leaves nothing in /tmp.
+    globalSetup: ["test/support/tiers/temp-folder.ts"],
     // Coverage of the production code, with a floor at the level the suite reached when the floor
     // was set (issue 15): a change that drops coverage below it fails `npm test`.
     coverage: {

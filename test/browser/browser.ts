@@ -5,7 +5,6 @@ import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../support/chromium";
 import { afterAll, beforeAll, expect, inject } from "vitest";
 
-const SCREENSHOTS = resolve(import.meta.dirname, "../../docs/screenshots");
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /**
@@ -88,10 +87,16 @@ export async function expectAccessible(page: Page, label: string): Promise<void>
   expect(serious, `${label}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
 }
 
-/** docs/screenshots/<name>.png, the README's pictures. */
+/**
+ * <SCREENSHOTS_DIR>/<name>.png, only when `npm run screenshots` asks for them (into the ignored
+ * .local/screenshots/): a test run never rewrites the tracked pictures under docs/screenshots/,
+ * which a person refreshes by copying the ones worth keeping.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`) });
+  const dir = process.env.SCREENSHOTS_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: resolve(dir, `${name}.png`) });
 }
 
 /**

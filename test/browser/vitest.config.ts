@@ -9,7 +9,7 @@ export default defineConfig({
   test: {
     root: new URL("../..", import.meta.url).pathname,
     include: ["test/browser/**/*.spec.ts"],
-    globalSetup: ["test/browser/global-setup.ts"],
+    globalSetup: ["test/support/tiers/temp-folder.ts", "test/browser/global-setup.ts"],
     // One browser and one stack on a 2-core machine: files run one after another.
     fileParallelism: false,
     testTimeout: 90_000,

@@ -1,17 +1,20 @@
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
 
-/** dependency-cruiser over the given paths with the project's layer rules; its report and exit code. */
-async function cruise(paths: string[]) {
-  return run("npx", ["depcruise", "--config", "test/gates/dependencies.cjs", "--output-type", "err", ...paths], {
-    cwd: ROOT,
-  }).then(
+/**
+ * dependency-cruiser over the given paths with the project's layer rules, from `cwd` (the
+ * repository unless a test builds a tree of its own); its report and exit code.
+ */
+async function cruise(paths: string[], cwd = ROOT) {
+  const bin = join(ROOT, "node_modules/.bin/depcruise");
+  const config = join(ROOT, "test/gates/dependencies.cjs");
+  return run(bin, ["--config", config, "--output-type", "err", ...paths], { cwd }).then(
     (r) => ({ code: 0, out: r.stdout }),
     (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, out: err.stdout + err.stderr }),
   );
@@ -25,14 +28,18 @@ describe("layers", () => {
   }, 60_000);
 
   it("fail when a shared/ file imports graph/ (the rule is live, not vacuous)", async () => {
-    const probe = join(ROOT, "shared", `layer-probe-${randomUUID()}.ts`);
-    writeFileSync(probe, 'export { CHECKPOINT_TABLE } from "../graph/checkpoint/schema";\n');
+    // A tree of its own in the temp folder, so the repository is never written to.
+    const tree = mkdtempSync(join(tmpdir(), "layer-probe-"));
     try {
-      const result = await cruise([`shared/${probe.split("/").pop()}`]);
+      for (const dir of ["shared", "graph"]) mkdirSync(join(tree, dir));
+      writeFileSync(join(tree, "tsconfig.json"), "{}\n");
+      writeFileSync(join(tree, "graph/schema.ts"), 'export const TABLE = "checkpoints";\n');
+      writeFileSync(join(tree, "shared/probe.ts"), 'export { TABLE } from "../graph/schema";\n');
+      const result = await cruise(["shared/probe.ts"], tree);
       expect(result.code).not.toBe(0);
       expect(result.out).toContain("shared-is-the-bottom-layer");
     } finally {
-      rmSync(probe, { force: true });
+      rmSync(tree, { recursive: true, force: true });
     }
   }, 60_000);
 });

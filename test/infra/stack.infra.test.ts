@@ -7,7 +7,7 @@ import { deployedFunctions, FUNCTIONS } from "../../infra/manifest";
 import { BLOCKS_ALL_PUBLIC_ACCESS, NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
-const stack = new AgentStack(new App(), "Test", {
+const stack = new AgentStack(new App({ context: NO_BUNDLING }), "Test", {
   settings: {
     ...PRODUCTION_SETTINGS,
     bedrockModelId: MODEL,
