@@ -1,5 +1,5 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { createHealthHandler } from "../../functions/health";
+import { CHECK_TIMEOUT_MS, createHealthHandler } from "../../functions/health";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
 import type { AgentStore } from "../../shared/stores/agent-store";
@@ -52,7 +52,11 @@ describe("GET /api/health/deep", () => {
 
   it("answers 503 naming Supabase when it cannot be reached, and never hangs on it", async () => {
     const unreachable = { ping: () => new Promise<void>(() => {}) } as unknown as AgentStore;
-    const res = await check(async () => ({ config, dynamo: harness.dynamo.client, store: unreachable }));
+    // The check's own clock is faked: the test sees the timeout fire without sitting through it.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const answer = check(async () => ({ config, dynamo: harness.dynamo.client, store: unreachable }));
+    await vi.advanceTimersByTimeAsync(CHECK_TIMEOUT_MS).finally(() => vi.useRealTimers());
+    const res = await answer;
     expect(res.status).toBe(503);
     expect(res.body.checks.supabase).toMatchObject({ ok: false, error: expect.stringMatching(/no answer within/) });
   });
