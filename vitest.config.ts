@@ -69,7 +69,8 @@ export default defineConfig({
         },
       ),
       tier("integration"),
-      tier("e2e"),
+      // Files on the worker's shared local stack (test/support/local-stack.ts) need one module graph.
+      tier("e2e", { isolate: false }),
       tier("infra"),
     ],
   },

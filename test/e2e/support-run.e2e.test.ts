@@ -1,9 +1,9 @@
 import type { SupportRun } from "../../graph/support/run-types";
-import { localStackForTests } from "../support/local-stack";
+import { sharedLocalStack } from "../support/local-stack";
 
 // The local-only route the playground's Intercom panel polls for the support agent's hops, over
 // HTTP against the stack `npm start` runs: the worker's checkpoint, read back hop by hop.
-const local = localStackForTests("agent-support-run");
+const local = sharedLocalStack();
 // The agent answers from the sample knowledge base, which the drop folder ingests at boot.
 beforeAll(async () => {
   await local.stack.dropFolderReconciled;
