@@ -4,7 +4,7 @@ import { freshUser, sharedLocalStack } from "../support/local-stack";
 // Per-session tool settings and private sessions, over HTTP on the local stack (offline stand-in
 // model, hashing embedder): what reaches memory, the queue and the trace.
 const local = sharedLocalStack();
-const [ann, bea, cy, dan] = ["ann", "bea", "cy", "dan"].map(freshUser);
+const [ann, bea, cy, dan] = [freshUser("ann"), freshUser("bea"), freshUser("cy"), freshUser("dan")] as const;
 let queued: string[];
 
 beforeAll(() => {
