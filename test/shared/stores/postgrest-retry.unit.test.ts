@@ -35,8 +35,8 @@ const UNAVAILABLE = {
 async function settle<T>(call: () => Promise<T>) {
   const started = Date.now();
   const outcome = call().then(
-    (value) => ({ value }),
-    (error: Error) => ({ error }),
+    (value): { value?: T; error?: Error } => ({ value }),
+    (error: Error): { value?: T; error?: Error } => ({ error }),
   );
   await vi.runAllTimersAsync();
   return { ...(await outcome), tookMs: Date.now() - started };
