@@ -11,9 +11,9 @@ import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsPublisher, type QueuePublisher } from "./queue";
 import type { AgentStore } from "./stores/agent-store";
-import { PostgrestAgentStore } from "./stores/postgrest-agent-store";
-import { PostgrestConversationStore } from "./stores/postgrest-conversations";
-import { supabaseRest } from "./stores/postgrest";
+import { RpcAgentStore } from "./stores/rpc-agent-store";
+import { RpcConversationStore } from "./stores/rpc-conversations";
+import { postgrestRpc, supabaseRest } from "./stores/postgrest";
 import type { FileObjects } from "./files/objects";
 
 /** What the handlers run against; the local stack builds the same from its stand-ins. */
@@ -60,13 +60,13 @@ export const awsBackends = once(async (): Promise<Backends> => {
     config.SUPABASE_SERVICE_ROLE_KEY,
     config.SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN,
   );
-  const rest = supabaseRest(config.SUPABASE_URL, key);
+  const rpc = postgrestRpc(supabaseRest(config.SUPABASE_URL, key));
   return {
     config,
     dynamo,
     ...files,
-    conversations: new PostgrestConversationStore(rest),
-    store: new PostgrestAgentStore(rest),
+    conversations: new RpcConversationStore(rpc),
+    store: new RpcAgentStore(rpc),
     ...queues(config),
   };
 });

@@ -13,8 +13,9 @@ import { loadConfig } from "../../shared/config";
 import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel, createEmbeddings } from "../../shared/models";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
-import { SqlConversationStore } from "../../shared/stores/sql-conversations";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
+import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
 import type { Wiring } from "../../shared/wiring";
 import { deployedFunctions, queueSettings, type QueueName } from "../manifest";
 import {
@@ -132,8 +133,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const backends: Backends = {
       config,
       dynamo: dynamo.client,
-      conversations: new SqlConversationStore(postgres),
-      store: new SqlAgentStore(postgres),
+      conversations: new RpcConversationStore(sqlRpc(postgres)),
+      store: new RpcAgentStore(sqlRpc(postgres)),
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),

@@ -1,7 +1,7 @@
 /**
- * Long-term memory, user context and the knowledge base (Supabase). Two adapters:
- * SQL (PGlite locally and in tests) and PostgREST (Lambda). Matching, dedup and scoping
- * live in the migrations' SQL functions, which both adapters call.
+ * Long-term memory, user context and the knowledge base (Supabase). One implementation,
+ * RpcAgentStore, over either transport (rpc.ts): matching, dedup and scoping live in the
+ * migrations' SQL functions, which it calls by name.
  */
 
 /** Who a memory belongs to: null user = global, null project = no project. */
@@ -172,54 +172,7 @@ export interface AgentStore {
   ping(): Promise<void>;
 }
 
-/** pgvector's text form, accepted by both a `::vector` cast and PostgREST. */
+/** pgvector's text form, as a vector argument takes it (over PostgREST and SQL alike). */
 export const vectorLiteral = (embedding: number[]) => `[${embedding.join(",")}]`;
 
 export const iso = (v: Date | string) => new Date(v).toISOString();
-
-// biome-ignore lint/suspicious/noExplicitAny: a SQL or PostgREST row, typed by this mapper
-export const toDocumentRecord = (r: Record<string, any>): DocumentRecord => ({
-  documentId: r.document_id,
-  source: r.source,
-  etag: r.etag ?? null,
-  deleted: r.deleted,
-  chunkCount: r.chunk_count,
-  status: r.status ?? null,
-  reason: r.reason ?? null,
-  statusEtag: r.status_etag ?? null,
-  sequencer: r.status_sequencer ?? (r.sequencer || null),
-  bytes: r.bytes == null ? null : Number(r.bytes),
-  contentType: r.content_type ?? null,
-  updatedAt: iso(r.status_at ?? r.updated_at),
-});
-
-export const DOCUMENT_COLUMNS =
-  "document_id,source,etag,deleted,chunk_count,status,reason,status_etag,status_at,updated_at,sequencer,status_sequencer,bytes,content_type";
-
-/** How many characters of a chunk an admin's preview shows. */
-export const CHUNK_PREVIEW_CHARS = 160;
-
-// biome-ignore lint/suspicious/noExplicitAny: a SQL or PostgREST row, typed by this mapper
-export const toChunkPreview = (r: Record<string, any>): DocumentChunkPreview => ({
-  index: r.chunk_index,
-  headings: r.metadata?.headings ?? null,
-  preview: [...String(r.content)].slice(0, CHUNK_PREVIEW_CHARS).join(""),
-  chars: [...String(r.content)].length,
-});
-
-/** begin_document_attempt's row as a DocumentAttempt. */
-export const toDocumentAttempt = (r: { state: string; interrupted: number; reason: string | null }): DocumentAttempt =>
-  r.state === "stale"
-    ? { state: "stale" }
-    : r.state === "skipped"
-      ? { state: "skipped", reason: r.reason ?? "skipped before" }
-      : { state: "begin", interrupted: r.interrupted };
-
-/** The chunk rows replace_document_chunks takes, embeddings in pgvector's text form. */
-export const chunkRows = (chunks: DocumentChunk[]) =>
-  chunks.map((c) => ({
-    chunk_index: c.index,
-    content: c.content,
-    metadata: c.metadata,
-    embedding: vectorLiteral(c.embedding),
-  }));

@@ -16,9 +16,9 @@ export interface RecordedTurn {
 export type AppendResult = "appended" | "duplicate" | "forbidden";
 
 /**
- * Sessions, their answers-only history and traces, for UIs (Supabase). Two adapters: SQL
- * (PGlite locally, or any Postgres client) and PostgREST (Lambda). Both call the same SQL
- * functions, so the rules live in one place.
+ * Sessions, their answers-only history and traces, for UIs (Supabase). One implementation,
+ * RpcConversationStore, over either transport (rpc.ts): the rules live in the migrations' SQL
+ * functions, which it calls by name.
  */
 export interface ConversationStore {
   get(sessionId: string): Promise<Conversation | undefined>;

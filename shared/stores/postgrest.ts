@@ -1,9 +1,12 @@
 import { PostgrestClient } from "@supabase/postgrest-js";
+import { retryUnavailable } from "./postgrest-retry";
+import type { Rpc } from "./rpc";
 
 /**
  * A PostgREST client for a Supabase project, authenticated with the service role.
  * postgrest-js directly rather than supabase-js: no realtime client (which needs a
- * WebSocket on Node 20) and a much smaller Lambda bundle.
+ * WebSocket on Node 20) and a much smaller Lambda bundle. Its own retries are off:
+ * postgrest-retry.ts retries within the function's time instead.
  */
 export function supabaseRest(
   url: string,
@@ -14,27 +17,30 @@ export function supabaseRest(
   if (typeof serviceRoleKey === "string")
     return new PostgrestClient(endpoint, {
       headers: { apikey: serviceRoleKey, Authorization: `Bearer ${serviceRoleKey}` },
-      fetch: fetchImpl,
+      fetch: retryUnavailable(fetchImpl),
+      retry: false,
     });
   // A key read per request (from a cache), so a rotated key reaches a warm container.
   return new PostgrestClient(endpoint, {
-    fetch: async (input, init) => {
+    fetch: retryUnavailable(async (input, init) => {
       const key = await serviceRoleKey();
       const headers = new Headers(init?.headers);
       headers.set("apikey", key);
       headers.set("Authorization", `Bearer ${key}`);
       return fetchImpl(input, { ...init, headers });
-    },
+    }),
+    retry: false,
   });
 }
 
-/** Throws PostgREST's error with the operation named, instead of treating it as "no rows". */
-export function unwrap<T>(operation: string, result: { data: T | null; error: { message: string } | null }): T {
-  if (result.error) throw new Error(`${operation} failed: ${result.error.message}`, { cause: result.error });
-  return result.data as T;
-}
-
-/** Calls one of the migrations' SQL functions by name; its error is thrown with the function named. */
-export async function rpc<T>(rest: PostgrestClient, fn: string, args: Record<string, unknown>): Promise<T> {
-  return unwrap<T>(fn, await rest.rpc(fn, args));
+/** The PostgREST transport: POST /rest/v1/rpc/<fn> with the arguments as the JSON body. */
+export function postgrestRpc(rest: PostgrestClient): Rpc {
+  return {
+    async call(fn, args) {
+      const { data, error } = await rest.rpc(fn, args);
+      // PostgREST's error is thrown with the function named, instead of read as "no rows".
+      if (error) throw new Error(`${fn} failed: ${error.message}`, { cause: error });
+      return data;
+    },
+  };
 }

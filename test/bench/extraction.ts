@@ -10,8 +10,9 @@ import { LocalQueue } from "../../infra/local/queue";
 import type { Backends } from "../../shared/backends";
 import { loadConfig } from "../../shared/config";
 import { createIdempotencyTable } from "../../shared/idempotency";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
-import { SqlConversationStore } from "../../shared/stores/sql-conversations";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
+import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
 import { median, printTable } from "./table";
 
 /**
@@ -45,8 +46,8 @@ export async function run() {
   const backends: Backends = {
     config,
     dynamo: dynamo.client,
-    conversations: new SqlConversationStore(postgres),
-    store: new SqlAgentStore(postgres),
+    conversations: new RpcConversationStore(sqlRpc(postgres)),
+    store: new RpcAgentStore(sqlRpc(postgres)),
   };
   const queue = new LocalQueue({ name: "memory-extraction", pollIntervalMs: 5 });
   const extractionRuntime = await buildExtractionRuntime(backends);

@@ -13,7 +13,8 @@ import { Ingestor } from "../../shared/ingest/ingestor";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import { ingestSettings } from "../../shared/ingest/runtime";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 
 /**
  * Hostile and large documents through extraction and chunking with the deployed bounds
@@ -108,7 +109,7 @@ export async function run() {
     writeFileSync(join(dir, key), body);
     const ingestor = new Ingestor({
       source: new FolderObjectSource(dir),
-      store: new SqlAgentStore(db),
+      store: new RpcAgentStore(sqlRpc(db)),
       embeddings: new HashingEmbeddings(config.EMBEDDING_DIM),
       settings: ingestSettings(config),
       processor: local,

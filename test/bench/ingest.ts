@@ -11,7 +11,8 @@ import { ingestSettings } from "../../shared/ingest/runtime";
 import { Ingestor } from "../../shared/ingest/ingestor";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { prose } from "../support/conversation";
 import { printTable } from "./table";
 
@@ -49,7 +50,7 @@ export async function run() {
       const bucket = `bench-pass${pass}`;
       const ingestor = new Ingestor({
         source: new FolderObjectSource(dir),
-        store: new SqlAgentStore(db),
+        store: new RpcAgentStore(sqlRpc(db)),
         embeddings: new HashingEmbeddings(config.EMBEDDING_DIM),
         settings: { ...ingestSettings(config), embedConcurrency: concurrency },
       });

@@ -15,7 +15,8 @@ import { startLocalPostgres } from "../../infra/local/postgres";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
 import { OFFLINE_CONTEXT_WINDOW, OfflineChatModel } from "../../shared/models/offline-chat-model";
 import { vectorLiteral } from "../../shared/stores/agent-store";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { prose } from "../support/conversation";
 import { meter, type Meter } from "../support/dynamo-meter";
 import { rwaiSaver } from "./checkpoint";
@@ -154,7 +155,7 @@ async function knowledgeStore() {
       [c.id, c.source, i, content, vectorLiteral(embedder.embed(content))],
     );
   }
-  return { db, store: new SqlAgentStore(db), embedder, questions: fixture.queries.map((q) => q.query) };
+  return { db, store: new RpcAgentStore(sqlRpc(db)), embedder, questions: fixture.queries.map((q) => q.query) };
 }
 
 const message = (turn: number, questions: string[]) =>

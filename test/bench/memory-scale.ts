@@ -4,7 +4,8 @@ import { performance } from "node:perf_hooks";
 import { applyMigrations } from "../../infra/local/postgres";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
 import { vectorLiteral } from "../../shared/stores/agent-store";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { prose } from "../support/conversation";
 import { median, printTable } from "./table";
 
@@ -48,7 +49,7 @@ export async function run() {
     const buildMs = performance.now() - t0;
     await db.exec("analyze agent_memories");
 
-    const store = new SqlAgentStore(db);
+    const store = new RpcAgentStore(sqlRpc(db));
     const queries = Array.from({ length: QUERIES }, (_, i) => embedder.embed(prose(10_000_000 + i, 50)));
     const plan = async () =>
       (

@@ -8,7 +8,8 @@ import { startLocalPostgres } from "../../infra/local/postgres";
 import { loadConfig } from "../../shared/config";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
 import { vectorLiteral } from "../../shared/stores/agent-store";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { median, printTable } from "./table";
 
 /**
@@ -39,7 +40,7 @@ const recallAt = (found: string[][], relevant: string[][]) =>
 
 async function memoryRecall(db: PGlite) {
   const fixture = load<MemoryFixture>("memories.json");
-  const store = new SqlAgentStore(db);
+  const store = new RpcAgentStore(sqlRpc(db));
   const idOf = new Map<string, string>();
   for (const m of fixture.memories) {
     const { id } = await store.insertMemory({
@@ -110,7 +111,7 @@ async function knowledgeRecall(db: PGlite) {
       [c.id, c.source, i, c.content, vectorLiteral(embedder.embed(c.content))],
     );
   }
-  const store = new SqlAgentStore(db);
+  const store = new RpcAgentStore(sqlRpc(db));
   const rows = [];
   for (const [name, fullTextWeight] of [
     ["hybrid (full text + vector, RRF)", 1],

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { LOCAL_BUCKET } from "../../infra/local/drop-folder";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { docxBomb } from "../support/documents";
 
 // End to end: hostile files dropped into a running local stack are skipped
@@ -29,7 +30,7 @@ afterAll(async () => {
 async function documents() {
   const db = await startLocalPostgres(join(dataDir, "postgres"));
   try {
-    return new Map((await new SqlAgentStore(db).listDocuments(LOCAL_BUCKET)).map((d) => [d.source, d]));
+    return new Map((await new RpcAgentStore(sqlRpc(db)).listDocuments(LOCAL_BUCKET)).map((d) => [d.source, d]));
   } finally {
     await db.close();
   }

@@ -3,7 +3,8 @@ import { CHECK_TIMEOUT_MS, createHealthHandler } from "../../functions/health";
 import { createCheckpointTable } from "../../graph/checkpoint";
 import { loadConfig } from "../../shared/config";
 import type { AgentStore } from "../../shared/stores/agent-store";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { apiEvent, context } from "../support/events";
 import { backendsHarness } from "../support/stack";
 
@@ -28,7 +29,7 @@ describe("GET /api/health/deep", () => {
     const res = await check(async () => ({
       config,
       dynamo: harness.dynamo.client,
-      store: new SqlAgentStore(harness.postgres),
+      store: new RpcAgentStore(sqlRpc(harness.postgres)),
     }));
     expect(res).toMatchObject({
       status: 200,
@@ -40,7 +41,7 @@ describe("GET /api/health/deep", () => {
     const res = await check(async () => ({
       config: { ...config, CHECKPOINT_TABLE: "no-such-table" },
       dynamo: harness.dynamo.client,
-      store: new SqlAgentStore(harness.postgres),
+      store: new RpcAgentStore(sqlRpc(harness.postgres)),
     }));
     expect(res.status).toBe(503);
     expect(res.body.checks.dynamodb).toMatchObject({

@@ -2,14 +2,14 @@ import type { PGlite } from "@electric-sql/pglite";
 import type { MemoryExtractor } from "../../graph/memory/extractor";
 import type { ExtractionMessage } from "../../graph/memory/message";
 import type { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
-import type { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import type { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { extractionHarness } from "../support/extraction";
 
 // Supersession stays inside its scope, and deleting a memory never
 // brings back the fact it replaced. Driven through the extraction consumer's reconciliation.
 
 let db: PGlite;
-let store: SqlAgentStore;
+let store: RpcAgentStore;
 let extractor: MemoryExtractor;
 let embeddings: HashingEmbeddings;
 beforeAll(async () => {

@@ -3,7 +3,8 @@ import { startLocalPostgres } from "../../infra/local/postgres";
 import { loadConfig } from "../../shared/config";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../shared/models/offline-chat-model";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
 
 /**
  * Memory extraction as the consumer runs it, on PGlite with the migrations, with the offline
@@ -11,7 +12,7 @@ import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
  */
 export async function extractionHarness() {
   const db = await startLocalPostgres();
-  const store = new SqlAgentStore(db);
+  const store = new RpcAgentStore(sqlRpc(db));
   const embeddings = new HashingEmbeddings(1024);
   const extractor = new MemoryExtractor({
     model: new OfflineChatModel({}),

@@ -5,8 +5,9 @@ import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { SessionLeases } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
-import { SqlAgentStore } from "../../shared/stores/sql-agent-store";
-import { SqlConversationStore } from "../../shared/stores/sql-conversations";
+import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../shared/stores/sql-rpc";
+import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
 
 /** dynalite and an in-memory PGlite with the migrations applied, shared by one test file. */
 export async function backendsHarness() {
@@ -14,8 +15,8 @@ export async function backendsHarness() {
   return {
     dynamo,
     postgres,
-    conversations: new SqlConversationStore(postgres),
-    store: new SqlAgentStore(postgres),
+    conversations: new RpcConversationStore(sqlRpc(postgres)),
+    store: new RpcAgentStore(sqlRpc(postgres)),
     async checkpointer() {
       const tableName = `checkpoints-${randomUUID()}`;
       await createCheckpointTable(dynamo.client, tableName);

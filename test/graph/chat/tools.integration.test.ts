@@ -3,13 +3,14 @@ import { chatTools } from "../../../graph/tools/registry";
 import { startLocalPostgres } from "../../../infra/local/postgres";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import type { AgentStore } from "../../../shared/stores/agent-store";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
 
 let db: PGlite;
-let store: SqlAgentStore;
+let store: RpcAgentStore;
 beforeAll(async () => {
   db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
+  store = new RpcAgentStore(sqlRpc(db));
 }, 60_000);
 afterAll(() => db.close());
 

@@ -5,11 +5,11 @@ import { storeMemory } from "../../../graph/tools/memory-store";
 import type { ExtractionMessage } from "../../../graph/memory/message";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
-import type { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import type { RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
 import { extractionHarness } from "../../support/extraction";
 
 let db: PGlite;
-let store: SqlAgentStore;
+let store: RpcAgentStore;
 let extractor: MemoryExtractor;
 beforeAll(async () => {
   ({ db, store, extractor } = await extractionHarness());

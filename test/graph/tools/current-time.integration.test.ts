@@ -4,13 +4,14 @@ import { chatTools } from "../../../graph/tools/registry";
 import { startLocalPostgres } from "../../../infra/local/postgres";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
 
 let db: PGlite;
-let store: SqlAgentStore;
+let store: RpcAgentStore;
 beforeAll(async () => {
   db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
+  store = new RpcAgentStore(sqlRpc(db));
   await db.query(
     `insert into user_context (user_id, plan, preferences) values
        ('paris', 'pro', '{"timezone": "Europe/Paris"}'), ('tokyo', null, '{"time_zone": "Asia/Tokyo"}'),

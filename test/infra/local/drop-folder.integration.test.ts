@@ -13,7 +13,8 @@ import { FolderObjectSource } from "../../../shared/ingest/object-source";
 import { ingestSettings } from "../../../shared/ingest/runtime";
 import { parseS3Notification, type S3ObjectEvent } from "../../../shared/ingest/s3-events";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
 import type { PGlite } from "@electric-sql/pglite";
 
 // The drop folder skips what is not a regular file (with a log line,
@@ -90,12 +91,12 @@ describe("the drop folder skips what is not a regular file", () => {
 
 describe("the drop folder reconciles with the knowledge base at boot", () => {
   let db: PGlite;
-  let store: SqlAgentStore;
+  let store: RpcAgentStore;
   let ingestor: Ingestor;
   const dir = () => join(root, "kb");
   beforeAll(async () => {
     db = await startLocalPostgres();
-    store = new SqlAgentStore(db);
+    store = new RpcAgentStore(sqlRpc(db));
     mkdirSync(dir());
     ingestor = new Ingestor({
       source: new FolderObjectSource(dir()),

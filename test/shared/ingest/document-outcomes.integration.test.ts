@@ -13,7 +13,8 @@ import { Ingestor, type IngestSettings } from "../../../shared/ingest/ingestor";
 import { FolderObjectSource } from "../../../shared/ingest/object-source";
 import type { S3ObjectEvent } from "../../../shared/ingest/s3-events";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
 import { docxBomb, tinyDocx, tinyPdf } from "../../support/documents";
 import { lambdaContext } from "../../../infra/local/api-gateway";
 
@@ -22,7 +23,7 @@ import { lambdaContext } from "../../../infra/local/api-gateway";
 // a document holds can make extraction decompress, produce or take more than its bounds.
 
 let db: PGlite;
-let store: SqlAgentStore;
+let store: RpcAgentStore;
 let dir: string;
 const settings: IngestSettings = {
   maxBytes: 256 * 1024,
@@ -41,7 +42,7 @@ const ingestor = (overrides: Partial<IngestSettings> = {}, embeddings: Embedding
 
 beforeAll(async () => {
   db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
+  store = new RpcAgentStore(sqlRpc(db));
   dir = mkdtempSync(join(tmpdir(), "outcomes-"));
 }, 60_000);
 afterAll(async () => {

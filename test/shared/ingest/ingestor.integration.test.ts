@@ -13,11 +13,12 @@ import { ingestSettings } from "../../../shared/ingest/runtime";
 import { FolderObjectSource } from "../../../shared/ingest/object-source";
 import type { S3ObjectEvent } from "../../../shared/ingest/s3-events";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
+import { RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
 import { tinyDocx, tinyPdf } from "../../support/documents";
 
 let db: PGlite;
-let store: SqlAgentStore;
+let store: RpcAgentStore;
 let dir: string;
 let ingestor: Ingestor;
 const settings = {
@@ -31,7 +32,7 @@ const settings = {
 
 beforeAll(async () => {
   db = await startLocalPostgres();
-  store = new SqlAgentStore(db);
+  store = new RpcAgentStore(sqlRpc(db));
   dir = mkdtempSync(join(tmpdir(), "drop-"));
   ingestor = new Ingestor({
     source: new FolderObjectSource(dir),

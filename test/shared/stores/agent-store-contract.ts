@@ -1,18 +1,19 @@
-import type { AgentStore } from "../../../shared/stores/agent-store";
+import type { PGlite } from "@electric-sql/pglite";
+import { startLocalPostgres } from "../../../infra/local/postgres";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
+import type { AgentStore } from "../../../shared/stores/agent-store";
+import type { Rpc } from "../../../shared/stores/rpc";
+import { AGENT_STORE_CALLS, RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
+import { heldToTable } from "../../support/rpc-signatures";
 
 /**
- * The behaviour every AgentStore adapter must have. Runs against the SQL adapter on
- * PGlite for real; `supersede` and `seedUserContext` reach under the interface to set
- * up states the interface itself does not create yet.
+ * The behaviour the agent store must have, over each transport (SQL and PostgREST), on PGlite with
+ * the migrations. `seedUserContext` reaches under the interface: nothing in the app writes a
+ * user's context yet.
  */
 export interface ContractHarness {
   store: AgentStore;
-  supersede(oldId: string, newId: string): Promise<void>;
   seedUserContext(userId: string, plan: string, usage: object, preferences: object): Promise<void>;
-  seedKnowledge(
-    chunks: { documentId: string; source: string; index: number; content: string; embedding: number[] }[],
-  ): Promise<void>;
 }
 
 const embedder = new HashingEmbeddings(1024);
@@ -53,7 +54,11 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
     it("never returns a superseded memory, and a fact said again becomes current", async () => {
       const old = await add("bob", null, "Bob's favourite colour is red");
       const next = await add("bob", null, "Bob's favourite colour is now green");
-      await h.supersede(old.id, next.id);
+      expect(await h.store.supersedeMemories("bob", [old.id], next.id)).toBe(1);
+      expect(await h.store.supersedeMemories("bob", [old.id], next.id)).toBe(0);
+      expect(
+        (await h.store.listMemories("bob", { limit: 10, superseded: true })).find((m) => m.id === old.id),
+      ).toMatchObject({ supersededBy: next.id });
       const results = await h.store.matchMemories({
         embedding: embed("Bob favourite colour"),
         limit: 10,
@@ -140,6 +145,23 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
         "fay first",
       ]);
     });
+
+    it("keeps text, tags and metadata exactly as given: quotes, commas, braces, emoji, newlines", async () => {
+      const content = 'Gil said "hi\\there", {braces} & commas, 🦆\nsecond line';
+      const tags = ["a,b", "{c}", 'd"e', "é"];
+      const metadata = { nested: { list: [1, "two", null] }, quote: '"', unicode: "ü🦆" };
+      const { id } = await add("gil", null, content, { category: "quirky", tags, metadata });
+      const [listed] = await h.store.listMemories("gil", { limit: 1, tag: "a,b", category: "quirky" });
+      expect(listed).toMatchObject({ id, userId: "gil", projectId: null, content, category: "quirky", tags, metadata });
+      expect(listed!.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const [match] = await h.store.matchMemories({
+        embedding: embed(content),
+        limit: 1,
+        userId: "gil",
+        tags: ["{c}"],
+      });
+      expect(match).toMatchObject({ id, content, tags, metadata });
+    });
   });
 
   describe(`${name}: global memories`, () => {
@@ -173,14 +195,9 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
         "Invoices can be downloaded from the billing page as PDF.",
         "Passwords can be reset from the login screen.",
       ];
-      await h.seedKnowledge(
-        docs.map((content, index) => ({
-          documentId: "faq",
-          source: "faq.md",
-          index,
-          content,
-          embedding: embed(content),
-        })),
+      await h.store.replaceDocument(
+        { documentId: "kb/faq.md", source: "faq.md", sequencer: "01" },
+        docs.map((content, index) => ({ index, content, metadata: {}, embedding: embed(content) })),
       );
     }, 60_000);
 
@@ -197,7 +214,7 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
       const q = "how do I get a refund?";
       const results = await h.store.matchKnowledge({ text: q, embedding: embed(q), limit: 3 });
       expect(results[0]).toMatchObject({
-        documentId: "faq",
+        documentId: "kb/faq.md",
         source: "faq.md",
         content: expect.stringContaining("Refunds"),
       });
@@ -206,5 +223,114 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
       const vectorOnly = await h.store.matchKnowledge({ text: q, embedding: embed(q), limit: 3, fullTextWeight: 0 });
       expect(vectorOnly.length).toBeGreaterThan(0);
     });
+
+    it("answers a ping", async () => {
+      await expect(h.store.ping()).resolves.toBeUndefined();
+    });
+  });
+
+  describe(`${name}: documents`, () => {
+    let h: ContractHarness;
+    beforeAll(async () => {
+      h = await setup();
+    }, 60_000);
+
+    const version = (sequencer: string, etag = `etag-${sequencer}`) => ({
+      documentId: "docs/guide.md",
+      source: "guide.md",
+      sequencer,
+      etag,
+    });
+    const chunk = (index: number, content: string, headings?: string) => ({
+      index,
+      content,
+      metadata: headings ? { headings } : {},
+      embedding: embed(content),
+    });
+
+    it("replaces a document's chunks once per event, newest event wins, and lists it by bucket", async () => {
+      const long = `${"🦆".repeat(100)}${"x".repeat(100)}`;
+      expect(await h.store.replaceDocument(version("0A"), [chunk(0, "Intro."), chunk(1, long, "Guide > Ducks")])).toBe(
+        "replaced",
+      );
+      expect(await h.store.replaceDocument(version("0A"), [chunk(0, "again")])).toBe("stale");
+      expect(await h.store.replaceDocument(version("09"), [chunk(0, "older")])).toBe("stale");
+      await h.store.replaceDocument({ documentId: "docs2/other.md", source: "other.md", sequencer: "01" }, [
+        chunk(0, "another bucket"),
+      ]);
+
+      expect(await h.store.documentChunks("docs/guide.md")).toEqual([
+        { index: 0, headings: null, preview: "Intro.", chars: 6 },
+        { index: 1, headings: "Guide > Ducks", preview: `${"🦆".repeat(100)}${"x".repeat(60)}`, chars: 200 },
+      ]);
+      expect(await h.store.documentChunks("docs/missing.md")).toEqual([]);
+      const [doc, ...others] = await h.store.listDocuments("docs");
+      expect(others).toEqual([]);
+      expect(doc).toMatchObject({
+        documentId: "docs/guide.md",
+        source: "guide.md",
+        etag: "etag-0A",
+        deleted: false,
+        chunkCount: 2,
+        status: "ingested",
+        sequencer: "0A",
+      });
+      expect(doc!.updatedAt).toMatch(/Z$/);
+      expect(await h.store.listDocuments("nowhere")).toEqual([]);
+    });
+
+    it("deletes a document's chunks for a newer event only, leaving a tombstone", async () => {
+      expect(await h.store.deleteDocument(version("05"))).toBe("stale");
+      expect(await h.store.deleteDocument(version("0B"))).toBe("deleted");
+      expect(await h.store.documentChunks("docs/guide.md")).toEqual([]);
+      expect((await h.store.listDocuments("docs"))[0]).toMatchObject({
+        deleted: true,
+        chunkCount: 0,
+        status: "deleted",
+      });
+    });
+
+    it("tracks a version's attempts, facts and outcome, and skips a skipped version", async () => {
+      expect(await h.store.beginDocument(version("0C"))).toEqual({ state: "begin", interrupted: 0 });
+      expect(await h.store.beginDocument(version("0C"))).toEqual({ state: "begin", interrupted: 1 });
+      await h.store.recordDocumentFacts(version("0C"), 5_000_000_000, "application/pdf");
+      await h.store.recordDocumentOutcome(version("0C"), "skipped", "too big");
+      expect((await h.store.listDocuments("docs"))[0]).toMatchObject({
+        status: "skipped",
+        reason: "too big",
+        statusEtag: "etag-0C",
+        sequencer: "0C",
+        bytes: 5_000_000_000,
+        contentType: "application/pdf",
+      });
+      expect(await h.store.beginDocument(version("0C"))).toEqual({ state: "skipped", reason: "too big" });
+      expect(await h.store.beginDocument(version("0B"))).toEqual({ state: "stale" });
+    });
+  });
+}
+
+/**
+ * The contract for the store over `transport`, each block on a fresh PGlite with the migrations;
+ * every call is held to the store's table of calls, which the signature test checks.
+ */
+export function agentStoreContractOver(name: string, transport: (db: PGlite) => Rpc) {
+  const dbs: PGlite[] = [];
+  afterAll(async () => {
+    await Promise.all(dbs.map((db) => db.close()));
+  });
+  agentStoreContract(name, async () => {
+    const db = await startLocalPostgres();
+    dbs.push(db);
+    return {
+      store: new RpcAgentStore(heldToTable(transport(db), AGENT_STORE_CALLS)),
+      seedUserContext: async (userId, plan, usage, preferences) => {
+        await db.query("insert into user_context (user_id, plan, usage, preferences) values ($1, $2, $3, $4)", [
+          userId,
+          plan,
+          usage,
+          preferences,
+        ]);
+      },
+    };
   });
 }

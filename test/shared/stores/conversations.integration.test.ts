@@ -1,111 +1,131 @@
-import { PostgrestConversationStore } from "../../../shared/stores/postgrest-conversations";
-import { supabaseRest } from "../../../shared/stores/postgrest";
-import type { ConversationMessage } from "../../../shared/stores/conversations";
-import { recordingServer, type RecordedRequest, type Reply } from "../../support/recording-server";
-import { backendsHarness } from "../../support/stack";
+import { randomUUID } from "node:crypto";
+import type { PGlite } from "@electric-sql/pglite";
+import { startLocalPostgres } from "../../../infra/local/postgres";
+import { InvalidCursor, type ConversationMessage } from "../../../shared/stores/conversations";
+import type { Rpc } from "../../../shared/stores/rpc";
+import { CONVERSATION_STORE_CALLS, RpcConversationStore } from "../../../shared/stores/rpc-conversations";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
+import { postgrestOver } from "../../support/postgrest-stand-in";
+import { heldToTable } from "../../support/rpc-signatures";
 
-const recorded = (sessionId: string, userId: string, id: string, text: string) => ({
+const trace = [{ type: "tool" as const, name: "recall_memory", started_at: 1, duration_ms: 2, success: true }];
+
+const recorded = (sessionId: string, userId: string, id: string, text: string, projectId: string | null = null) => ({
   sessionId,
   userId,
-  projectId: null,
+  projectId,
   sessionName: `about ${text}`,
   turnId: id,
   messages: turn(id, text),
-  trace: [{ type: "tool" as const, name: "recall_memory", started_at: 1, duration_ms: 2, success: true }],
+  trace,
 });
 
 const turn = (id: string, text: string): ConversationMessage[] => [
-  { role: "user", content: text, created_at: "2026-01-01T00:00:00.000Z", message_id: `h-${id}` },
+  {
+    role: "user",
+    content: text,
+    created_at: "2026-01-01T00:00:00.000Z",
+    message_id: `h-${id}`,
+    attachments: [{ file_id: "f1", name: 'cat "1".png', media_type: "image/png" }],
+  },
   { role: "assistant", content: `re: ${text}`, created_at: "2026-01-01T00:00:01.000Z", message_id: id },
 ];
 
-describe("SQL conversation store on PGlite (the migration's own SQL)", () => {
-  let harness: Awaited<ReturnType<typeof backendsHarness>>;
+// The conversation store over each transport: SQL as the local stack runs it, and PostgREST
+// (the real postgrest-js client) against the stand-in, both on PGlite with the migrations.
+const transports: [string, (db: PGlite) => Rpc][] = [
+  ["SQL on PGlite", sqlRpc],
+  ["PostgREST (stand-in on PGlite)", postgrestOver],
+];
+
+describe.each(transports)("conversation store over %s", (_name, transport) => {
+  let db: PGlite;
+  let store: RpcConversationStore;
   beforeAll(async () => {
-    harness = await backendsHarness();
+    db = await startLocalPostgres();
+    store = new RpcConversationStore(heldToTable(transport(db), CONVERSATION_STORE_CALLS));
   }, 60_000);
-  afterAll(() => harness.close());
+  afterAll(() => db.close());
 
   it("appends turns in order, once each, for the session's owner only", async () => {
-    const store = harness.conversations;
     expect(await store.recordTurn(recorded("s1", "alice", "a1", "one"))).toBe("appended");
-    expect(await store.recordTurn(recorded("s1", "alice", "a2", "two"))).toBe("appended");
+    expect(await store.recordTurn(recorded("s1", "alice", "a2", 'two 🦆 "quoted" \\ back'))).toBe("appended");
     expect(await store.recordTurn(recorded("s1", "alice", "a2", "two"))).toBe("duplicate");
     expect(await store.recordTurn(recorded("s1", "mallory", "m1", "mine now"))).toBe("forbidden");
     const saved = await store.get("s1");
-    expect(saved?.userId).toBe("alice");
-    expect(saved?.messages.map((m) => m.content)).toEqual(["one", "re: one", "two", "re: two"]);
+    expect(saved).toMatchObject({ sessionId: "s1", userId: "alice" });
+    expect(saved?.messages).toEqual([...turn("a1", "one"), ...turn("a2", 'two 🦆 "quoted" \\ back')]);
+    expect(saved?.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(await store.get("missing")).toBeUndefined();
   });
 
   it("keeps concurrent turns of one session, losing none", async () => {
-    const store = harness.conversations;
     await Promise.all(Array.from({ length: 10 }, (_, i) => store.recordTurn(recorded("s2", "bob", `t${i}`, `m${i}`))));
     expect((await store.get("s2"))?.messages).toHaveLength(20);
   });
 
-  it("enables row level security with no policies on the table", async () => {
-    const { rows } = await harness.postgres.query<{ relrowsecurity: boolean; policies: number }>(
-      `select c.relrowsecurity, (select count(*)::int from pg_policies p where p.tablename = c.relname) as policies
-         from pg_class c where c.relname = 'agent_conversations'`,
+  it("keeps each assistant message's trace, and none for a turn recorded without one", async () => {
+    await store.recordTurn({ ...recorded("s3", "carol", "c2", "untraced"), trace: null });
+    await store.recordTurn(recorded("s3", "carol", "c1", "traced"));
+    expect(await store.traces("s3")).toEqual({ c1: trace });
+    expect(await store.traces("nothing")).toEqual({});
+  });
+
+  it("pages a user's sessions newest first, and refuses a cursor it did not issue", async () => {
+    // Session ids are UUIDs: a cursor names one, and only a UUID is taken back.
+    const [p1, p2, p3] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const [i, s] of [p1, p2, p3].entries())
+      await store.recordTurn(recorded(s, "dan", `t${i}`, `p${i + 1}`, "apollo"));
+    // Turns a millisecond apart list by time, not by id: spread them out as a day of chats would.
+    await db.query(
+      "update agent_sessions set updated_at = now() - (array_position($1::text[], session_id) * interval '1 hour') where user_id = 'dan'",
+      [[p3, p2, p1]],
     );
-    expect(rows[0]).toEqual({ relrowsecurity: true, policies: 0 });
+    const first = await store.listSessions("dan", { limit: 2 });
+    expect(first.sessions.map((s) => s.session_id)).toEqual([p3, p2]);
+    expect(first.sessions[0]).toMatchObject({ project_id: "apollo", name: "about p3", message_count: 2 });
+    const second = await store.listSessions("dan", { limit: 2, cursor: first.nextCursor! });
+    expect(second).toEqual({ sessions: [expect.objectContaining({ session_id: p1 })] });
+    expect((await store.listSessions("nobody", { limit: 5 })).sessions).toEqual([]);
+    await expect(store.listSessions("dan", { limit: 2, cursor: "bm90LWEtY3Vyc29y" })).rejects.toBeInstanceOf(
+      InvalidCursor,
+    );
+  });
+
+  it("deletes a session with its history and traces, for its owner only", async () => {
+    await store.recordTurn(recorded("s4", "erin", "e1", "bye"));
+    expect(await store.deleteSession("s4", "mallory")).toBe(false);
+    expect(await store.get("s4")).toBeDefined();
+    expect(await store.deleteSession("s4", "erin")).toBe(true);
+    expect(await store.get("s4")).toBeUndefined();
+    expect(await store.traces("s4")).toEqual({});
+    expect(await store.deleteSession("s4", "erin")).toBe(false);
+  });
+
+  it("says which function failed when the database refuses a value", async () => {
+    await expect(store.recordTurn(recorded("s5", "gus", "g1", "nul \u0000 inside"))).rejects.toThrow(
+      /^record_turn failed: /,
+    );
   });
 });
 
-describe("PostgREST conversation store (Supabase's documented wire format)", () => {
-  let reply: (req: RecordedRequest) => Reply = () => ({ status: 200, body: [] });
-  let server: Awaited<ReturnType<typeof recordingServer>>;
-  let store: PostgrestConversationStore;
-  beforeAll(async () => {
-    server = await recordingServer((req) => reply(req));
-    store = new PostgrestConversationStore(supabaseRest(`${server.url}/`, "service-key"));
-  });
-  afterAll(() => server.close());
-  const last = () => server.requests[server.requests.length - 1]!;
-
-  it("calls the record_turn RPC with the service role", async () => {
-    reply = () => ({ status: 200, body: "appended" });
-    expect(await store.recordTurn(recorded("s1", "alice", "a1", "hi"))).toBe("appended");
-    const req = last();
-    expect([req.method, req.path]).toEqual(["POST", "/rest/v1/rpc/record_turn"]);
-    expect(req.headers.apikey).toBe("service-key");
-    expect(req.headers.authorization).toBe("Bearer service-key");
-    expect(req.body).toEqual({
-      p_session_id: "s1",
-      p_user_id: "alice",
-      p_project_id: null,
-      p_session_name: "about hi",
-      p_messages: turn("a1", "hi"),
-      p_turn_id: "a1",
-      p_trace: recorded("s1", "alice", "a1", "hi").trace,
-    });
-  });
-
-  it("reads one row by session_id, and treats an empty result as no session", async () => {
-    const row = {
-      session_id: "s1",
-      user_id: "alice",
-      messages: turn("a1", "hi"),
-      created_at: "2026-01-01T00:00:00+00:00",
-      updated_at: "2026-01-01T00:00:01+00:00",
-    };
-    reply = (req) => ({ status: 200, body: req.query.get("session_id") === "eq.s1" ? [row] : [] });
-    expect(await store.get("s1")).toEqual({
-      sessionId: "s1",
-      userId: "alice",
-      messages: row.messages,
-      createdAt: "2026-01-01T00:00:00.000Z",
-      updatedAt: "2026-01-01T00:00:01.000Z",
-    });
-    expect(last().path).toBe("/rest/v1/agent_conversations");
-    expect(last().query.get("select")).toBe("session_id,user_id,messages,created_at,updated_at");
-    expect(await store.get("nope")).toBeUndefined();
-  });
-
-  it("surfaces a PostgREST error instead of pretending the session is empty", async () => {
-    reply = () => ({ status: 401, body: { code: "PGRST301", message: "JWT expired", details: null, hint: null } });
-    await expect(store.get("s1")).rejects.toThrow(/JWT expired/);
-    await expect(store.recordTurn(recorded("s1", "a", "t", "x"))).rejects.toThrow(/JWT expired/);
+describe("conversation tables", () => {
+  it("enable row level security with no policies", async () => {
+    const db = await startLocalPostgres();
+    try {
+      const { rows } = await db.query<{ relname: string; relrowsecurity: boolean; policies: number }>(
+        `select c.relname, c.relrowsecurity,
+                (select count(*)::int from pg_policies p where p.tablename = c.relname) as policies
+           from pg_class c where c.relname in ('agent_conversations', 'agent_sessions', 'execution_traces')
+          order by c.relname`,
+      );
+      expect(rows).toEqual([
+        { relname: "agent_conversations", relrowsecurity: true, policies: 0 },
+        { relname: "agent_sessions", relrowsecurity: true, policies: 0 },
+        { relname: "execution_traces", relrowsecurity: true, policies: 0 },
+      ]);
+    } finally {
+      await db.close();
+    }
   });
 });

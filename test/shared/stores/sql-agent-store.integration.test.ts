@@ -1,39 +1,15 @@
-import { vectorLiteral } from "../../../shared/stores/agent-store";
-import { SqlAgentStore } from "../../../shared/stores/sql-agent-store";
-import { startLocalPostgres } from "../../../infra/local/postgres";
-import { agentStoreContract } from "./agent-store-contract";
 import type { PGlite } from "@electric-sql/pglite";
+import { startLocalPostgres } from "../../../infra/local/postgres";
+import { sqlRpc } from "../../../shared/stores/sql-rpc";
+import { agentStoreContractOver } from "./agent-store-contract";
+
+// The store over the SQL transport, as the local stack runs it (the PostgREST transport's run is
+// agent-store-over-postgrest.integration.test.ts).
+agentStoreContractOver("agent store over SQL on PGlite", sqlRpc);
 
 const dbs: PGlite[] = [];
 afterAll(async () => {
   await Promise.all(dbs.map((db) => db.close()));
-});
-
-agentStoreContract("SQL adapter on PGlite", async () => {
-  const db = await startLocalPostgres();
-  dbs.push(db);
-  return {
-    store: new SqlAgentStore(db),
-    supersede: async (oldId, newId) => {
-      await db.query("update agent_memories set superseded_by = $2 where id = $1", [oldId, newId]);
-    },
-    seedUserContext: async (userId, plan, usage, preferences) => {
-      await db.query("insert into user_context (user_id, plan, usage, preferences) values ($1, $2, $3, $4)", [
-        userId,
-        plan,
-        usage,
-        preferences,
-      ]);
-    },
-    seedKnowledge: async (chunks) => {
-      for (const c of chunks) {
-        await db.query(
-          "insert into knowledge_chunks (document_id, source, chunk_index, content, embedding) values ($1, $2, $3, $4, $5::vector)",
-          [c.documentId, c.source, c.index, c.content, vectorLiteral(c.embedding)],
-        );
-      }
-    },
-  };
 });
 
 describe("row level security", () => {

@@ -1,0 +1,274 @@
+import {
+  iso,
+  vectorLiteral,
+  type AgentStore,
+  type DocumentAttempt,
+  type DocumentChunk,
+  type DocumentChunkPreview,
+  type DocumentRecord,
+  type DocumentVersion,
+  type DocumentWriteResult,
+  type KnowledgeMatch,
+  type KnowledgeQuery,
+  type MemoryListFilter,
+  type MemoryMatch,
+  type MemoryQuery,
+  type NewMemory,
+  type StoredMemory,
+  type UserContext,
+} from "./agent-store";
+import { caller, type Rpc } from "./rpc";
+
+/** Every function the agent store calls, with the argument names it sends (see rpc.ts). */
+export const AGENT_STORE_CALLS = {
+  replace_document_chunks: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_chunks"],
+  delete_document: ["p_document_id", "p_source", "p_sequencer"],
+  begin_document_attempt: ["p_document_id", "p_source", "p_sequencer", "p_etag"],
+  record_document_outcome: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_status", "p_reason"],
+  list_documents: ["p_bucket"],
+  record_document_facts: ["p_document_id", "p_sequencer", "p_bytes", "p_content_type"],
+  document_chunks: ["p_document_id"],
+  insert_memory: [
+    "p_user_id",
+    "p_project_id",
+    "p_content",
+    "p_embedding",
+    "p_category",
+    "p_tags",
+    "p_metadata",
+    "p_source_session_id",
+  ],
+  match_memories: [
+    "query_embedding",
+    "match_count",
+    "filter_user_id",
+    "filter_project_id",
+    "filter_category",
+    "filter_tags",
+  ],
+  supersede_memories: ["p_user_id", "p_old_ids", "p_new_id"],
+  list_memories: ["p_user_id", "p_limit", "p_category", "p_tag", "p_superseded"],
+  delete_memory: ["p_user_id", "p_id"],
+  get_user_context: ["p_user_id"],
+  match_knowledge: ["query_text", "query_embedding", "match_count", "full_text_weight"],
+  ping: [],
+} as const;
+
+// biome-ignore lint/suspicious/noExplicitAny: a row of a function's JSON result, typed by the mapper that reads it
+type Row = Record<string, any>;
+
+/** A set-returning function's result (rpc.ts): its rows. */
+const rows = (result: unknown) => result as Row[];
+
+/** How many characters of a chunk an admin's preview shows. */
+export const CHUNK_PREVIEW_CHARS = 160;
+
+/** What a stored memory and a recalled one both show. */
+const memoryFields = (r: Row) => ({
+  id: r.id,
+  content: r.content,
+  category: r.category,
+  tags: r.tags ?? [],
+  metadata: r.metadata ?? {},
+  createdAt: iso(r.created_at),
+});
+
+const toStoredMemory = (r: Row): StoredMemory => ({
+  ...memoryFields(r),
+  userId: r.user_id,
+  projectId: r.project_id,
+  updatedAt: iso(r.updated_at),
+  ...(r.superseded_by ? { supersededBy: String(r.superseded_by) } : {}),
+});
+
+const toMemoryMatch = (r: Row): MemoryMatch => ({ ...memoryFields(r), similarity: Number(r.similarity) });
+
+const toKnowledgeMatch = (r: Row): KnowledgeMatch => ({
+  id: String(r.id),
+  documentId: r.document_id,
+  source: r.source,
+  content: r.content,
+  similarity: Number(r.similarity),
+});
+
+const toUserContext = (r: Row): UserContext => ({
+  userId: r.user_id,
+  plan: r.plan,
+  usage: r.usage ?? {},
+  preferences: r.preferences ?? {},
+  updatedAt: iso(r.updated_at),
+});
+
+const toDocumentRecord = (r: Row): DocumentRecord => ({
+  documentId: r.document_id,
+  source: r.source,
+  etag: r.etag ?? null,
+  deleted: r.deleted,
+  chunkCount: r.chunk_count,
+  status: r.status ?? null,
+  reason: r.reason ?? null,
+  statusEtag: r.status_etag ?? null,
+  sequencer: r.status_sequencer ?? (r.sequencer || null),
+  bytes: r.bytes == null ? null : Number(r.bytes),
+  contentType: r.content_type ?? null,
+  updatedAt: iso(r.status_at ?? r.updated_at),
+});
+
+const toChunkPreview = (r: Row): DocumentChunkPreview => ({
+  index: r.chunk_index,
+  headings: r.metadata?.headings ?? null,
+  preview: [...String(r.content)].slice(0, CHUNK_PREVIEW_CHARS).join(""),
+  chars: [...String(r.content)].length,
+});
+
+/** begin_document_attempt's row as a DocumentAttempt. */
+const toDocumentAttempt = (r: Row): DocumentAttempt =>
+  r.state === "stale"
+    ? { state: "stale" }
+    : r.state === "skipped"
+      ? { state: "skipped", reason: r.reason ?? "skipped before" }
+      : { state: "begin", interrupted: r.interrupted };
+
+/** The chunk rows replace_document_chunks takes, embeddings in pgvector's text form. */
+const chunkRows = (chunks: DocumentChunk[]) =>
+  chunks.map((c) => ({
+    chunk_index: c.index,
+    content: c.content,
+    metadata: c.metadata,
+    embedding: vectorLiteral(c.embedding),
+  }));
+
+/** The arguments naming a document version, as every document function takes them. */
+const versionArgs = (v: DocumentVersion) => ({
+  p_document_id: v.documentId,
+  p_source: v.source,
+  p_sequencer: v.sequencer,
+});
+
+/** The agent store over either transport: PostgREST in Lambda, SQL on PGlite locally and in tests. */
+export class RpcAgentStore implements AgentStore {
+  private readonly call;
+
+  constructor(rpc: Rpc) {
+    this.call = caller(rpc, AGENT_STORE_CALLS);
+  }
+
+  async replaceDocument(v: DocumentVersion, chunks: DocumentChunk[]) {
+    return (await this.call("replace_document_chunks", {
+      ...versionArgs(v),
+      p_etag: v.etag ?? null,
+      p_chunks: chunkRows(chunks),
+    })) as DocumentWriteResult;
+  }
+
+  async deleteDocument(v: DocumentVersion) {
+    return (await this.call("delete_document", versionArgs(v))) as DocumentWriteResult;
+  }
+
+  async beginDocument(v: DocumentVersion) {
+    const [row] = rows(await this.call("begin_document_attempt", { ...versionArgs(v), p_etag: v.etag ?? null }));
+    return toDocumentAttempt(row!);
+  }
+
+  async recordDocumentOutcome(v: DocumentVersion, status: "skipped" | "failed", reason: string) {
+    await this.call("record_document_outcome", {
+      ...versionArgs(v),
+      p_etag: v.etag ?? null,
+      p_status: status,
+      p_reason: reason,
+    });
+  }
+
+  async listDocuments(bucket: string) {
+    return rows(await this.call("list_documents", { p_bucket: bucket })).map(toDocumentRecord);
+  }
+
+  async recordDocumentFacts(v: DocumentVersion, bytes: number, contentType: string) {
+    await this.call("record_document_facts", {
+      p_document_id: v.documentId,
+      p_sequencer: v.sequencer,
+      p_bytes: bytes,
+      p_content_type: contentType,
+    });
+  }
+
+  async documentChunks(documentId: string) {
+    return rows(await this.call("document_chunks", { p_document_id: documentId })).map(toChunkPreview);
+  }
+
+  async insertMemory(m: NewMemory) {
+    const [row] = rows(
+      await this.call("insert_memory", {
+        p_user_id: m.userId,
+        p_project_id: m.projectId,
+        p_content: m.content,
+        p_embedding: vectorLiteral(m.embedding),
+        p_category: m.category ?? null,
+        p_tags: m.tags ?? [],
+        p_metadata: m.metadata ?? {},
+        p_source_session_id: m.sourceSessionId ?? null,
+      }),
+    );
+    return { id: String(row!.id), created: Boolean(row!.created) };
+  }
+
+  async matchMemories(q: MemoryQuery) {
+    const found = rows(
+      await this.call("match_memories", {
+        query_embedding: vectorLiteral(q.embedding),
+        match_count: q.limit,
+        filter_user_id: q.userId,
+        filter_project_id: q.projectId ?? null,
+        filter_category: q.category ?? null,
+        filter_tags: q.tags?.length ? q.tags : null,
+      }),
+    );
+    return found.map(toMemoryMatch);
+  }
+
+  async supersedeMemories(userId: string, oldIds: string[], newId: string) {
+    return (await this.call("supersede_memories", {
+      p_user_id: userId,
+      p_old_ids: oldIds,
+      p_new_id: newId,
+    })) as number;
+  }
+
+  async listMemories(userId: string, filter: MemoryListFilter) {
+    const found = rows(
+      await this.call("list_memories", {
+        p_user_id: userId,
+        p_limit: filter.limit,
+        p_category: filter.category ?? null,
+        p_tag: filter.tag ?? null,
+        p_superseded: filter.superseded === true,
+      }),
+    );
+    return found.map(toStoredMemory);
+  }
+
+  async deleteMemory(userId: string, id: string) {
+    return (await this.call("delete_memory", { p_user_id: userId, p_id: id })) === true;
+  }
+
+  async getUserContext(userId: string) {
+    const [row] = rows(await this.call("get_user_context", { p_user_id: userId }));
+    return row ? toUserContext(row) : undefined;
+  }
+
+  async matchKnowledge(q: KnowledgeQuery) {
+    const found = rows(
+      await this.call("match_knowledge", {
+        query_text: q.text,
+        query_embedding: vectorLiteral(q.embedding),
+        match_count: q.limit,
+        full_text_weight: q.fullTextWeight ?? 1,
+      }),
+    );
+    return found.map(toKnowledgeMatch);
+  }
+
+  async ping() {
+    await this.call("ping", {});
+  }
+}
