@@ -53,50 +53,55 @@ export interface WebhookDeps {
  * and queue customer messages for the support worker. Answers fast (Intercom wants < 500 ms):
  * the agent runs behind the queue.
  */
-export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>) {
-  return apiHandler(logger, async (event) => {
-    if (event.httpMethod === "HEAD") return { statusCode: 200, body: "" };
-    const { clientSecret: secret, queue, notifications } = await deps();
-    const clientSecret = typeof secret === "string" ? secret : await secret();
-    const raw =
-      event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
-    if (!verifyIntercomSignature(raw, event.headers?.["x-hub-signature"], clientSecret))
-      throw unauthorized("missing or invalid X-Hub-Signature");
+export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>, corsOrigins?: () => string | undefined) {
+  return apiHandler(
+    logger,
+    async (event) => {
+      if (event.httpMethod === "HEAD") return { statusCode: 200, body: "" };
+      const { clientSecret: secret, queue, notifications } = await deps();
+      const clientSecret = typeof secret === "string" ? secret : await secret();
+      const raw =
+        event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? "base64" : "utf8");
+      if (!verifyIntercomSignature(raw, event.headers?.["x-hub-signature"], clientSecret))
+        throw unauthorized("missing or invalid X-Hub-Signature");
 
-    let parsed: z.infer<typeof Notification>;
-    try {
-      parsed = Notification.parse(JSON.parse(raw.toString("utf8")));
-    } catch {
-      throw badRequest("invalid_notification", "body is not an Intercom notification");
-    }
-    if (parsed.topic === "ping") return json(200, { status: "pong" });
-    if (!CONVERSATION_TOPICS.has(parsed.topic))
-      return json(200, { status: "ignored", reason: `topic ${parsed.topic}` });
+      let parsed: z.infer<typeof Notification>;
+      try {
+        parsed = Notification.parse(JSON.parse(raw.toString("utf8")));
+      } catch {
+        throw badRequest("invalid_notification", "body is not an Intercom notification");
+      }
+      if (parsed.topic === "ping") return json(200, { status: "pong" });
+      if (!CONVERSATION_TOPICS.has(parsed.topic))
+        return json(200, { status: "ignored", reason: `topic ${parsed.topic}` });
 
-    const item = parsed.data.item;
-    const parts = item.conversation_parts?.conversation_parts ?? [];
-    const part = parsed.topic === "conversation.user.replied" && parts.length ? parts[parts.length - 1] : item.source;
-    if (!item.id || !part?.id) throw badRequest("invalid_notification", "the notification names no conversation part");
-    if (NOT_CUSTOMERS.has(part.author.type))
-      return json(200, { status: "ignored", reason: `part written by ${part.author.type}` });
+      const item = parsed.data.item;
+      const parts = item.conversation_parts?.conversation_parts ?? [];
+      const part = parsed.topic === "conversation.user.replied" && parts.length ? parts[parts.length - 1] : item.source;
+      if (!item.id || !part?.id)
+        throw badRequest("invalid_notification", "the notification names no conversation part");
+      if (NOT_CUSTOMERS.has(part.author.type))
+        return json(200, { status: "ignored", reason: `part written by ${part.author.type}` });
 
-    // Intercom retries deliveries: the notification id is claimed once.
-    const key = `intercom-notification#${parsed.id}`;
-    if (!(await notifications.claim(key))) return json(200, { status: "duplicate" });
-    try {
-      await queue.publish({
-        notification_id: parsed.id,
-        conversation_id: item.id,
-        part_id: part.id,
-        topic: parsed.topic,
-      });
-    } catch (err) {
-      await notifications.release(key); // so Intercom's retry is not dropped as a duplicate
-      throw new AppError(503, "queue_unavailable", "could not queue the notification", { cause: err });
-    }
-    logger.info("notification queued", { notificationId: parsed.id, conversationId: item.id, partId: part.id });
-    return json(200, { status: "queued" });
-  });
+      // Intercom retries deliveries: the notification id is claimed once.
+      const key = `intercom-notification#${parsed.id}`;
+      if (!(await notifications.claim(key))) return json(200, { status: "duplicate" });
+      try {
+        await queue.publish({
+          notification_id: parsed.id,
+          conversation_id: item.id,
+          part_id: part.id,
+          topic: parsed.topic,
+        });
+      } catch (err) {
+        await notifications.release(key); // so Intercom's retry is not dropped as a duplicate
+        throw new AppError(503, "queue_unavailable", "could not queue the notification", { cause: err });
+      }
+      logger.info("notification queued", { notificationId: parsed.id, conversationId: item.id, partId: part.id });
+      return json(200, { status: "queued" });
+    },
+    { corsOrigins },
+  );
 }
 
 export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async (): Promise<WebhookDeps> => ({
@@ -110,13 +115,14 @@ export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async 
 });
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
-export const createHandler = ({ backends }: Wiring) =>
+export const createHandler = ({ config, backends }: Wiring) =>
   createIntercomWebhookHandler(
     once(async () => {
       const b = await backends();
       if (!b.supportQueue) throw new ConfigError("Missing configuration: SUPPORT_QUEUE_URL must be set");
       return webhookDeps(b, b.supportQueue)();
     }),
+    () => config().CORS_ORIGINS,
   );
 
 export const handler = createHandler(awsWiring());

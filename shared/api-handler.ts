@@ -8,12 +8,21 @@ import type { Logger } from "./logger";
 
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
+export interface ApiHandlerOptions {
+  /**
+   * The browser origins allowed, read at the first answer: `() => config().CORS_ORIGINS`. Required,
+   * so a new function cannot leave its answers without CORS headers by omission (which a browser
+   * reports as a failed request); `undefined` (handler tests) allows no origin.
+   */
+  corsOrigins: (() => string | undefined) | undefined;
+}
+
 /**
  * The middleware every API Gateway handler shares: Lambda context and the request id
  * on every log line, lower-cased headers, errors as `{"error":{"code","message"}}`, and CORS
  * headers for the browser origins allowed (CORS_ORIGINS), on errors too.
  */
-export function apiHandler(logger: Logger, handler: Handler, options: { corsOrigins?: () => string | undefined } = {}) {
+export function apiHandler(logger: Logger, handler: Handler, options: ApiHandlerOptions) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(corsResponses(options.corsOrigins))
     .use(injectLambdaContext(logger, { resetKeys: true }))

@@ -19,6 +19,8 @@ export const currentTime = defineTool({
     "Use it for questions about today's date, the time, the weekday, or how long until a date.",
   schema: z.object({}),
   needs: ["store"],
+  // It reads the user's saved preferences (their time zone): off with the rest of their context.
+  switch: { group: "user_context" },
   unavailable: "The current time is unavailable right now.",
   async run(_args, { scope, deps }) {
     const preferences = (await deps.store.getUserContext(scope.userId))?.preferences ?? {};

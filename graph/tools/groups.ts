@@ -8,14 +8,17 @@ export const WRITES_MEMORY = "agent_tool_writes_memory";
 
 /** What a tool says about itself, for the session settings to turn it on or off. */
 export interface ToolSwitch {
-  /** the settings group that turns it on; absent: always on (the clock) */
-  group?: ToolGroup;
+  /**
+   * the settings group that turns it on. Every tool has one, so a user can switch any tool off
+   * (test/graph/tools/settings-groups.unit.test.ts checks each one the agent binds).
+   */
+  group: ToolGroup;
   /** it stores memories: never offered in a private session */
   writesMemory?: boolean;
 }
 
 export const switchMetadata = (s: ToolSwitch) => ({
-  ...(s.group ? { [TOOL_GROUP]: s.group } : {}),
+  [TOOL_GROUP]: s.group,
   ...(s.writesMemory ? { [WRITES_MEMORY]: true } : {}),
 });
 

@@ -48,7 +48,7 @@ export interface AgentTool<S extends z.ZodObject = z.ZodObject> {
   /** what the support agent gathers from it: passages it can quote, or facts about the customer */
   gathers?: "passages" | "facts";
   /** the session setting that turns it on or off (./groups.ts) */
-  switch?: ToolSwitch;
+  switch: ToolSwitch;
 }
 
 export const defineTool = <S extends z.ZodObject>(tool: AgentTool<S>): AgentTool<S> => tool;
@@ -98,7 +98,7 @@ export function asLangChainTool(tool: AgentTool, deps: ToolDeps): StructuredTool
       name: tool.name,
       description: tool.description,
       schema: tool.schema,
-      metadata: { ...(tool.offline ? { [OFFLINE_HINT]: tool.offline } : {}), ...switchMetadata(tool.switch ?? {}) },
+      metadata: { ...(tool.offline ? { [OFFLINE_HINT]: tool.offline } : {}), ...switchMetadata(tool.switch) },
     },
   );
 }

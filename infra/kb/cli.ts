@@ -16,8 +16,8 @@ const USAGE = `usage: npm run kb -- <command> [--api URL]
   rm <source>                  delete a document (its chunks go with the bucket's event)
   search "<question>"          what search_knowledge_base returns, with scores
 
---api defaults to KB_API_URL, else http://localhost:3000 (npm start). Against a deployment, set
-KB_TOKEN to an admin's JWT, or to "ApiKey <key>" for a trusted API key.`;
+--api defaults to KB_API_URL, else the local stack on PORT as \`npm start\` reads it (3000 when unset).
+Against a deployment, set KB_TOKEN to an admin's JWT, or to "ApiKey <key>" for a trusted API key.`;
 
 export interface Io {
   out: (line: string) => void;
@@ -36,8 +36,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, ...args] = positionals;
+  const api = values.api ?? io.env.KB_API_URL ?? `http://localhost:${io.env.PORT || 3000}`;
   const client = new KbClient({
-    api: values.api ?? io.env.KB_API_URL ?? "http://localhost:3000",
+    api,
     token: io.env.KB_TOKEN,
   });
   try {
@@ -134,7 +135,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     if (err instanceof KbApiError || (err as Error).name === "TypeError") {
       io.out(
-        `error: ${(err as Error).message}${(err as Error).name === "TypeError" ? ` (is the API at ${values.api ?? io.env.KB_API_URL ?? "http://localhost:3000"} running?)` : ""}`,
+        `error: ${(err as Error).message}${(err as Error).name === "TypeError" ? ` (is the API at ${api} running?)` : ""}`,
       );
       return 1;
     }

@@ -1,7 +1,8 @@
+import { deployedFunctions, type HttpRoute } from "../../infra/manifest";
 import { localStackForTests } from "../support/local-stack";
 
 // A browser app on another origin (the deployed playground, a team's own UI) reads an answer only
-// when it carries CORS headers for that origin: every browser-facing route, its errors included.
+// when it carries CORS headers for that origin: every route, its errors included.
 
 const ORIGIN = "https://app.example.com";
 const local = localStackForTests("cors", { CORS_ORIGINS: ORIGIN });
@@ -18,12 +19,38 @@ const call = (path: string, init: RequestInit & { origin?: string } = {}) =>
     },
   });
 
+/** A request for a manifest route: path parameters that name nothing, and a body where one goes. */
+const exampleRequest = (route: HttpRoute): [string, RequestInit] => [
+  route.path.replace(/\{[^}]+\}/g, missing),
+  { method: route.method, ...(["POST", "PUT", "PATCH"].includes(route.method) ? { body: "{}" } : {}) },
+];
+const manifestRoutes = deployedFunctions({ intercom: true }).flatMap((fn) =>
+  (fn.routes ?? []).map((route) => [`${route.method} ${route.path}`, route] as const),
+);
+
 describe("CORS on the API's own routes", () => {
+  // Every route of the deployment manifest, whatever it answers: a function added by
+  // docs/adding-a-function.md is checked here without an edit.
+  it.each(manifestRoutes)("marks %s for the allowed origin", async (_, route) => {
+    const response = await call(...exampleRequest(route));
+    await response.body?.cancel();
+    expect(response.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    expect(response.headers.get("vary")).toMatch(/origin/i);
+  });
+
+  it.each(manifestRoutes)("answers the preflight of %s", async (_, route) => {
+    const [path] = exampleRequest(route);
+    const response = await call(path, {
+      method: "OPTIONS",
+      headers: { "access-control-request-method": route.method },
+    });
+    expect(response.headers.get("access-control-allow-origin")).toBe(ORIGIN);
+    // HEAD is one of the methods a browser sends without asking first.
+    if (route.method !== "HEAD") expect(response.headers.get("access-control-allow-methods")).toContain(route.method);
+  });
+
   it.each([
-    ["GET /api/sessions", "/api/sessions", {}, 200],
-    ["GET /api/memories", "/api/memories", {}, 200],
-    ["GET /api/health/deep", "/api/health/deep", {}, 200],
-    ["POST /api/chat", "/api/chat", { method: "POST", body: JSON.stringify({ message: "hi" }) }, 200],
+    ["a chat turn (200)", "/api/chat", { method: "POST", body: JSON.stringify({ message: "hi" }) }, 200],
     ["an unknown session's files (404)", `/api/sessions/${missing}/files`, {}, 404],
     ["a bad chat body (400)", "/api/chat", { method: "POST", body: "{" }, 400],
     ["a streamed chat refused (400)", "/api/chat/stream", { method: "POST", body: "{}" }, 400],

@@ -10,15 +10,12 @@ const EXAMPLES = resolve(import.meta.dirname, "../../examples/knowledge");
 const local = localStackForTests("agent-kb-cli");
 beforeAll(() => local.stack.dropFolderReconciled);
 
-async function kb(...argv: string[]) {
+async function kbWith(env: Record<string, string>, ...argv: string[]) {
   const lines: string[] = [];
-  const code = await main(argv, {
-    out: (line) => lines.push(line),
-    err: new PassThrough(),
-    env: { KB_API_URL: local.stack.url },
-  });
+  const code = await main(argv, { out: (line) => lines.push(line), err: new PassThrough(), env });
   return { code, output: lines.join("\n") };
 }
+const kb = (...argv: string[]) => kbWith({ KB_API_URL: local.stack.url }, ...argv);
 
 const ask = async (message: string) => {
   const res = await fetch(`${local.stack.url}/api/chat`, {
@@ -78,6 +75,17 @@ describe("npm run kb", () => {
     ).documents.find((d) => d.source === "broken.pdf");
     expect(doc).toMatchObject({ status: expect.stringMatching(/failed|skipped/), reason: expect.stringMatching(/\w/) });
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("finds the stack on PORT, as `npm start` does, when neither --api nor KB_API_URL names it", async () => {
+    const { port } = new URL(local.stack.url);
+    const listed = await kbWith({ PORT: port }, "ls");
+    expect(listed.code).toBe(0);
+    expect(listed.output).toMatch(/^getting-started\.md\s/m);
+    // Nothing listens on port 1: the error names the URL it tried, so the reader sees which.
+    const refused = await kbWith({ PORT: "1" }, "ls");
+    expect(refused.code).toBe(1);
+    expect(refused.output).toMatch(/is the API at http:\/\/localhost:1 running\?/);
   });
 
   it("pushes a JSON list of {source, content}, and explains bad usage with exit code 2", async () => {

@@ -36,7 +36,7 @@ const TOOLS = [
   fake("store_memory", { group: "memory", writesMemory: true }),
   fake("recall_memory", { group: "memory" }),
   fake("search_knowledge_base", { group: "knowledge" }),
-  fake("get_current_time", {}),
+  fake("get_current_time", { group: "user_context" }),
 ];
 
 /** Calls `toolName` once, then answers. */

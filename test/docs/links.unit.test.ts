@@ -1,0 +1,42 @@
+import { existsSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { anchorsOf, DOC_PAGES, readPage, REPO } from "../support/markdown";
+
+// The docs link to each other and to the repository's files, never outside it: every relative
+// link of README.md and docs/*.md names a file that exists in the repository, and a heading that
+// exists when it names one.
+
+/** A page's links outside code: inline code spans and fenced blocks are not links. */
+function linksOf(text: string): { target: string; line: number }[] {
+  const links: { target: string; line: number }[] = [];
+  let inFence = false;
+  text.split("\n").forEach((line, index) => {
+    if (/^\s*(`{3,}|~{3,})/.test(line)) inFence = !inFence;
+    if (inFence) return;
+    for (const match of line.replace(/`[^`]*`/g, "").matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g))
+      links.push({ target: match[1]!, line: index + 1 });
+  });
+  return links;
+}
+
+const relativeLinks = DOC_PAGES.flatMap((page) =>
+  linksOf(readPage(page))
+    .filter(({ target }) => !/^[a-z][a-z+.-]*:/i.test(target))
+    .map(({ target, line }) => [`${page}:${line} ${target}`, page, target] as const),
+);
+
+describe("the docs' links", () => {
+  it("are found on the pages (the README links to every page of docs/)", () => {
+    const fromReadme = relativeLinks.filter(([, page]) => page === "README.md").map(([, , t]) => t.split("#")[0]);
+    expect(fromReadme).toEqual(expect.arrayContaining(DOC_PAGES.filter((p) => p !== "README.md")));
+  });
+
+  it.each(relativeLinks)("%s resolves inside the repository", (_, page, target) => {
+    const [path = "", anchor] = target.split("#");
+    const file = path === "" ? join(REPO, page) : resolve(REPO, dirname(page), decodeURIComponent(path));
+    expect(relative(REPO, file).startsWith(".."), `${target} points outside the repository`).toBe(false);
+    expect(existsSync(file), `${target}: no such file`).toBe(true);
+    if (anchor !== undefined && file.endsWith(".md"))
+      expect([...anchorsOf(readPage(relative(REPO, file)))], `${target}: no such heading`).toContain(anchor);
+  });
+});
