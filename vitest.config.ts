@@ -11,8 +11,9 @@ const GUARD = fileURLToPath(new URL("test/support/tiers/unit-guard.ts", import.m
  * - integration: PGlite (with dynalite beside it) in the test's own process.
  * - e2e: the local stack, driven over HTTP; one stack per worker where a file needs only fresh users.
  * - infra: CDK synthesis, bundles, cfn-lint and cdk-nag.
- * - browser: the playground in Chromium, its own config (test/browser/vitest.config.ts).
- * `npm test` runs the four here; `npm run test:browser` the last.
+ * - browser: the playground in Chromium (playwright-core), against a local stack started once for
+ *   the tier (test/browser/global-setup.ts).
+ * `npm test` runs every tier; `npm run test:<tier>` one.
  */
 const tier = (name: string, test: TestProjectInlineConfiguration["test"] = {}, extra = {}) => ({
   extends: true as const,
@@ -72,6 +73,13 @@ export default defineConfig({
       // Files on the worker's shared local stack (test/support/local-stack.ts) need one module graph.
       tier("e2e", { isolate: false }),
       tier("infra"),
+      tier("browser", {
+        globalSetup: ["test/browser/global-setup.ts"],
+        // One browser and one stack: the tier's files run one after another.
+        maxWorkers: 1,
+        testTimeout: 90_000,
+        hookTimeout: 120_000,
+      }),
     ],
   },
 });

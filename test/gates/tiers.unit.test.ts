@@ -21,9 +21,7 @@ describe("test files", () => {
     const files = readdirSync(TEST_DIR, { recursive: true, encoding: "utf8" })
       .filter((f) => /\.(test|spec)\.tsx?$/.test(f))
       .map((f) => relative(TEST_DIR, join(TEST_DIR, f)));
-    const untiered = files.filter(
-      (f) => !/\.(unit|integration|e2e|infra)\.test\.ts$/.test(f) && !f.startsWith("browser/"),
-    );
+    const untiered = files.filter((f) => !/\.(unit|integration|e2e|infra|browser)\.test\.ts$/.test(f));
     expect(files.length).toBeGreaterThan(80);
     expect(untiered).toEqual([]);
   });
