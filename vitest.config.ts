@@ -31,6 +31,11 @@ export default defineConfig({
     // Both cores: files of every tier start their own dynalite and PGlite on free ports, so two run
     // side by side safely (vitest's default on a 2-core machine is one).
     maxWorkers: 2,
+    // A worker keeps one module graph across its files: LangGraph, the AWS SDK and aws-cdk-lib are
+    // imported once a worker instead of once a file (half of the suite's time when isolated), and
+    // e2e files can share the worker's local stack (test/support/local-stack.ts). Files stay
+    // independent by starting their own backends on free ports and restoring what they mock.
+    isolate: false,
     // The Lambda runtime's awslambda global, which streaming handlers call as they load.
     setupFiles: ["infra/local/awslambda.ts"],
     // The run's own temp folder, removed when it ends: a test run leaves nothing in /tmp.
@@ -62,7 +67,7 @@ export default defineConfig({
     projects: [
       tier(
         "unit",
-        { setupFiles: ["test/support/tiers/unit-guard.ts"], isolate: false },
+        { setupFiles: ["test/support/tiers/unit-guard.ts"] },
         {
           resolve: {
             alias: [{ find: /^@electric-sql\/pglite$/, replacement: GUARD }],
@@ -70,8 +75,7 @@ export default defineConfig({
         },
       ),
       tier("integration"),
-      // Files on the worker's shared local stack (test/support/local-stack.ts) need one module graph.
-      tier("e2e", { isolate: false }),
+      tier("e2e"),
       tier("infra"),
       tier("browser", {
         globalSetup: ["test/browser/global-setup.ts"],
