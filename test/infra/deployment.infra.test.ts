@@ -1,5 +1,4 @@
 import { App } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
 import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,14 +6,15 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { bedrockModelArns } from "../../infra/aws/bedrock-access";
 import { readSettings, REQUIRED_SETTINGS, type StackSettings } from "../../infra/aws/settings";
-import { AgentStack, stackName } from "../../infra/aws/stack";
-import { NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
+import { stackName } from "../../infra/aws/stack";
+import { PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
+import { synthesized } from "../support/synth";
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, "../..");
 
 const synth = (id: string, settings: StackSettings) =>
-  Template.fromStack(new AgentStack(new App({ context: NO_BUNDLING }), id, { settings })).toJSON() as {
+  synthesized(settings, id).template.toJSON() as {
     Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
     Outputs: Record<string, { Value: unknown; Description?: string }>;
   };

@@ -1,12 +1,10 @@
-import { App } from "aws-cdk-lib";
-import { Template } from "aws-cdk-lib/assertions";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentStack } from "../../infra/aws/stack";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { constructId, FUNCTIONS, queueSettings, type QueueName } from "../../infra/manifest";
-import { NO_BUNDLING, PRODUCTION_SETTINGS } from "../support/deployment";
+import { PRODUCTION_SETTINGS } from "../support/deployment";
+import { synthesized } from "../support/synth";
 
 type Resources = Record<string, { Type: string; Properties: Record<string, any> }>;
 
@@ -16,8 +14,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => local?.close());
 
-const stack = new AgentStack(new App({ context: NO_BUNDLING }), "Manifest", { settings: PRODUCTION_SETTINGS });
-const resources = Template.fromStack(stack).toJSON().Resources as Resources;
+const { stack, template } = synthesized(PRODUCTION_SETTINGS);
+const resources = template.toJSON().Resources as Resources;
 const nameOf = (logicalId: string) => FUNCTIONS.find((f) => logicalId.startsWith(constructId(f.name)))?.name;
 
 /** An API Gateway resource's path, from its PathPart and its parents'. */

@@ -8,6 +8,7 @@ import { AwsSolutionsChecks } from "cdk-nag";
 import { readSettings, type StackSettings } from "../../infra/aws/settings";
 import { AgentStack } from "../../infra/aws/stack";
 import { BLOCKS_ALL_PUBLIC_ACCESS, NO_BUNDLING, PRODUCTION_CONTEXT, PRODUCTION_SETTINGS } from "../support/deployment";
+import { synthesized } from "../support/synth";
 
 // `-c playground=true`: the playground's static build on a private bucket behind CloudFront, its
 // users signed in with the deployment's OIDC issuer, the API open to its origin (CORS).
@@ -28,9 +29,7 @@ const origin = { "Fn::Join": ["", ["https://", domain]] };
 
 describe("the playground deployment", () => {
   it("is absent unless asked for", () => {
-    const plain = Template.fromStack(
-      new AgentStack(new App({ context: NO_BUNDLING }), "Plain", { settings: PRODUCTION_SETTINGS }),
-    );
+    const plain = synthesized(PRODUCTION_SETTINGS).template;
     plain.resourceCountIs("AWS::CloudFront::Distribution", 0);
     plain.resourceCountIs("Custom::CDKBucketDeployment", 0);
   });
