@@ -8,7 +8,8 @@ const GUARD = fileURLToPath(new URL("test/support/tiers/unit-guard.ts", import.m
  * - unit: no PGlite, no local stack, no CDK synth (test/support/tiers/unit-guard.ts refuses them);
  *   dynalite, in process and started in milliseconds, is allowed. The inner loop: `npm run test:unit`,
  *   `npm run test:watch`.
- * - integration: PGlite (with dynalite beside it) in the test's own process.
+ * - integration: PGlite (with dynalite beside it) in the test's own process, or other heavy work
+ *   of its own (worker threads parsing megabytes of documents).
  * - e2e: the local stack, driven over HTTP; one stack per worker where a file needs only fresh users.
  * - infra: CDK synthesis, bundles, cfn-lint and cdk-nag.
  * - browser: the playground in Chromium (playwright-core), against a local stack started once for
