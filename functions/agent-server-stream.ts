@@ -10,6 +10,7 @@ import { AppError } from "../shared/errors";
 import { errorBody, parseJsonBody, standInHeaders } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("agent-server-stream");
@@ -43,11 +44,12 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     const cors = corsHeadersFor(origins, event.headers);
     let sse: Writable | undefined;
     try {
-      const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
       const ready = await server();
       const userId = callerId(event, config.AUTH_MODE);
       const threadId = event.pathParameters?.thread_id;
-      if (threadId !== undefined) await ready.threads.assertOwned(userId, threadId);
+      // Ownership before effect, as every thread route (functions/agent-server.ts): first, for anyone but the owner.
+      if (event.resource.includes("{thread_id}")) await ready.threads.assertOwned(userId, threadId);
+      const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
       await executeRun(ready.runDeps, { userId, threadId, deadline: runDeadline(context) }, body, {
         started: (run) => {
           sse = awslambda.HttpResponseStream.from(responseStream, {
@@ -75,6 +77,12 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     sse?.end();
   };
 }
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "POST /threads/{thread_id}/runs/stream": { body: RunCreate },
+  "POST /runs/stream": { body: RunCreate },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

@@ -10,6 +10,7 @@ import {
 } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../../shared/errors";
+import { ownedSession } from "../../shared/ownership";
 import type { QueuePublisher } from "../../shared/queue";
 import {
   type ProjectSettings,
@@ -153,6 +154,9 @@ export class ChatService {
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     if (!isNew && turn.settings !== undefined) throw settingsOnExistingSession();
+    // Attachments are read from the session's files: only once the session is known to be the
+    // caller's (ownership before effect; a turn without them needs no read, its lease is the check).
+    if (!isNew && turn.attachments?.length) await ownedSession(this.deps.owners, turn.userId, turn.sessionId);
     // Checked before the session is touched: a bad attachment writes nothing.
     const attached = await attachedImages(this.deps.files, turn.sessionId, turn.userId, turn.attachments);
     const inline = await checkInlineImages(turn.images, attached.length);

@@ -15,6 +15,8 @@ import {
   type MemoryListFilter,
   type MemoryQuery,
   type NewMemory,
+  type StoreItemQuery,
+  storeItemArgs,
 } from "./agent-store";
 import { toKnowledgeMatch, toMemoryMatch, toStoredMemory, toUserContext } from "./sql-agent-store";
 
@@ -138,6 +140,16 @@ export class PostgrestAgentStore implements AgentStore {
       await query.order("created_at", { ascending: false }).order("id").limit(filter.limit),
     );
     return rows.map(toStoredMemory);
+  }
+
+  async storeItems(query: StoreItemQuery) {
+    const rows = await rpc<Record<string, unknown>[]>(this.rest, "agent_store_items", storeItemArgs(query));
+    return rows.map(toStoredMemory);
+  }
+
+  async storeProjects(userId: string) {
+    const rows = await rpc<{ project_id: string | null }[]>(this.rest, "agent_store_projects", { p_user_id: userId });
+    return rows.map((r) => r.project_id);
   }
 
   async deleteMemory(userId: string, id: string) {

@@ -17,6 +17,8 @@ import {
   type MemoryQuery,
   type NewMemory,
   type StoredMemory,
+  type StoreItemQuery,
+  storeItemArgs,
   type UserContext,
 } from "./agent-store";
 import type { SqlClient } from "./sql";
@@ -176,6 +178,22 @@ export class SqlAgentStore implements AgentStore {
       [userId, filter.category ?? null, filter.tag ?? null, filter.limit, filter.superseded === true],
     );
     return rows.map(toStoredMemory);
+  }
+
+  async storeItems(query: StoreItemQuery) {
+    const args = Object.values(storeItemArgs(query));
+    const { rows } = await this.db.query(
+      "select * from agent_store_items($1, $2, $3, $4, $5::jsonb, $6, $7)",
+      args.map((v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v)),
+    );
+    return rows.map(toStoredMemory);
+  }
+
+  async storeProjects(userId: string) {
+    const { rows } = await this.db.query<{ project_id: string | null }>("select * from agent_store_projects($1)", [
+      userId,
+    ]);
+    return rows.map((r) => r.project_id);
   }
 
   async deleteMemory(userId: string, id: string) {
