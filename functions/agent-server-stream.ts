@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
+import * as z from "zod";
 import { RunCreate } from "../graph/agent-server/requests";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
@@ -80,7 +81,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
 
 /** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
 export const requestSchemas: RouteSchemas = {
-  "POST /threads/{thread_id}/runs/stream": { body: RunCreate },
+  "POST /threads/{thread_id}/runs/stream": { path: z.object({ thread_id: z.uuid() }), body: RunCreate },
   "POST /runs/stream": { body: RunCreate },
 };
 

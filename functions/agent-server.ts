@@ -179,9 +179,11 @@ const ROUTES: Record<string, Route> = {
 };
 
 /** Every route's request schemas, for the storable-text walk (shared/request-schemas.ts). */
-export const requestSchemas: RouteSchemas = Object.fromEntries(
-  Object.entries(ROUTES).map(([key, { body, query, path }]) => [key, { body, query, path }]),
-);
+export const requestSchemas: RouteSchemas = {
+  "GET /ok": {},
+  "GET /info": {},
+  ...Object.fromEntries(Object.entries(ROUTES).map(([key, { body, query, path }]) => [key, { body, query, path }])),
+};
 
 /** A run that answers once it finished, with the thread's values (or `__error__`, as the platform does). */
 async function wait(

@@ -7,6 +7,8 @@ import { json, parseJsonBody, parseQuery } from "../shared/http";
 import { SettingsPatch, storedSettings } from "../shared/session-settings";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
+import { storableText } from "../shared/text";
 import { decodeCursor } from "../shared/stores/conversations";
 import { SessionOwners } from "../shared/stores/session-owners";
 import { ownedSession } from "../shared/ownership";
@@ -16,10 +18,7 @@ const logger = createLogger("sessions");
 const SessionId = z.uuid();
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z
-    .string()
-    .min(1)
-    .max(512)
+  cursor: storableText({ min: 1, max: 512 })
     .refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)")
     .optional(),
 });
@@ -111,6 +110,16 @@ export function createSessionsHandler(
     { corsOrigins },
   );
 }
+
+const SessionPath = z.object({ id: SessionId });
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "GET /api/sessions": { query: ListQuery },
+  "GET /api/sessions/{id}/messages": { path: SessionPath },
+  "PATCH /api/sessions/{id}": { path: SessionPath, body: SessionPatch },
+  "DELETE /api/sessions/{id}": { path: SessionPath },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>
