@@ -43,7 +43,9 @@ async function call(user: string, method: string, path: string, body?: unknown):
 
 const run = (content: string, extra: Record<string, unknown> = {}) => ({
   assistant_id: "chat",
-  input: { messages: [{ type: "human", content, ...(extra.id ? { id: extra.id } : {}) }] },
+  input: {
+    messages: [{ type: "human", content, ...(extra.id ? { id: extra.id } : {}) }],
+  },
   ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== "id")),
 });
 
@@ -52,7 +54,9 @@ const dataDir = () => /^data: (.*)$/m.exec(holder.stack.describe.join("\n"))![1]
 let dynamo: DynamoDBClient;
 let table: string;
 beforeAll(() => {
-  const [, endpoint, name] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(holder.stack.describe.join("\n"))!;
+  const [, endpoint, name] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(
+    holder.stack.describe.join("\n"),
+  )!;
   dynamo = new DynamoDBClient({
     endpoint,
     region: "local",
@@ -139,7 +143,12 @@ describe("metadata is bounded before it is written", () => {
     // Removing a key makes room again.
     expect((await call("mia", "PATCH", path, { metadata: { a: null, c: "small" } })).status).toBe(200);
     expect((await fetch(`${url()}/health`)).status).toBe(200);
-    const ok = await call("mia", "POST", `${path}/runs/wait`, run("hi", { metadata: { n: 2 ** 53 - 1, small: 1e-130 } }));
+    const ok = await call(
+      "mia",
+      "POST",
+      `${path}/runs/wait`,
+      run("hi", { metadata: { n: 2 ** 53 - 1, small: 1e-130 } }),
+    );
     expect(ok.status, ok.text).toBe(200);
   });
 });
@@ -149,7 +158,9 @@ describe("one way to delete a session", () => {
     ["DELETE /threads/{id}", (id: string) => `/threads/${id}`],
     ["DELETE /api/sessions/{id}", (id: string) => `/api/sessions/${id}`],
   ])("%s removes state, owner, transcript, runs, thread record, file records and objects", async (_, pathOf) => {
-    const thread = await call("noa", "POST", "/threads", { metadata: { topic: "to delete" } });
+    const thread = await call("noa", "POST", "/threads", {
+      metadata: { topic: "to delete" },
+    });
     const id: string = thread.body.thread_id;
     expect((await call("noa", "POST", `/threads/${id}/runs/wait`, run("hi"))).status).toBe(200);
     const fileId = await uploadFile("noa", id);
@@ -164,7 +175,9 @@ describe("one way to delete a session", () => {
     expect((await call("noa", "GET", `/api/sessions/${id}/messages`)).status).toBe(404);
     expect((await call("noa", "GET", `/threads/${id}`)).status).toBe(404);
     expect((await call("noa", "GET", `/api/files/${fileId}`)).status).toBe(404);
-    const search = await call("noa", "POST", "/threads/search", { ids: [id] });
+    const search = await call("noa", "POST", "/threads/search", {
+      ids: [id],
+    });
     expect(search.body).toEqual([]);
     const sessions = await call("noa", "GET", "/api/sessions?limit=100");
     expect(sessions.body.sessions.map((s: { session_id: string }) => s.session_id)).not.toContain(id);
@@ -218,7 +231,12 @@ describe("history cannot be bent", () => {
     const reader = res.body!.getReader();
     let text = "";
     while (!text.includes('"type":"token"')) text += new TextDecoder().decode((await reader.read()).value);
-    const rollback = await call("quinn", "POST", `/threads/${sessionId}/runs/wait`, run("next", { multitask_strategy: "rollback" }));
+    const rollback = await call(
+      "quinn",
+      "POST",
+      `/threads/${sessionId}/runs/wait`,
+      run("next", { multitask_strategy: "rollback" }),
+    );
     expect(rollback.status, rollback.text).toBe(200);
     for (;;) {
       const { value, done } = await reader.read();
@@ -263,7 +281,11 @@ describe("statuses a client relies on", () => {
     const got = await call(user, "GET", `/store/items?namespace=${encodeURIComponent(`memories.${user}`)}&key=k`);
     expect(got.status, got.text).toBe(200);
     // The SDK refuses labels with periods: the user's label has none, and names the same items.
-    const client = new Client({ apiUrl: url(), defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
+    const client = new Client({
+      apiUrl: url(),
+      defaultHeaders: { "x-user-id": user },
+      callerOptions: { maxRetries: 0 },
+    });
     const namespaces = await client.store.listNamespaces();
     expect(namespaces.namespaces).toEqual([["memories", "ann%2Esmith@example%2Eorg"]]);
     expect((await client.store.getItem(namespaces.namespaces[0]!, "k"))?.value.content).toBe("Flies to Lisbon");

@@ -13,7 +13,10 @@ import { localStackForTests } from "../support/local-stack";
 // The offline model streams a word every 500 ms and the lease beats every second, so a cancel
 // mark the barrage left would stop the owner's turn before it ends.
 
-const holder = localStackForTests("ownership-matrix", { OFFLINE_STREAM_DELAY_MS: "500", SESSION_LEASE_MS: "3000" });
+const holder = localStackForTests("ownership-matrix", {
+  OFFLINE_STREAM_DELAY_MS: "500",
+  SESSION_LEASE_MS: "3000",
+});
 const url = () => holder.stack.url;
 
 const STRATEGIES = ["reject", "enqueue", "interrupt", "rollback"] as const;
@@ -52,132 +55,228 @@ const runBody = (strategy: string) => ({
 });
 
 /** Every route, with its kind, its path parameters and the requests a second user sends it. */
-const ASKS: Record<string, { kind: Kind; params?: (o: Owned) => Record<string, string>; asks: (o: Owned) => Ask[] }> =
+const ASKS: Record<
+  string,
   {
-    "POST /api/chat": {
-      kind: "NOT_FOUND",
-      asks: (o) => [
-        { body: { message: "hello", session_id: o.thread } },
-        { body: { message: "hello", session_id: o.thread, if_busy: "queue" } },
-        { body: { message: "hello", session_id: o.thread, attachments: [o.file] } },
-      ],
-    },
-    "POST /api/chat/stream": {
-      kind: "NOT_FOUND",
-      asks: (o) => [
-        { body: { message: "hello", session_id: o.thread } },
-        { body: { message: "hello", session_id: o.thread, if_busy: "queue" } },
-      ],
-    },
-    "GET /api/sessions": { kind: "OWN_SCOPE", asks: () => [{}] },
-    "GET /api/sessions/{id}/messages": { kind: "NOT_FOUND", params: (o) => ({ id: o.thread }), asks: () => [{}] },
-    "PATCH /api/sessions/{id}": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ id: o.thread }),
-      asks: () => [{ body: { settings: { memory: false, private: true } } }],
-    },
-    "DELETE /api/sessions/{id}": { kind: "NOT_FOUND", params: (o) => ({ id: o.thread }), asks: () => [{}] },
-    "GET /api/memories": { kind: "OWN_SCOPE", asks: () => [{ query: { superseded: "1" } }] },
-    "DELETE /api/memories/{id}": { kind: "NOT_FOUND", params: (o) => ({ id: o.memory }), asks: () => [{}] },
-    "POST /api/sessions/{id}/files": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ id: o.thread }),
-      asks: () => [{ body: { name: "b.csv", media_type: "text/csv", bytes: 5 } }],
-    },
-    "GET /api/sessions/{id}/files": { kind: "NOT_FOUND", params: (o) => ({ id: o.thread }), asks: () => [{}] },
-    "DELETE /api/sessions/{id}/files/{file_id}": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ id: o.thread, file_id: o.file }),
-      asks: () => [{}],
-    },
-    "POST /api/sessions/{id}/files/{file_id}/complete": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ id: o.thread, file_id: o.file }),
-      asks: () => [{}],
-    },
-    "GET /api/files/{file_id}": { kind: "NOT_FOUND", params: (o) => ({ file_id: o.file }), asks: () => [{}] },
-    "GET /api/knowledge/documents": { kind: "ADMIN", asks: () => [{}] },
-    "GET /api/knowledge/documents/{source}": { kind: "ADMIN", params: () => ({ source: "x.md" }), asks: () => [{}] },
-    "DELETE /api/knowledge/documents/{source}": {
-      kind: "ADMIN",
-      params: () => ({ source: "x.md" }),
-      asks: () => [{}],
-    },
-    "POST /api/knowledge/uploads": { kind: "ADMIN", asks: () => [{ body: { source: "x.md", bytes: 3 } }] },
-    "GET /api/knowledge/search": { kind: "ADMIN", asks: () => [{ query: { q: "pricing" } }] },
-    "GET /api/health/deep": { kind: "OWN_SCOPE", asks: () => [{}] },
-    "GET /ok": { kind: "OWN_SCOPE", asks: () => [{}] },
-    "GET /info": { kind: "OWN_SCOPE", asks: () => [{}] },
-    "POST /assistants/search": { kind: "OWN_SCOPE", asks: () => [{ body: {} }] },
-    "GET /assistants/{assistant_id}": { kind: "OWN_SCOPE", params: () => ({ assistant_id: "chat" }), asks: () => [{}] },
-    "GET /assistants/{assistant_id}/graph": {
-      kind: "OWN_SCOPE",
-      params: () => ({ assistant_id: "chat" }),
-      asks: () => [{}],
-    },
-    "GET /assistants/{assistant_id}/schemas": {
-      kind: "OWN_SCOPE",
-      params: () => ({ assistant_id: "chat" }),
-      asks: () => [{}],
-    },
-    "POST /threads": {
-      kind: "TAKEN",
-      asks: (o) => [
-        { body: { thread_id: o.thread } },
-        { body: { thread_id: o.thread, if_exists: "do_nothing", metadata: { topic: "mine now" } } },
-      ],
-    },
-    "POST /threads/search": { kind: "OWN_SCOPE", asks: (o) => [{ body: { ids: [o.thread] } }, { body: {} }] },
-    "GET /threads/{thread_id}": { kind: "NOT_FOUND", params: thread, asks: () => [{}] },
-    "PATCH /threads/{thread_id}": {
-      kind: "NOT_FOUND",
-      params: thread,
-      asks: () => [{ body: { metadata: { topic: "bob was here" } } }],
-    },
-    "DELETE /threads/{thread_id}": { kind: "NOT_FOUND", params: thread, asks: () => [{}] },
-    "GET /threads/{thread_id}/state": { kind: "NOT_FOUND", params: thread, asks: () => [{}] },
-    "GET /threads/{thread_id}/state/{checkpoint_id}": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ thread_id: o.thread, checkpoint_id: o.checkpoint }),
-      asks: () => [{}],
-    },
-    "POST /threads/{thread_id}/history": { kind: "NOT_FOUND", params: thread, asks: () => [{ body: { limit: 5 } }] },
-    "POST /threads/{thread_id}/runs/wait": {
-      kind: "NOT_FOUND",
-      params: thread,
-      asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
-    },
-    "POST /threads/{thread_id}/runs/stream": {
-      kind: "NOT_FOUND",
-      params: thread,
-      asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
-    },
-    "GET /threads/{thread_id}/runs/{run_id}": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ thread_id: o.thread, run_id: o.run }),
-      asks: () => [{}],
-    },
-    "POST /threads/{thread_id}/runs/{run_id}/cancel": {
-      kind: "NOT_FOUND",
-      params: (o) => ({ thread_id: o.thread, run_id: o.run }),
-      asks: () => [{ query: { action: "interrupt" } }, { query: { action: "rollback" } }],
-    },
-    "POST /runs/wait": { kind: "OWN_SCOPE", asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })) },
-    "POST /runs/stream": { kind: "OWN_SCOPE", asks: () => [{ body: runBody("reject") }] },
-    "PUT /store/items": {
-      kind: "NOT_FOUND",
-      asks: () => [{ body: { namespace: ["memories", "alice"], key: "pet", value: { content: "bob's cat" } } }],
-    },
-    "GET /store/items": { kind: "NOT_FOUND", asks: () => [{ query: { namespace: "memories.alice", key: "pet" } }] },
-    "DELETE /store/items": { kind: "NOT_FOUND", asks: () => [{ body: { namespace: ["memories", "alice"], key: "pet" } }] },
-    "POST /store/items/search": {
-      kind: "NOT_FOUND",
-      asks: () => [{ body: { namespace_prefix: ["memories", "alice"] } }],
-    },
-    "POST /store/namespaces": { kind: "OWN_SCOPE", asks: () => [{ body: {} }, { body: { prefix: ["memories", "alice"] } }] },
-    "POST /webhooks/intercom": { kind: "PUBLIC", asks: () => [{ body: { type: "notification_event" } }] },
-    "HEAD /webhooks/intercom": { kind: "PUBLIC", asks: () => [{}] },
-  };
+    kind: Kind;
+    params?: (o: Owned) => Record<string, string>;
+    asks: (o: Owned) => Ask[];
+  }
+> = {
+  "POST /api/chat": {
+    kind: "NOT_FOUND",
+    asks: (o) => [
+      { body: { message: "hello", session_id: o.thread } },
+      { body: { message: "hello", session_id: o.thread, if_busy: "queue" } },
+      {
+        body: { message: "hello", session_id: o.thread, attachments: [o.file] },
+      },
+    ],
+  },
+  "POST /api/chat/stream": {
+    kind: "NOT_FOUND",
+    asks: (o) => [
+      { body: { message: "hello", session_id: o.thread } },
+      { body: { message: "hello", session_id: o.thread, if_busy: "queue" } },
+    ],
+  },
+  "GET /api/sessions": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "GET /api/sessions/{id}/messages": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread }),
+    asks: () => [{}],
+  },
+  "PATCH /api/sessions/{id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread }),
+    asks: () => [{ body: { settings: { memory: false, private: true } } }],
+  },
+  "DELETE /api/sessions/{id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread }),
+    asks: () => [{}],
+  },
+  "GET /api/memories": {
+    kind: "OWN_SCOPE",
+    asks: () => [{ query: { superseded: "1" } }],
+  },
+  "DELETE /api/memories/{id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.memory }),
+    asks: () => [{}],
+  },
+  "POST /api/sessions/{id}/files": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread }),
+    asks: () => [{ body: { name: "b.csv", media_type: "text/csv", bytes: 5 } }],
+  },
+  "GET /api/sessions/{id}/files": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread }),
+    asks: () => [{}],
+  },
+  "DELETE /api/sessions/{id}/files/{file_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread, file_id: o.file }),
+    asks: () => [{}],
+  },
+  "POST /api/sessions/{id}/files/{file_id}/complete": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread, file_id: o.file }),
+    asks: () => [{}],
+  },
+  "GET /api/files/{file_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ file_id: o.file }),
+    asks: () => [{}],
+  },
+  "GET /api/knowledge/documents": { kind: "ADMIN", asks: () => [{}] },
+  "GET /api/knowledge/documents/{source}": {
+    kind: "ADMIN",
+    params: () => ({ source: "x.md" }),
+    asks: () => [{}],
+  },
+  "DELETE /api/knowledge/documents/{source}": {
+    kind: "ADMIN",
+    params: () => ({ source: "x.md" }),
+    asks: () => [{}],
+  },
+  "POST /api/knowledge/uploads": {
+    kind: "ADMIN",
+    asks: () => [{ body: { source: "x.md", bytes: 3 } }],
+  },
+  "GET /api/knowledge/search": {
+    kind: "ADMIN",
+    asks: () => [{ query: { q: "pricing" } }],
+  },
+  "GET /api/health/deep": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "GET /ok": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "GET /info": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "POST /assistants/search": { kind: "OWN_SCOPE", asks: () => [{ body: {} }] },
+  "GET /assistants/{assistant_id}": {
+    kind: "OWN_SCOPE",
+    params: () => ({ assistant_id: "chat" }),
+    asks: () => [{}],
+  },
+  "GET /assistants/{assistant_id}/graph": {
+    kind: "OWN_SCOPE",
+    params: () => ({ assistant_id: "chat" }),
+    asks: () => [{}],
+  },
+  "GET /assistants/{assistant_id}/schemas": {
+    kind: "OWN_SCOPE",
+    params: () => ({ assistant_id: "chat" }),
+    asks: () => [{}],
+  },
+  "POST /threads": {
+    kind: "TAKEN",
+    asks: (o) => [
+      { body: { thread_id: o.thread } },
+      {
+        body: {
+          thread_id: o.thread,
+          if_exists: "do_nothing",
+          metadata: { topic: "mine now" },
+        },
+      },
+    ],
+  },
+  "POST /threads/search": {
+    kind: "OWN_SCOPE",
+    asks: (o) => [{ body: { ids: [o.thread] } }, { body: {} }],
+  },
+  "GET /threads/{thread_id}": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{}],
+  },
+  "PATCH /threads/{thread_id}": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{ body: { metadata: { topic: "bob was here" } } }],
+  },
+  "DELETE /threads/{thread_id}": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{}],
+  },
+  "GET /threads/{thread_id}/state": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{}],
+  },
+  "GET /threads/{thread_id}/state/{checkpoint_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ thread_id: o.thread, checkpoint_id: o.checkpoint }),
+    asks: () => [{}],
+  },
+  "POST /threads/{thread_id}/history": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{ body: { limit: 5 } }],
+  },
+  "POST /threads/{thread_id}/runs/wait": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
+  },
+  "POST /threads/{thread_id}/runs/stream": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
+  },
+  "GET /threads/{thread_id}/runs/{run_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ thread_id: o.thread, run_id: o.run }),
+    asks: () => [{}],
+  },
+  "POST /threads/{thread_id}/runs/{run_id}/cancel": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ thread_id: o.thread, run_id: o.run }),
+    asks: () => [{ query: { action: "interrupt" } }, { query: { action: "rollback" } }],
+  },
+  "POST /runs/wait": {
+    kind: "OWN_SCOPE",
+    asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
+  },
+  "POST /runs/stream": {
+    kind: "OWN_SCOPE",
+    asks: () => [{ body: runBody("reject") }],
+  },
+  "PUT /store/items": {
+    kind: "NOT_FOUND",
+    asks: () => [
+      {
+        body: {
+          namespace: ["memories", "alice"],
+          key: "pet",
+          value: { content: "bob's cat" },
+        },
+      },
+    ],
+  },
+  "GET /store/items": {
+    kind: "NOT_FOUND",
+    asks: () => [{ query: { namespace: "memories.alice", key: "pet" } }],
+  },
+  "DELETE /store/items": {
+    kind: "NOT_FOUND",
+    asks: () => [{ body: { namespace: ["memories", "alice"], key: "pet" } }],
+  },
+  "POST /store/items/search": {
+    kind: "NOT_FOUND",
+    asks: () => [{ body: { namespace_prefix: ["memories", "alice"] } }],
+  },
+  "POST /store/namespaces": {
+    kind: "OWN_SCOPE",
+    asks: () => [{ body: {} }, { body: { prefix: ["memories", "alice"] } }],
+  },
+  "POST /webhooks/intercom": {
+    kind: "PUBLIC",
+    asks: () => [{ body: { type: "notification_event" } }],
+  },
+  "HEAD /webhooks/intercom": { kind: "PUBLIC", asks: () => [{}] },
+};
 
 /** Path parameters that name something a user owns; the others (assistant ids, document sources) do not. */
 const OWNED_PARAMS = ["id", "thread_id", "run_id", "checkpoint_id", "file_id"];
@@ -195,7 +294,11 @@ async function call(user: string, method: string, path: string, ask: Ask = {}): 
     headers: { "x-user-id": user, "content-type": "application/json" },
     body: ask.body === undefined ? undefined : JSON.stringify(ask.body),
   });
-  return { route: `${method} ${path}`, status: res.status, text: await res.text() };
+  return {
+    route: `${method} ${path}`,
+    status: res.status,
+    text: await res.text(),
+  };
 }
 
 const asAlice = async (method: string, path: string, body?: unknown) => {
@@ -211,14 +314,21 @@ function barrage(owned: Owned): Promise<(Answer & { kind: Kind })[]> {
       const spec = ASKS[`${method} ${resource}`]!;
       const params = spec.params?.(owned) ?? {};
       const path = resource.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]!));
-      return spec.asks(owned).map(async (ask) => ({ ...(await call("bob", method, path, ask)), kind: spec.kind }));
+      return spec.asks(owned).map(async (ask) => ({
+        ...(await call("bob", method, path, ask)),
+        kind: spec.kind,
+      }));
     }),
   );
 }
 
 /** The answers that break the rule of their kind, listed together so one run shows them all. */
 function wrongAnswers(answers: (Answer & { kind: Kind })[]): string[] {
-  const expected: Partial<Record<Kind, number>> = { NOT_FOUND: 404, TAKEN: 409, ADMIN: 403 };
+  const expected: Partial<Record<Kind, number>> = {
+    NOT_FOUND: 404,
+    TAKEN: 409,
+    ADMIN: 403,
+  };
   return answers
     .filter(
       (a) =>
@@ -266,19 +376,26 @@ async function ownersWorld(owned: Owned) {
 let owned: Owned;
 
 beforeAll(async () => {
-  const [, endpoint, name] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(holder.stack.describe.join("\n"))!;
+  const [, endpoint, name] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(
+    holder.stack.describe.join("\n"),
+  )!;
   dynamo = new DynamoDBClient({
     endpoint,
     region: "local",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
   });
   table = name!;
-  const created = await asAlice("POST", "/threads", { metadata: { topic: `${SECRET}-topic` } });
+  const created = await asAlice("POST", "/threads", {
+    metadata: { topic: `${SECRET}-topic` },
+  });
   const threadId: string = created.thread_id;
   const res = await fetch(`${url()}/threads/${threadId}/runs/wait`, {
     method: "POST",
     headers: { "x-user-id": "alice", "content-type": "application/json" },
-    body: JSON.stringify({ assistant_id: "chat", input: { messages: [{ type: "human", content: `${SECRET} hi` }] } }),
+    body: JSON.stringify({
+      assistant_id: "chat",
+      input: { messages: [{ type: "human", content: `${SECRET} hi` }] },
+    }),
   });
   expect(res.status).toBe(200);
   const run = res.headers.get("content-location")!.split("/").at(-1)!;
@@ -288,7 +405,11 @@ beforeAll(async () => {
     media_type: "text/csv",
     bytes: 8,
   });
-  const put = await fetch(file.upload_url, { method: "PUT", headers: { "content-type": "text/csv" }, body: "a,b\n1,2\n" });
+  const put = await fetch(file.upload_url, {
+    method: "PUT",
+    headers: { "content-type": "text/csv" },
+    body: "a,b\n1,2\n",
+  });
   expect(put.status).toBe(200);
   await asAlice("POST", `/api/sessions/${threadId}/files/${file.file_id}/complete`);
   await asAlice("PUT", "/store/items", {
@@ -310,8 +431,14 @@ afterAll(() => dynamo?.destroy());
 describe("a second user, on every route", () => {
   it("covers every route the stack serves, and every route naming something owned answers 404", () => {
     const served = holder.stack.routes.map((r) => `${r.method} ${r.resource}`);
-    expect(served.filter((r) => !(r in ASKS)), "routes without a line in ASKS").toEqual([]);
-    expect(Object.keys(ASKS).filter((r) => !served.includes(r)), "lines for routes no longer served").toEqual([]);
+    expect(
+      served.filter((r) => !(r in ASKS)),
+      "routes without a line in ASKS",
+    ).toEqual([]);
+    expect(
+      Object.keys(ASKS).filter((r) => !served.includes(r)),
+      "lines for routes no longer served",
+    ).toEqual([]);
     for (const route of served) {
       const named = [...route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       if (named.some((p) => OWNED_PARAMS.includes(p)) && ASKS[route]!.kind !== "ADMIN")

@@ -11,7 +11,18 @@ import { checksStorableText, identifier, storableText } from "../../shared/text"
 // storableJson (shared/storable-json.ts). A new route, or a new field, that skips them fails here.
 
 /** String formats whose every value is ASCII without NUL: storable whatever the client sends. */
-const ASCII_FORMATS = new Set(["uuid", "guid", "base64", "base64url", "email", "datetime", "date", "time", "cuid", "ulid"]);
+const ASCII_FORMATS = new Set([
+  "uuid",
+  "guid",
+  "base64",
+  "base64url",
+  "email",
+  "datetime",
+  "date",
+  "time",
+  "cuid",
+  "ulid",
+]);
 
 type Def = {
   type: string;
@@ -76,7 +87,9 @@ function unchecked(schema: z.ZodType, path: string): string[] {
 const routeSchemas = async (): Promise<[string, RouteSchemas][]> =>
   Promise.all(
     FUNCTIONS.filter((f) => f.routes?.length).map(async (f) => {
-      const module = (await import(`../../functions/${f.name}.ts`)) as { requestSchemas?: RouteSchemas };
+      const module = (await import(`../../functions/${f.name}.ts`)) as {
+        requestSchemas?: RouteSchemas;
+      };
       return [f.name, module.requestSchemas ?? {}] as [string, RouteSchemas];
     }),
   );
@@ -85,7 +98,16 @@ describe("every route's request schema keeps its strings storable", () => {
   it("tells the walk's cases apart", () => {
     expect(unchecked(z.object({ a: z.string() }), "body")).toEqual(["body.a"]);
     expect(unchecked(z.object({ a: storableText({ max: 3 }).optional() }), "body")).toEqual([]);
-    expect(unchecked(z.object({ a: storableText({ max: 3 }).refine(() => true).nullish() }), "body")).toEqual([]);
+    expect(
+      unchecked(
+        z.object({
+          a: storableText({ max: 3 })
+            .refine(() => true)
+            .nullish(),
+        }),
+        "body",
+      ),
+    ).toEqual([]);
     expect(unchecked(z.object({ a: z.array(identifier()) }), "body")).toEqual([]);
     expect(unchecked(z.record(z.string(), z.number()), "q")).toEqual(["q{key}"]);
     expect(unchecked(z.object({ m: z.record(z.string(), z.unknown()) }), "body")).toEqual([
