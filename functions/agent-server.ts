@@ -38,7 +38,11 @@ type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
 interface Route extends RequestSchemas {
   handle(ctx: RouteContext & { body: unknown; query: unknown; path: unknown }): Promise<unknown>;
 }
-function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, P extends z.ZodType | undefined = undefined>(spec: {
+function route<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(spec: {
   body?: B;
   query?: Q;
   path?: P;
@@ -92,10 +96,16 @@ const ROUTES: Record<string, Route> = {
     path: AssistantPath,
     handle: async ({ path, server }) => {
       const graphId = graphOf(path.assistant_id);
-      return graphSchemas(graphId, graphId === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }));
+      return graphSchemas(
+        graphId,
+        graphId === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }),
+      );
     },
   }),
-  "POST /threads": route({ body: ThreadCreate, handle: async ({ body, server, userId }) => server.threads.create(userId, body) }),
+  "POST /threads": route({
+    body: ThreadCreate,
+    handle: async ({ body, server, userId }) => server.threads.create(userId, body),
+  }),
   "POST /threads/search": route({
     body: ThreadSearch,
     handle: async ({ body, server, userId }) => server.threads.search(userId, body),
@@ -187,7 +197,7 @@ export const requestSchemas: RouteSchemas = {
 
 /** A run that answers once it finished, with the thread's values (or `__error__`, as the platform does). */
 async function wait(
-  { event, server, userId, context }: RouteContext,
+  { server, userId, context }: RouteContext,
   body: z.infer<typeof RunCreate>,
   threadId: string | undefined,
 ) {
@@ -228,7 +238,8 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
       const ready = await server();
       const userId = callerId(event, ready.config.AUTH_MODE);
       // Ownership before effect: nothing of a thread is touched, not even its request parsed, for anyone but its owner.
-      if (event.resource.includes("{thread_id}")) await ready.threads.assertOwned(userId, event.pathParameters?.thread_id);
+      if (event.resource.includes("{thread_id}"))
+        await ready.threads.assertOwned(userId, event.pathParameters?.thread_id);
       const result = await route.handle({
         server: ready,
         userId,

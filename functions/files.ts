@@ -14,9 +14,9 @@ const logger = createLogger("files");
 
 const CreateFile = z.object({
   name: storableText({ min: 1, max: 255, trim: true }).refine(
-      (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
-      "must not contain slashes or control characters",
-    ),
+    (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
+    "must not contain slashes or control characters",
+  ),
   media_type: storableText({ min: 1, max: 100 }),
   bytes: z.number().int().positive(),
 });

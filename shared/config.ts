@@ -102,11 +102,7 @@ const Settings = z.object({
   SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
 
   /** Longest accepted chat message, in UTF-8 bytes. */
-  MAX_MESSAGE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(DEFAULT_MAX_MESSAGE_BYTES),
+  MAX_MESSAGE_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
   /** Graph steps per turn before the run is stopped (each model call and tool round is a step or two). */
   AGENT_RECURSION_LIMIT: z.coerce.number().int().min(3).default(12),
   /**

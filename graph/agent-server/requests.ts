@@ -14,7 +14,10 @@ export const ThreadPatch = z.object({ metadata: Metadata.optional() });
 
 export const ThreadSearch = z.object({
   metadata: Metadata.optional(),
-  ids: z.array(storableText({ max: 128 })).max(1000).optional(),
+  ids: z
+    .array(storableText({ max: 128 }))
+    .max(1000)
+    .optional(),
   status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),

@@ -27,7 +27,10 @@ export const ItemValue = z
   .object({
     content: storableText({ min: 1, max: 2000, trim: true }),
     category: storableText({ min: 1, max: 64, trim: true }).nullish(),
-    tags: z.array(storableText({ max: 64 })).max(10).optional(),
+    tags: z
+      .array(storableText({ max: 64 }))
+      .max(10)
+      .optional(),
   })
   .loose();
 export const PutItem = z.object({ namespace: Namespace, key: label, value: ItemValue });
@@ -206,7 +209,9 @@ export class MemoryItems {
     const prefix = body.prefix ?? [];
     return {
       namespaces: [...seen.values()]
-        .filter((ns) => prefix.every((p, i) => ns[i] === p || (i === 1 && namesCaller(userId, p) && ns[i] === userLabel(userId))))
+        .filter((ns) =>
+          prefix.every((p, i) => ns[i] === p || (i === 1 && namesCaller(userId, p) && ns[i] === userLabel(userId))),
+        )
         .slice(body.offset, body.offset + body.limit),
     };
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import type * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
 import { AgentThreads, type ThreadRecord } from "../../shared/stores/agent-threads";

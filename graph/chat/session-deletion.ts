@@ -31,7 +31,12 @@ export async function deleteSession(
   saver?: Pick<DynamoDBSaver, "deleteThread">,
 ): Promise<void> {
   const { config, dynamo, conversations } = backends;
-  const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS, config.SESSION_LEASE_MS);
+  const owners = new SessionOwners(
+    dynamo,
+    config.CHECKPOINT_TABLE,
+    config.CHECKPOINT_TTL_DAYS,
+    config.SESSION_LEASE_MS,
+  );
   const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
   if (!session) throw errors.notFound();
   if (!lease) throw errors.busy();

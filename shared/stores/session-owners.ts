@@ -248,7 +248,12 @@ export class SessionOwners {
     if (!out.Item) return undefined;
     const expiresAt = out.Item[CHECKPOINT_TABLE.ttlAttribute] as number | undefined;
     const owned = forUser !== undefined && out.Item.user_id === forUser;
-    if (owned && this.ttlDays !== undefined && expiresAt !== undefined && expiresAt - now() < (this.ttlDays * 86_400) / 2) {
+    if (
+      owned &&
+      this.ttlDays !== undefined &&
+      expiresAt !== undefined &&
+      expiresAt - now() < (this.ttlDays * 86_400) / 2
+    ) {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,

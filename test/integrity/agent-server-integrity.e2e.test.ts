@@ -19,7 +19,6 @@ const url = () => holder.stack.url;
 
 interface Answer {
   status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer, read by the assertions
   body: any;
   text: string;
   headers: Headers;

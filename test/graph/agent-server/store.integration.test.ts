@@ -90,6 +90,8 @@ describe("the store past 200 items", () => {
     const got = await items.get("ann.smith", items.namespaceOfQuery("ann.smith", "memories.ann.smith.trip.2026"), "k");
     expect(got.namespace).toEqual(["memories", "ann%2Esmith", "trip.2026"]);
     expect(items.namespaceOfQuery("ann.smith", "memories.ann%2Esmith")).toEqual(["memories", "ann%2Esmith"]);
-    await expect(items.get("bob", ["memories", "ann%2Esmith", "trip.2026"], "k")).rejects.toMatchObject({ status: 404 });
+    await expect(items.get("bob", ["memories", "ann%2Esmith", "trip.2026"], "k")).rejects.toMatchObject({
+      status: 404,
+    });
   });
 });
