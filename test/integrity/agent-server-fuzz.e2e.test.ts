@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import { request } from "node:http";
 import { localStackForTests } from "../support/local-stack";
+import { type RawReply, rawRequest } from "../support/raw-request";
 
 // A property-based pass over the request schemas of the Agent Server API (runs, threads, store)
 // and the session settings, on the local stack: hostile bodies shaped like the real ones (lone
@@ -13,46 +13,21 @@ const holder = localStackForTests("agent-server-fuzz", {
   OFFLINE_STREAM_DELAY_MS: "0",
 });
 
-interface Reply {
-  status: number;
-  contentType: string;
-  text: string;
-}
+type Reply = RawReply;
 
-/** A raw request: the body goes out exactly as given. */
-function send(user: string, method: string, path: string, body?: string): Promise<Reply> {
-  const { port } = new URL(holder.stack.url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: "127.0.0.1",
-        port: Number(port),
-        method,
-        path,
-        // A length, not chunks: Node's own parser refuses a chunked DELETE before any handler sees it.
-        headers: {
-          "x-user-id": user,
-          "content-type": "application/json",
-          ...(body === undefined ? {} : { "content-length": Buffer.byteLength(body) }),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            contentType: String(res.headers["content-type"] ?? ""),
-            text: Buffer.concat(chunks).toString("utf8"),
-          }),
-        );
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+/** A raw request as a user; a length, not chunks: Node's own parser refuses a chunked DELETE before any handler sees it. */
+const send = (user: string, method: string, path: string, body?: string) =>
+  rawRequest(
+    holder.stack.url,
+    method,
+    path,
+    {
+      "x-user-id": user,
+      "content-type": "application/json",
+      ...(body === undefined ? {} : { "content-length": Buffer.byteLength(body) }),
+    },
+    body,
+  );
 
 // ---- values ---------------------------------------------------------------------------------
 

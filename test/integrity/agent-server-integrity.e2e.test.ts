@@ -1,9 +1,9 @@
-import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
 import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { localStackForTests } from "../support/local-stack";
+import { localStackDataDir, localStackDynamo, localStackForTests } from "../support/local-stack";
 
 // The Agent Server API and the session routes under hostile input, on the local stack (issue 27):
 // metadata DynamoDB cannot store, one deletion for both delete routes, ill-formed message ids,
@@ -48,20 +48,12 @@ const run = (content: string, extra: Record<string, unknown> = {}) => ({
   ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== "id")),
 });
 
-const dataDir = () => /^data: (.*)$/m.exec(holder.stack.describe.join("\n"))![1]!;
+const dataDir = () => localStackDataDir(holder.stack);
 
 let dynamo: DynamoDBClient;
 let table: string;
 beforeAll(() => {
-  const [, endpoint, name] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(
-    holder.stack.describe.join("\n"),
-  )!;
-  dynamo = new DynamoDBClient({
-    endpoint,
-    region: "local",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
-  table = name!;
+  ({ client: dynamo, table } = localStackDynamo(holder.stack));
 });
 afterAll(() => dynamo?.destroy());
 

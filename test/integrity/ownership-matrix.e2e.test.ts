@@ -1,7 +1,7 @@
-import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { type DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { localStackForTests } from "../support/local-stack";
+import { localStackDataDir, localStackDynamo, localStackForTests } from "../support/local-stack";
 
 // Ownership before effect, as a matrix over every route the deployment serves (infra/manifest.ts,
 // the Agent Server API's included): a second user naming the owner's thread, session, run,
@@ -361,7 +361,7 @@ async function ownersWorld(owned: Owned) {
       else objects.push(`${path}:${statSync(path).size}`);
     }
   };
-  walk(join(/^data: (.*)$/m.exec(holder.stack.describe.join("\n"))![1]!, "attachments"));
+  walk(join(localStackDataDir(holder.stack), "attachments"));
   return {
     items: items.sort(),
     objects: objects.sort(),
@@ -376,15 +376,7 @@ async function ownersWorld(owned: Owned) {
 let owned: Owned;
 
 beforeAll(async () => {
-  const [, endpoint, name] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(
-    holder.stack.describe.join("\n"),
-  )!;
-  dynamo = new DynamoDBClient({
-    endpoint,
-    region: "local",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
-  table = name!;
+  ({ client: dynamo, table } = localStackDynamo(holder.stack));
   const created = await asAlice("POST", "/threads", {
     metadata: { topic: `${SECRET}-topic` },
   });

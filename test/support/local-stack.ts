@@ -1,3 +1,4 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,3 +21,17 @@ export function localStackForTests(name: string, env: Record<string, string> = {
   });
   return holder;
 }
+
+/** A DynamoDB client on a local stack's dynalite, and its checkpoint table, read from the stack's description. */
+export function localStackDynamo(stack: LocalStack): { client: DynamoDBClient; table: string } {
+  const [, endpoint, table] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(stack.describe.join("\n"))!;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: "local",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+  return { client, table: table! };
+}
+
+/** A local stack's data folder (DATA_DIR), from its description. */
+export const localStackDataDir = (stack: LocalStack) => /^data: (.*)$/m.exec(stack.describe.join("\n"))![1]!;
