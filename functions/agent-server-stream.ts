@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
+import * as z from "zod";
 import { RunCreate } from "../graph/agent-server/requests";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
@@ -10,6 +11,7 @@ import { AppError } from "../shared/errors";
 import { errorBody, parseJsonBody, standInHeaders } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("agent-server-stream");
@@ -43,11 +45,12 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     const cors = corsHeadersFor(origins, event.headers);
     let sse: Writable | undefined;
     try {
-      const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
       const ready = await server();
       const userId = callerId(event, config.AUTH_MODE);
       const threadId = event.pathParameters?.thread_id;
-      if (threadId !== undefined) await ready.threads.assertOwned(userId, threadId);
+      // Ownership before effect, as every thread route (functions/agent-server.ts): first, for anyone but the owner.
+      if (event.resource.includes("{thread_id}")) await ready.threads.assertOwned(userId, threadId);
+      const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
       await executeRun(ready.runDeps, { userId, threadId, deadline: runDeadline(context) }, body, {
         started: (run) => {
           sse = awslambda.HttpResponseStream.from(responseStream, {
@@ -75,6 +78,12 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     sse?.end();
   };
 }
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "POST /threads/{thread_id}/runs/stream": { path: z.object({ thread_id: z.uuid() }), body: RunCreate },
+  "POST /runs/stream": { body: RunCreate },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

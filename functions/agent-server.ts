@@ -10,30 +10,57 @@ import {
   ThreadSearch,
 } from "../graph/agent-server/requests";
 import { executeRun, runJson } from "../graph/agent-server/runs";
-import { ItemKey, ListNamespaces, PutItem, SearchItems } from "../graph/agent-server/store";
+import { ItemKey, ItemQuery, ListNamespaces, PutItem, SearchItems } from "../graph/agent-server/store";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { apiHandler } from "../shared/api-handler";
 import type { Config } from "../shared/config";
 import { runDeadline } from "../shared/deadline";
-import { badRequest, notFound } from "../shared/errors";
-import { json, parseJsonBody } from "../shared/http";
+import { notFound } from "../shared/errors";
+import { json, parseJsonBody, parseQuery } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { once } from "../shared/once";
+import type { RequestSchemas, RouteSchemas } from "../shared/request-schemas";
+import { storableText } from "../shared/text";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("agent-server");
 
-type Route = (ctx: {
+interface RouteContext {
   server: AgentServer;
   userId: string;
   event: APIGatewayProxyEvent;
   context: Context;
-}) => Promise<unknown>;
+}
+type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
 
-const body = <S extends z.ZodType>(event: APIGatewayProxyEvent, schema: S): z.infer<S> =>
-  parseJsonBody(event, schema, { maxBytes: 1024 * 1024 });
-const param = (event: APIGatewayProxyEvent, name: string) => event.pathParameters?.[name] ?? "";
+/** A route: the schemas of what it takes from the request (parsed before it runs), and what it does. */
+interface Route extends RequestSchemas {
+  handle(ctx: RouteContext & { body: unknown; query: unknown; path: unknown }): Promise<unknown>;
+}
+function route<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  P extends z.ZodType | undefined = undefined,
+>(spec: {
+  body?: B;
+  query?: Q;
+  path?: P;
+  handle(ctx: RouteContext & { body: Parsed<B>; query: Parsed<Q>; path: Parsed<P> }): Promise<unknown>;
+}): Route {
+  return spec as Route;
+}
+
+const AssistantPath = z.object({ assistant_id: storableText({ min: 1, max: 128 }) });
+const ThreadPath = z.object({ thread_id: z.uuid() });
+const CheckpointPath = ThreadPath.extend({ checkpoint_id: z.uuid() });
+const RunPath = ThreadPath.extend({ run_id: z.uuid() });
+const CancelQuery = z
+  .object({
+    action: z.enum(["interrupt", "rollback"], { error: 'must be "interrupt" or "rollback"' }).default("interrupt"),
+    wait: z.enum(["0", "1", "true", "false"]).optional(),
+  })
+  .loose();
 
 /** A graph's state keys, for its schemas. */
 const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as { channels: object }).channels);
@@ -41,88 +68,156 @@ const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as 
 /** The read-only support assistant's graph, drawn from its shape: loaded only when asked for. */
 const supportShape = once(async () => (await import("../graph/support/graph")).supportGraphShape());
 
-const ROUTES: Record<string, Route> = {
-  "POST /assistants/search": async ({ event }) => searchAssistants(body(event, AssistantSearch)),
-  "GET /assistants/{assistant_id}": async ({ event }) => assistant(graphOf(param(event, "assistant_id"))),
-  "GET /assistants/{assistant_id}/graph": async ({ event, server }) => {
-    const graphId = graphOf(param(event, "assistant_id"));
-    return graphJson(graphId === "chat" ? server.graph : await supportShape());
-  },
-  "GET /assistants/{assistant_id}/schemas": async ({ event, server }) => {
-    const graphId = graphOf(param(event, "assistant_id"));
-    return graphSchemas(graphId, graphId === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }));
-  },
-  "POST /threads": async ({ event, server, userId }) => server.threads.create(userId, body(event, ThreadCreate)),
-  "POST /threads/search": async ({ event, server, userId }) => server.threads.search(userId, body(event, ThreadSearch)),
-  "GET /threads/{thread_id}": async ({ event, server, userId }) =>
-    server.threads.get(userId, param(event, "thread_id")),
-  "PATCH /threads/{thread_id}": async ({ event, server, userId }) =>
-    server.threads.patch(userId, param(event, "thread_id"), body(event, ThreadPatch).metadata ?? {}),
-  "DELETE /threads/{thread_id}": async ({ event, server, userId }) => {
-    await server.threads.delete(userId, param(event, "thread_id"));
-    return undefined;
-  },
-  "GET /threads/{thread_id}/state": async ({ event, server, userId }) =>
-    server.threads.state(userId, param(event, "thread_id")),
-  "GET /threads/{thread_id}/state/{checkpoint_id}": async ({ event, server, userId }) =>
-    server.threads.state(userId, param(event, "thread_id"), param(event, "checkpoint_id")),
-  "POST /threads/{thread_id}/history": async ({ event, server, userId }) =>
-    server.threads.history(userId, param(event, "thread_id"), body(event, HistoryQuery)),
-  "POST /threads/{thread_id}/runs/wait": async (ctx) => wait(ctx, param(ctx.event, "thread_id")),
-  "POST /runs/wait": async (ctx) => wait(ctx, undefined),
-  "GET /threads/{thread_id}/runs/{run_id}": async ({ event, server, userId }) => {
-    const threadId = param(event, "thread_id");
-    await server.threads.assertOwned(userId, threadId);
-    const run = await server.runs.get(threadId, param(event, "run_id"));
-    if (!run) throw notFound("run_not_found", "no such run in this thread");
-    return runJson(run);
-  },
-  "POST /threads/{thread_id}/runs/{run_id}/cancel": async ({ event, server, userId }) => {
-    const threadId = param(event, "thread_id");
-    await server.threads.assertOwned(userId, threadId);
-    const run = await server.runs.get(threadId, param(event, "run_id"));
-    if (!run) throw notFound("run_not_found", "no such run in this thread");
-    const action = CancelQuery.safeParse(event.queryStringParameters ?? {});
-    if (!action.success) throw badRequest("invalid_action", 'action: must be "interrupt" or "rollback"');
-    if (run.status === "running" || run.status === "pending")
-      await server.runDeps.requestCancel(threadId, action.data.action);
-    return { statusCode: 202, body: "" };
-  },
-  "PUT /store/items": async ({ event, server, userId }) => {
-    await server.items.put(userId, body(event, PutItem));
-    return undefined;
-  },
-  "GET /store/items": async ({ event, server, userId }) => {
-    const query = event.queryStringParameters ?? {};
-    const key = ItemKey.safeParse({ namespace: (query.namespace ?? "").split("."), key: query.key });
-    if (!key.success) throw badRequest("invalid_item", "namespace (dot-separated) and key are required");
-    return server.items.get(userId, key.data.namespace, key.data.key);
-  },
-  "DELETE /store/items": async ({ event, server, userId }) => {
-    const { namespace, key } = body(event, ItemKey);
-    await server.items.delete(userId, namespace, key);
-    return undefined;
-  },
-  "POST /store/items/search": async ({ event, server, userId }) =>
-    server.items.search(userId, body(event, SearchItems)),
-  "POST /store/namespaces": async ({ event, server, userId }) =>
-    server.items.namespaces(userId, body(event, ListNamespaces)),
+const runOf = async (server: AgentServer, path: z.infer<typeof RunPath>) => {
+  const run = await server.runs.get(path.thread_id, path.run_id);
+  if (!run) throw notFound("run_not_found", "no such run in this thread");
+  return run;
 };
 
-const CancelQuery = z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }).loose();
+/**
+ * Every route, keyed as the manifest declares it. A route whose path names a thread runs only for
+ * the thread's owner: the dispatcher checks that first (ThreadService.assertOwned), before anything
+ * is parsed, read, written or cancelled, so no route can forget it.
+ */
+const ROUTES: Record<string, Route> = {
+  "POST /assistants/search": route({ body: AssistantSearch, handle: async ({ body }) => searchAssistants(body) }),
+  "GET /assistants/{assistant_id}": route({
+    path: AssistantPath,
+    handle: async ({ path }) => assistant(graphOf(path.assistant_id)),
+  }),
+  "GET /assistants/{assistant_id}/graph": route({
+    path: AssistantPath,
+    handle: async ({ path, server }) => {
+      const graphId = graphOf(path.assistant_id);
+      return graphJson(graphId === "chat" ? server.graph : await supportShape());
+    },
+  }),
+  "GET /assistants/{assistant_id}/schemas": route({
+    path: AssistantPath,
+    handle: async ({ path, server }) => {
+      const graphId = graphOf(path.assistant_id);
+      return graphSchemas(
+        graphId,
+        graphId === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }),
+      );
+    },
+  }),
+  "POST /threads": route({
+    body: ThreadCreate,
+    handle: async ({ body, server, userId }) => server.threads.create(userId, body),
+  }),
+  "POST /threads/search": route({
+    body: ThreadSearch,
+    handle: async ({ body, server, userId }) => server.threads.search(userId, body),
+  }),
+  "GET /threads/{thread_id}": route({
+    path: ThreadPath,
+    handle: async ({ path, server, userId }) => server.threads.get(userId, path.thread_id),
+  }),
+  "PATCH /threads/{thread_id}": route({
+    path: ThreadPath,
+    body: ThreadPatch,
+    handle: async ({ path, body, server, userId }) => server.threads.patch(userId, path.thread_id, body.metadata ?? {}),
+  }),
+  "DELETE /threads/{thread_id}": route({
+    path: ThreadPath,
+    handle: async ({ path, server, userId }) => {
+      await server.threads.delete(userId, path.thread_id);
+      return undefined;
+    },
+  }),
+  "GET /threads/{thread_id}/state": route({
+    path: ThreadPath,
+    handle: async ({ path, server }) => server.threads.state(path.thread_id),
+  }),
+  "GET /threads/{thread_id}/state/{checkpoint_id}": route({
+    path: CheckpointPath,
+    handle: async ({ path, server }) => server.threads.state(path.thread_id, path.checkpoint_id),
+  }),
+  "POST /threads/{thread_id}/history": route({
+    path: ThreadPath,
+    body: HistoryQuery,
+    handle: async ({ path, body, server }) => server.threads.history(path.thread_id, body),
+  }),
+  "POST /threads/{thread_id}/runs/wait": route({
+    path: ThreadPath,
+    body: RunCreate,
+    handle: async (ctx) => wait(ctx, ctx.body, ctx.path.thread_id),
+  }),
+  "POST /runs/wait": route({ body: RunCreate, handle: async (ctx) => wait(ctx, ctx.body, undefined) }),
+  "GET /threads/{thread_id}/runs/{run_id}": route({
+    path: RunPath,
+    handle: async ({ path, server }) => runJson(await runOf(server, path)),
+  }),
+  "POST /threads/{thread_id}/runs/{run_id}/cancel": route({
+    path: RunPath,
+    query: CancelQuery,
+    handle: async ({ path, query, server, userId }) => {
+      const run = await runOf(server, path);
+      if (run.status === "running" || run.status === "pending")
+        await server.runDeps.requestCancel(path.thread_id, userId, query.action);
+      return { statusCode: 202, body: "" };
+    },
+  }),
+  "PUT /store/items": route({
+    body: PutItem,
+    handle: async ({ body, server, userId }) => {
+      await server.items.put(userId, body);
+      return undefined;
+    },
+  }),
+  "GET /store/items": route({
+    query: ItemQuery,
+    handle: async ({ query, server, userId }) =>
+      server.items.get(userId, server.items.namespaceOfQuery(userId, query.namespace), query.key),
+  }),
+  "DELETE /store/items": route({
+    body: ItemKey,
+    handle: async ({ body, server, userId }) => {
+      await server.items.delete(userId, body.namespace, body.key);
+      return undefined;
+    },
+  }),
+  "POST /store/items/search": route({
+    body: SearchItems,
+    handle: async ({ body, server, userId }) => server.items.search(userId, body),
+  }),
+  "POST /store/namespaces": route({
+    body: ListNamespaces,
+    handle: async ({ body, server, userId }) => server.items.namespaces(userId, body),
+  }),
+};
+
+/** Every route's request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "GET /ok": {},
+  "GET /info": {},
+  ...Object.fromEntries(Object.entries(ROUTES).map(([key, { body, query, path }]) => [key, { body, query, path }])),
+};
 
 /** A run that answers once it finished, with the thread's values (or `__error__`, as the platform does). */
-async function wait({ event, server, userId, context }: Parameters<Route>[0], threadId: string | undefined) {
-  const result = await executeRun(
-    server.runDeps,
-    { userId, threadId, deadline: runDeadline(context) },
-    body(event, RunCreate),
-    { started: () => {}, event: () => {} },
-  );
+async function wait(
+  { server, userId, context }: RouteContext,
+  body: z.infer<typeof RunCreate>,
+  threadId: string | undefined,
+) {
+  const result = await executeRun(server.runDeps, { userId, threadId, deadline: runDeadline(context) }, body, {
+    started: () => {},
+    event: () => {},
+  });
   const location = { "content-location": `/threads/${result.threadId}/runs/${result.runId}` };
   if (result.error)
     return json(200, { __error__: { error: result.error.code, message: result.error.message } }, location);
   return json(200, result.values ?? {}, location);
+}
+
+/** A path parameter that names nothing (not an id of its kind) is a 404 for it, as an unknown one is. */
+function parsePath(event: APIGatewayProxyEvent, schema: z.ZodType | undefined) {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(event.pathParameters ?? {});
+  if (parsed.success) return parsed.data;
+  const name = String(parsed.error.issues[0]!.path[0] ?? "path").replace(/_id$/, "");
+  throw notFound(`${name}_not_found`, `no such ${name}`);
 }
 
 /**
@@ -142,7 +237,18 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
       if (!route) throw notFound("not_found", `no route for ${key}`);
       const ready = await server();
       const userId = callerId(event, ready.config.AUTH_MODE);
-      const result = await route({ server: ready, userId, event, context });
+      // Ownership before effect: nothing of a thread is touched, not even its request parsed, for anyone but its owner.
+      if (event.resource.includes("{thread_id}"))
+        await ready.threads.assertOwned(userId, event.pathParameters?.thread_id);
+      const result = await route.handle({
+        server: ready,
+        userId,
+        event,
+        context,
+        path: parsePath(event, route.path),
+        query: route.query ? parseQuery(event, route.query) : undefined,
+        body: route.body ? parseJsonBody(event, route.body, { maxBytes: 1024 * 1024 }) : undefined,
+      });
       if (result === undefined) return { statusCode: 204, body: "" };
       if (typeof result === "object" && result !== null && "statusCode" in result)
         return result as ReturnType<typeof json>;

@@ -4,13 +4,14 @@ import { deferredChatRuntime } from "../graph/chat/deferred-runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import type { ChatRuntime } from "../graph/chat/runtime";
 import type { ChatReply } from "../graph/chat/service";
-import { parseChatRequest } from "../shared/chat-request";
-import type { Config } from "../shared/config";
+import { chatRequest, parseChatRequest } from "../shared/chat-request";
+import { type Config, DEFAULT_MAX_MESSAGE_BYTES } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { AppError } from "../shared/errors";
 import { runDeadline } from "../shared/deadline";
 import { errorBody, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 
 const logger = createLogger("chat-stream");
@@ -91,6 +92,11 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
     sse?.end();
   };
 }
+
+/** The route's request schemas, for the storable-text walk (shared/request-schemas.ts); the shape, at the default size. */
+export const requestSchemas: RouteSchemas = {
+  "POST /api/chat/stream": { body: chatRequest(DEFAULT_MAX_MESSAGE_BYTES) },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

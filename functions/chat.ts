@@ -1,10 +1,11 @@
 import type { ChatRuntime } from "../graph/chat/runtime";
 import { apiHandler } from "../shared/api-handler";
-import { parseChatRequest } from "../shared/chat-request";
-import type { Config } from "../shared/config";
+import { chatRequest, parseChatRequest } from "../shared/chat-request";
+import { type Config, DEFAULT_MAX_MESSAGE_BYTES } from "../shared/config";
 import { runDeadline } from "../shared/deadline";
 import { json, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
 import { deferredChatRuntime } from "../graph/chat/deferred-runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
@@ -36,6 +37,9 @@ export function createChatHandler(config: Config, runtime: () => Promise<Pick<Ch
     { corsOrigins: () => config.CORS_ORIGINS },
   );
 }
+
+/** The route's request schemas, for the storable-text walk (shared/request-schemas.ts); the shape, at the default size. */
+export const requestSchemas: RouteSchemas = { "POST /api/chat": { body: chatRequest(DEFAULT_MAX_MESSAGE_BYTES) } };
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

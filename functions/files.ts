@@ -5,22 +5,19 @@ import { AppError, badRequest } from "../shared/errors";
 import { json, parseJsonBody } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
+import { storableText } from "../shared/text";
 import { fileService } from "../shared/files/service";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("files");
 
 const CreateFile = z.object({
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(255)
-    .refine(
-      (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
-      "must not contain slashes or control characters",
-    ),
-  media_type: z.string().min(1).max(100),
+  name: storableText({ min: 1, max: 255, trim: true }).refine(
+    (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
+    "must not contain slashes or control characters",
+  ),
+  media_type: storableText({ min: 1, max: 100 }),
   bytes: z.number().int().positive(),
 });
 
@@ -68,6 +65,18 @@ export function createFilesHandler(
     { corsOrigins },
   );
 }
+
+const SessionPath = z.object({ id: z.uuid() });
+const FilePath = SessionPath.extend({ file_id: z.uuid() });
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "POST /api/sessions/{id}/files": { path: SessionPath, body: CreateFile },
+  "GET /api/sessions/{id}/files": { path: SessionPath },
+  "DELETE /api/sessions/{id}/files/{file_id}": { path: FilePath },
+  "POST /api/sessions/{id}/files/{file_id}/complete": { path: FilePath },
+  "GET /api/files/{file_id}": { path: z.object({ file_id: z.uuid() }) },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

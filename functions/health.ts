@@ -3,6 +3,7 @@ import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { json } from "../shared/http";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("health");
@@ -56,6 +57,9 @@ export function createHealthHandler(backends: () => Promise<Backends>, corsOrigi
     { corsOrigins },
   );
 }
+
+/** The route takes nothing from its request (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = { "GET /api/health/deep": {} };
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

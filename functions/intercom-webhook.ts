@@ -11,6 +11,7 @@ import { createLogger } from "../shared/logger";
 import type { QueuePublisher } from "../shared/queue";
 import { secretSource } from "../shared/secrets";
 import { OnceMarkers } from "../shared/stores/once-markers";
+import type { RouteSchemas } from "../shared/request-schemas";
 import { storable } from "../shared/text";
 
 const logger = createLogger("intercom-webhook");
@@ -113,6 +114,12 @@ export const webhookDeps = (backends: Backends, queue: QueuePublisher) => async 
   queue,
   notifications: new OnceMarkers(backends.dynamo, backends.config.IDEMPOTENCY_TABLE),
 });
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "POST /webhooks/intercom": { body: Notification },
+  "HEAD /webhooks/intercom": {},
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

@@ -8,7 +8,8 @@ import { callerId, isAdminCaller } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { DocumentRecord } from "../shared/stores/agent-store";
 import { deferredRuntime } from "../shared/deferred";
-import { storable } from "../shared/text";
+import type { RouteSchemas } from "../shared/request-schemas";
+import { storable, storableText } from "../shared/text";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("knowledge");
@@ -23,7 +24,7 @@ const Upload = z
   .object({
     source: Source,
     bytes: z.number().int().min(1),
-    content_type: z.string().min(1).max(255).optional(),
+    content_type: storableText({ min: 1, max: 255 }).optional(),
   })
   .strict();
 
@@ -165,6 +166,17 @@ function view(d: DocumentRecord, knowledge: KnowledgeBucket) {
     etag: d.statusEtag ?? d.etag,
   };
 }
+
+const SourcePath = z.object({ source: Source });
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "GET /api/knowledge/documents": { query: ListQuery },
+  "GET /api/knowledge/documents/{source}": { path: SourcePath },
+  "DELETE /api/knowledge/documents/{source}": { path: SourcePath },
+  "POST /api/knowledge/uploads": { body: Upload },
+  "GET /api/knowledge/search": { query: SearchQuery },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

@@ -4,6 +4,7 @@ import { AppError, badRequest, notFound } from "../shared/errors";
 import { callerId } from "../shared/identity";
 import { json, parseQuery } from "../shared/http";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
 import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { storable } from "../shared/text";
@@ -70,6 +71,12 @@ export function createMemoriesHandler(
     { corsOrigins },
   );
 }
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "GET /api/memories": { query: ListQuery },
+  "DELETE /api/memories/{id}": { path: z.object({ id: z.uuid() }) },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

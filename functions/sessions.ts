@@ -7,19 +7,18 @@ import { json, parseJsonBody, parseQuery } from "../shared/http";
 import { SettingsPatch, storedSettings } from "../shared/session-settings";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
+import { storableText } from "../shared/text";
 import { decodeCursor } from "../shared/stores/conversations";
 import { SessionOwners } from "../shared/stores/session-owners";
-import { fileService } from "../shared/files/service";
+import { ownedSession } from "../shared/ownership";
 
 const logger = createLogger("sessions");
 
 const SessionId = z.uuid();
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z
-    .string()
-    .min(1)
-    .max(512)
+  cursor: storableText({ min: 1, max: 512 })
     .refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)")
     .optional(),
 });
@@ -34,7 +33,7 @@ const historyUnavailable = () =>
  * GET    /api/sessions                  the caller's sessions, most recently active first, paginated
  * GET    /api/sessions/{id}/messages    a session's answers-only history (?trace=1 adds each reply's trace)
  * PATCH  /api/sessions/{id}             {"settings": {...}}: tool groups and private, from the next turn on
- * DELETE /api/sessions/{id}             the checkpoints, conversation, traces and session row
+ * DELETE /api/sessions/{id}             everything the session left (graph/chat/session-deletion.ts)
  * Another user's session is 404 on every route, like one that does not exist.
  */
 export function createSessionsHandler(
@@ -66,6 +65,8 @@ export function createSessionsHandler(
       const id = SessionId.safeParse(event.pathParameters?.id);
       if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
       const sessionId = id.data;
+      // Ownership before effect: every route naming a session, before it reads or writes anything of it.
+      await ownedSession(owners, userId, sessionId);
 
       if (event.httpMethod === "PATCH") {
         const { settings: patch } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
@@ -75,29 +76,13 @@ export function createSessionsHandler(
         return json(200, { session_id: sessionId, private: settings.private, settings });
       }
 
-      if ((await owners.owner(sessionId)) !== userId) throw sessionNotFound();
-
       if (event.httpMethod === "DELETE") {
-        // Under the session's lease, as a turn runs: a running turn finishes (and is saved) first,
-        // and a turn that waited for the lease finds the session gone (the lease is on the owner
-        // record, which goes with the partition). So a 204 means nothing of the session comes back.
-        const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
-        if (!session) throw sessionNotFound();
-        if (!lease) throw new AppError(409, "session_busy", "a message in this session is still being answered; retry");
-        try {
-          // The conversation first: if the checkpoints then fail to go, a retry still finds the session.
-          await conversations?.deleteSession(sessionId, userId).catch((err) => {
-            throw storeUnavailable(err);
-          });
-          // The files' objects before their records, which go with the thread's partition below.
-          await fileService(await backends())?.deleteSessionFiles(sessionId);
-          // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
-          const { DynamoDBSaver } = await import("../graph/checkpoint");
-          // The whole partition goes, the owner record and the lease on it with it.
-          await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(sessionId);
-        } finally {
-          await lease.release();
-        }
+        // Loaded here: only a delete needs the saver, and it brings LangGraph's checkpoint package.
+        const { deleteSession } = await import("../graph/chat/session-deletion");
+        await deleteSession(await backends(), userId, sessionId, {
+          notFound: sessionNotFound,
+          busy: () => new AppError(409, "session_busy", "a message in this session is still being answered; retry"),
+        });
         logger.info("session deleted", { sessionId });
         return { statusCode: 204, body: "" };
       }
@@ -125,6 +110,16 @@ export function createSessionsHandler(
     { corsOrigins },
   );
 }
+
+const SessionPath = z.object({ id: SessionId });
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "GET /api/sessions": { query: ListQuery },
+  "GET /api/sessions/{id}/messages": { path: SessionPath },
+  "PATCH /api/sessions/{id}": { path: SessionPath, body: SessionPatch },
+  "DELETE /api/sessions/{id}": { path: SessionPath },
+};
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */
 export const createHandler = ({ config, backends }: Wiring) =>

@@ -5,7 +5,7 @@ import { AppError } from "./errors";
 import { parseJsonBody } from "./http";
 import { callerId } from "./identity";
 import { SettingsPatch } from "./session-settings";
-import { identifier, storableTextProblem } from "./text";
+import { identifier, isStorableText, storable } from "./text";
 
 const id = identifier();
 
@@ -18,22 +18,19 @@ export function chatRequest(maxMessageBytes: number) {
   return z.object({
     // A character is at least a byte, so the length cap (which JSON Schema can express) never
     // refuses a message the byte cap accepts.
-    message: z
-      .string({ error: "is required and must be a string" })
-      .max(maxMessageBytes, tooLarge)
-      .superRefine((m, ctx) => {
-        const problem = storableTextProblem(m);
-        if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
-        else if (problem) ctx.addIssue({ code: "custom", message: problem });
-        else if (Buffer.byteLength(m) > maxMessageBytes) {
-          ctx.addIssue({
-            code: "too_big",
-            origin: "string",
-            maximum: maxMessageBytes,
-            message: tooLarge,
-          });
-        }
-      }),
+    message: storable(
+      z.string({ error: "is required and must be a string" }).max(maxMessageBytes, tooLarge),
+    ).superRefine((m, ctx) => {
+      if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+      else if (isStorableText(m) && Buffer.byteLength(m) > maxMessageBytes) {
+        ctx.addIssue({
+          code: "too_big",
+          origin: "string",
+          maximum: maxMessageBytes,
+          message: tooLarge,
+        });
+      }
+    }),
     session_id: z.uuid({ error: "must be a session id returned by this API (a UUID)" }).optional(),
     user_id: id.optional(),
     project_id: id.optional(),

@@ -5,6 +5,9 @@ import { ProjectSettings } from "./session-settings";
  * Every setting, in one place, read from the environment and validated at startup.
  * A bad or missing value fails with the setting's name, not deep inside a request.
  */
+/** Longest accepted chat message by default, in UTF-8 bytes (MAX_MESSAGE_BYTES). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024;
+
 const Settings = z.object({
   /** DynamoDB table holding graph checkpoints. */
   CHECKPOINT_TABLE: z.string().min(3).max(255).default("agent-checkpoints"),
@@ -99,11 +102,7 @@ const Settings = z.object({
   SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
 
   /** Longest accepted chat message, in UTF-8 bytes. */
-  MAX_MESSAGE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(16 * 1024),
+  MAX_MESSAGE_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
   /** Graph steps per turn before the run is stopped (each model call and tool round is a step or two). */
   AGENT_RECURSION_LIMIT: z.coerce.number().int().min(3).default(12),
   /**

@@ -20,12 +20,34 @@ export function storableTextProblem(text: string): string | undefined {
 
 export const isStorableText = (text: string) => storableTextProblem(text) === undefined;
 
-/** A zod string refined to storable text; chain `.max()` etc. before passing it in. */
-export function storable<S extends z.ZodType<string>>(schema: S) {
-  return schema.superRefine((value, ctx) => {
-    const problem = storableTextProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  });
+/**
+ * The storable-text check, one instance for every schema: a schema carries it (through `.optional()`,
+ * `.max()`, `.refine()` and the like, which keep their checks) or it does not, which is how
+ * test/integrity/storable-schemas.unit.test.ts finds a request field that skips it.
+ */
+const STORABLE_TEXT = z.superRefine<string>((value, ctx) => {
+  const problem = storableTextProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** A zod string refined to storable text. */
+export function storable<S extends z.ZodType<string>>(schema: S): S {
+  return schema.check(STORABLE_TEXT as never) as S;
+}
+
+/**
+ * The one type of every client string that reaches storage: storable text, bounded. `trim` trims
+ * before the bounds are checked. Request schemas use it (or `identifier()`, or a UUID or enum).
+ */
+export function storableText({ min = 0, max, trim = false }: { min?: number; max: number; trim?: boolean }) {
+  const text = trim ? z.string().trim() : z.string();
+  return storable((min > 0 ? text.min(min) : text).max(max));
+}
+
+/** Whether a schema's values pass the storable-text check (see STORABLE_TEXT). */
+export function checksStorableText(schema: z.ZodType): boolean {
+  const checks = (schema as { _zod: { def: { checks?: unknown[] } } })._zod.def.checks ?? [];
+  return checks.includes(STORABLE_TEXT);
 }
 
 /**
@@ -50,7 +72,7 @@ export function truncateCodePoints(text: string, max: number): string {
 export const MAX_ID_LENGTH = 128;
 
 /** A client-named id (user, project): 1–128 characters of storable text, trimmed. */
-export const identifier = () => storable(z.string().trim().min(1).max(MAX_ID_LENGTH));
+export const identifier = () => storableText({ min: 1, max: MAX_ID_LENGTH, trim: true });
 
 /** toStorableText over every string (and key) of a JSON value, for jsonb columns. */
 export function toStorableDeep<T>(value: T): T {

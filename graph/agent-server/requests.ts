@@ -1,9 +1,8 @@
 import * as z from "zod";
 import { chatRequest } from "../../shared/chat-request";
 import { badRequest } from "../../shared/errors";
-import { identifier } from "../../shared/text";
-
-const Metadata = z.record(z.string(), z.unknown());
+import { Metadata, storableJson } from "../../shared/storable-json";
+import { identifier, storable, storableText } from "../../shared/text";
 
 export const ThreadCreate = z.object({
   thread_id: z.uuid({ error: "must be a UUID" }).optional(),
@@ -15,7 +14,10 @@ export const ThreadPatch = z.object({ metadata: Metadata.optional() });
 
 export const ThreadSearch = z.object({
   metadata: Metadata.optional(),
-  ids: z.array(z.string()).optional(),
+  ids: z
+    .array(storableText({ max: 128 }))
+    .max(1000)
+    .optional(),
   status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
@@ -26,14 +28,14 @@ export const ThreadSearch = z.object({
 export const HistoryQuery = z.object({
   limit: z.number().int().min(1).max(1000).default(10),
   before: z
-    .object({ configurable: z.object({ checkpoint_id: z.string() }).loose() })
+    .object({ configurable: z.object({ checkpoint_id: storableText({ max: 128 }) }).loose() })
     .loose()
     .optional(),
 });
 
 export const AssistantSearch = z.object({
-  graph_id: z.string().optional(),
-  name: z.string().optional(),
+  graph_id: storableText({ max: 128 }).optional(),
+  name: storableText({ max: 128 }).optional(),
   metadata: Metadata.optional(),
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
@@ -52,23 +54,25 @@ const StreamModeSchema = z.enum(Object.keys(STREAM_MODES) as [StreamMode, ...Str
   error: `must be one of ${Object.keys(STREAM_MODES).join(", ")}`,
 });
 
-const TextBlock = z.object({ type: z.string(), text: z.string().optional() }).loose();
+// The text is bounded by the body's size here and by MAX_MESSAGE_BYTES once joined (newHumanMessage).
+const TextBlock = z.object({ type: storableText({ max: 64 }), text: storable(z.string()).optional() }).loose();
 const InputMessage = z
   .object({
-    type: z.string().optional(),
-    role: z.string().optional(),
-    content: z.union([z.string(), z.array(TextBlock)]),
-    id: z.string().min(1).max(128).optional(),
+    type: storableText({ max: 64 }).optional(),
+    role: storableText({ max: 64 }).optional(),
+    content: z.union([storable(z.string()), z.array(TextBlock)]),
+    id: storableText({ min: 1, max: 128 }).optional(),
   })
   .loose();
 
 export const RunCreate = z.object({
-  assistant_id: z.string().min(1).max(128),
+  assistant_id: storableText({ min: 1, max: 128 }),
   input: z
     .object({ messages: z.array(InputMessage).min(1) })
     .loose()
     .nullish(),
-  command: z.unknown().optional(),
+  // Never run (newHumanMessage refuses it), but still only storable JSON.
+  command: storableJson(z.unknown(), { maxBytes: 16 * 1024 }).optional(),
   stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
   multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).optional(),
   metadata: Metadata.optional(),

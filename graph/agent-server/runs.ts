@@ -11,8 +11,8 @@ import { messageDict, valuesDict } from "./serialize";
 export interface RunDeps {
   chat: ChatService;
   runs: AgentRuns;
-  /** asks the run holding a thread's lease to stop (SessionOwners.requestCancel) */
-  requestCancel(threadId: string, action: CancelAction): Promise<boolean>;
+  /** asks the run holding the owner's thread's lease to stop (SessionOwners.requestCancel) */
+  requestCancel(threadId: string, userId: string, action: CancelAction): Promise<boolean>;
   maxMessageBytes: number;
   /** removes a stateless run's thread once it finished (`on_completion: "delete"`) */
   deleteThread(threadId: string, userId: string): Promise<void>;
@@ -75,7 +75,7 @@ export async function executeRun(
   // interrupt and rollback ask the running run to stop, through its lease, then wait for the
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
-    await deps.requestCancel(caller.threadId, strategy);
+    await deps.requestCancel(caller.threadId, caller.userId, strategy);
   const modes = streamModes(body);
   const graphModes = new Set(modes.map((m) => STREAM_MODES[m]));
   const runId = randomUUID();
@@ -112,6 +112,9 @@ export async function executeRun(
             updatedAt: now,
           };
           recorded = deps.runs.put(run);
+          // Awaited once the run ended; handled now, so a failed write is this request's error, never
+          // an unhandled rejection that would end the process (or the invocation, its lease held).
+          recorded.catch(() => {});
           sink.started({ run_id: runId, thread_id: threadId });
         },
         onChunk: (graphMode, chunk) => {

@@ -21,7 +21,7 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
       const runDeps: RunDeps = {
         chat: runtime.chat,
         runs,
-        requestCancel: (threadId, action) => threads.owners.requestCancel(threadId, action),
+        requestCancel: (threadId, userId, action) => threads.owners.requestCancel(threadId, userId, action),
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
       };

@@ -1,41 +1,54 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import * as z from "zod";
-import { AppError, forbidden, notFound } from "../../shared/errors";
+import { AppError, notFound } from "../../shared/errors";
 import type { AgentStore, StoredMemory } from "../../shared/stores/agent-store";
-import { storable } from "../../shared/text";
+import { storableJson } from "../../shared/storable-json";
+import { storableText } from "../../shared/text";
 
 /**
  * The Agent Server API's store, mapped onto the caller's long-term memories: namespace
  * `["memories", <user>]` holds the memories with no project, `["memories", <user>, <project>]`
  * a project's. An item's value is `{content, category?, tags?}`; its key is the client's
  * (kept in the memory's metadata) or, for memories the agent saved, the memory's id. A user
- * reaches only namespaces naming themselves. Items are the same rows /api/memories lists and the
- * agent recalls, so a memory put here is one the agent knows.
+ * reaches only namespaces naming themselves: any other is 404, as if it did not exist. Items are
+ * the same rows /api/memories lists and the agent recalls, so a memory put here is one the agent
+ * knows. Every lookup is answered by the database over all of the user's memories
+ * (supabase/migrations/011_agent_store_keys.sql), never from a window of the newest.
+ *
+ * The SDK refuses a namespace label holding a period (it joins labels with them in a query
+ * string), so a user id holding one is written in namespaces with its periods as %2E (and its
+ * percent signs as %25): userLabel. Either spelling names the caller.
  */
 const ROOT = "memories";
-/** How many of the caller's memories a key lookup reads (listMemories, newest first). */
-const LOOKUP_LIMIT = 200;
 
-const label = storable(z.string().min(1).max(128));
+const label = storableText({ min: 1, max: 128 });
 export const Namespace = z.array(label).min(1).max(3);
 export const ItemValue = z
   .object({
-    content: storable(z.string().trim().min(1).max(2000)),
-    category: storable(z.string().trim().min(1).max(64)).nullish(),
+    content: storableText({ min: 1, max: 2000, trim: true }),
+    category: storableText({ min: 1, max: 64, trim: true }).nullish(),
     tags: z
-      .array(storable(z.string().max(64)))
+      .array(storableText({ max: 64 }))
       .max(10)
       .optional(),
   })
   .loose();
 export const PutItem = z.object({ namespace: Namespace, key: label, value: ItemValue });
 export const ItemKey = z.object({ namespace: Namespace, key: label });
+/** GET /store/items: the namespace's labels joined by periods, as the SDK sends them. */
+export const ItemQuery = z
+  .object({
+    namespace: storableText({ min: 1, max: 3 * 129 }),
+    key: label,
+    refresh_ttl: z.enum(["true", "false"]).optional(),
+  })
+  .loose();
 export const SearchItems = z.object({
   namespace_prefix: z.array(label).max(3).default([]),
-  filter: z.record(z.string(), z.unknown()).nullish(),
-  query: storable(z.string().max(2000)).nullish(),
+  filter: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).nullish(),
+  query: storableText({ max: 2000 }).nullish(),
   limit: z.number().int().min(1).max(100).default(10),
-  offset: z.number().int().min(0).default(0),
+  offset: z.number().int().min(0).max(10_000).default(0),
 });
 export const ListNamespaces = z.object({
   prefix: z.array(label).max(3).nullish(),
@@ -49,9 +62,16 @@ interface Scope {
   projectId: string | null;
 }
 
+/** The caller's own label in a namespace: their id, with periods (and percent signs) escaped when it has any. */
+export const userLabel = (userId: string) =>
+  userId.includes(".") ? userId.replaceAll("%", "%25").replaceAll(".", "%2E") : userId;
+
 const keyOf = (m: StoredMemory) => (typeof m.metadata.store_key === "string" ? m.metadata.store_key : m.id);
 const namespaceOf = (userId: string, projectId: string | null) =>
-  projectId === null ? [ROOT, userId] : [ROOT, userId, projectId];
+  projectId === null ? [ROOT, userLabel(userId)] : [ROOT, userLabel(userId), projectId];
+const namesCaller = (userId: string, label: string | undefined) => label === userId || label === userLabel(userId);
+const namespaceNotFound = () =>
+  notFound("namespace_not_found", 'no such namespace: yours are ["memories", <your user id>, <project id>?]');
 
 function itemOf(
   m: {
@@ -82,12 +102,24 @@ export class MemoryItems {
     private readonly embeddings: Embeddings,
   ) {}
 
-  /** The memories scope a namespace names: only the caller's own. */
+  /** The memories scope a namespace names: only the caller's own; anything else is 404. */
   private scope(userId: string, namespace: string[]): Scope {
-    if (namespace[0] !== ROOT || namespace.length < 2)
-      throw notFound("namespace_not_found", 'namespaces are ["memories", <your user id>, <project id>?]');
-    if (namespace[1] !== userId) throw forbidden("a namespace may name only its caller's own memories");
+    if (namespace[0] !== ROOT || !namesCaller(userId, namespace[1])) throw namespaceNotFound();
     return { userId, projectId: namespace[2] ?? null };
+  }
+
+  /**
+   * A namespace as GET /store/items's query spells it, labels joined by periods. Read against the
+   * caller's own: `memories.<user id or label>[.<project>]`, so neither a user id nor a project id
+   * holding periods is split apart. Anything else is split at every period (and is not the caller's).
+   */
+  namespaceOfQuery(userId: string, dotted: string): string[] {
+    for (const own of new Set([userId, userLabel(userId)])) {
+      const prefix = `${ROOT}.${own}`;
+      if (dotted === prefix) return [ROOT, own];
+      if (dotted.startsWith(`${prefix}.`)) return [ROOT, own, dotted.slice(prefix.length + 1)];
+    }
+    return dotted.split(".");
   }
 
   private memories(): AgentStore {
@@ -96,8 +128,8 @@ export class MemoryItems {
   }
 
   private async find(scope: Scope, key: string): Promise<StoredMemory | undefined> {
-    const all = await this.memories().listMemories(scope.userId, { limit: LOOKUP_LIMIT });
-    return all.find((m) => m.projectId === scope.projectId && keyOf(m) === key);
+    const [found] = await this.memories().storeItems({ ...scope, key, limit: 1, offset: 0 });
+    return found;
   }
 
   /** Puts an item: a new memory, which replaces (supersedes) the one that had this key. */
@@ -133,16 +165,16 @@ export class MemoryItems {
   async search(userId: string, body: z.infer<typeof SearchItems>) {
     const prefix = body.namespace_prefix;
     if (prefix.length > 0 && prefix[0] !== ROOT) return { items: [] };
-    if (prefix.length > 1 && prefix[1] !== userId)
-      throw forbidden("a namespace may name only its caller's own memories");
+    if (prefix.length > 1 && !namesCaller(userId, prefix[1])) throw namespaceNotFound();
     const projectId = prefix[2];
-    const wanted = (m: { category: string | null; tags: string[]; content: string }) =>
-      Object.entries(body.filter ?? {}).every(
-        ([k, v]) =>
-          JSON.stringify(({ content: m.content, category: m.category, tags: m.tags } as Record<string, unknown>)[k]) ===
-          JSON.stringify(v),
-      );
     if (body.query) {
+      const wanted = (m: { category: string | null; tags: string[]; content: string }) =>
+        Object.entries(body.filter ?? {}).every(
+          ([k, v]) =>
+            JSON.stringify(
+              ({ content: m.content, category: m.category, tags: m.tags } as Record<string, unknown>)[k],
+            ) === JSON.stringify(v),
+        );
       const embedding = await this.embeddings.embedQuery(body.query);
       const matches = await this.memories().matchMemories({
         embedding,
@@ -158,27 +190,28 @@ export class MemoryItems {
           .map((m) => itemOf(m, ns, m.similarity)),
       };
     }
-    const all = await this.memories().listMemories(userId, { limit: LOOKUP_LIMIT });
-    return {
-      items: all
-        .filter((m) => projectId === undefined || m.projectId === projectId)
-        .filter(wanted)
-        .slice(body.offset, body.offset + body.limit)
-        .map((m) => itemOf(m, namespaceOf(userId, m.projectId))),
-    };
+    const items = await this.memories().storeItems({
+      userId,
+      projectId,
+      filter: body.filter ?? undefined,
+      limit: body.limit,
+      offset: body.offset,
+    });
+    return { items: items.map((m) => itemOf(m, namespaceOf(userId, m.projectId))) };
   }
 
   async namespaces(userId: string, body: z.infer<typeof ListNamespaces>) {
-    const all = await this.memories().listMemories(userId, { limit: LOOKUP_LIMIT });
     const seen = new Map<string, string[]>();
-    for (const m of all) {
-      const ns = namespaceOf(userId, m.projectId).slice(0, body.max_depth ?? 3);
+    for (const projectId of await this.memories().storeProjects(userId)) {
+      const ns = namespaceOf(userId, projectId).slice(0, body.max_depth ?? 3);
       seen.set(JSON.stringify(ns), ns);
     }
     const prefix = body.prefix ?? [];
     return {
       namespaces: [...seen.values()]
-        .filter((ns) => prefix.every((p, i) => ns[i] === p))
+        .filter((ns) =>
+          prefix.every((p, i) => ns[i] === p || (i === 1 && namesCaller(userId, p) && ns[i] === userLabel(userId))),
+        )
         .slice(body.offset, body.offset + body.limit),
     };
   }

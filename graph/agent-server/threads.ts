@@ -1,17 +1,17 @@
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import type * as z from "zod";
 import type { Backends } from "../../shared/backends";
-import { AppError, notFound, storeUnavailable } from "../../shared/errors";
+import { AppError, notFound } from "../../shared/errors";
 import { AgentThreads, type ThreadRecord } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
+import { ownedSession } from "../../shared/ownership";
 import { identifier } from "../../shared/text";
-import { DynamoDBSaver } from "../checkpoint";
 import type { ChatGraph } from "../chat/graph";
+import { deleteSession } from "../chat/session-deletion";
 import type { HistoryQuery, ThreadCreate, ThreadSearch } from "./requests";
 import { threadState } from "./serialize";
 
 const threadNotFound = () => notFound("thread_not_found", "no such thread");
-const ThreadId = z.uuid();
 
 /** A thread as the API shows it (`Thread` in the SDK's types). */
 export function threadJson(record: ThreadRecord) {
@@ -68,9 +68,8 @@ export class ThreadService {
     return threadJson(record);
   }
 
-  /** The caller's thread, or 404. A session started through /api/chat is a thread too. */
+  /** The caller's thread (its owner checked: assertOwned). A session started through /api/chat is a thread too. */
   async get(userId: string, threadId: string) {
-    await this.assertOwned(userId, threadId);
     const record = await this.records.get(userId, threadId);
     if (record) return threadJson(record);
     const now = new Date().toISOString();
@@ -78,7 +77,6 @@ export class ThreadService {
   }
 
   async patch(userId: string, threadId: string, metadata: Record<string, unknown>) {
-    await this.assertOwned(userId, threadId);
     const updated = await this.records.update(userId, threadId, { metadata });
     if (updated) return threadJson(updated);
     const now = new Date().toISOString();
@@ -100,44 +98,30 @@ export class ThreadService {
     return found.slice(query.offset, query.offset + query.limit).map(threadJson);
   }
 
-  /**
-   * Deletes the thread under its lease, as DELETE /api/sessions/{id} does: a running turn
-   * finishes first, and one that waited finds the thread gone.
-   */
+  /** Deletes the thread and everything it left, by the same deletion as DELETE /api/sessions/{id}. */
   async delete(userId: string, threadId: string) {
-    await this.assertOwned(userId, threadId);
-    const { dynamo, config, conversations } = this.backends;
-    // The lease is on the owner record, which goes with the partition: a run that waited for it finds the thread gone.
-    const { session, lease } = await this.owners.leaseWaiting(threadId, userId, config.SESSION_QUEUE_WAIT_MS);
-    if (!session) throw threadNotFound();
-    if (!lease) throw new AppError(409, "thread_busy", "a run on this thread is still going; retry");
-    try {
-      await conversations?.deleteSession(threadId, userId).catch((err) => {
-        throw storeUnavailable(err);
-      });
-      await this.records.remove(userId, threadId);
-      // The whole partition: checkpoints, the owner record with its lease, and the runs.
-      await new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }).deleteThread(threadId);
-    } finally {
-      await lease.release();
-    }
+    await deleteSession(this.backends, userId, threadId, {
+      notFound: threadNotFound,
+      busy: () => new AppError(409, "thread_busy", "a run on this thread is still going; retry"),
+    });
   }
 
-  async state(userId: string, threadId: string, checkpointId?: string) {
-    await this.assertOwned(userId, threadId);
+  /** The thread's state, or its state at a checkpoint; an unknown checkpoint is 404. */
+  async state(threadId: string, checkpointId?: string) {
     const snapshot = await this.chatGraph().getState({
       configurable: {
         thread_id: threadId,
         ...(checkpointId ? { checkpoint_id: checkpointId, checkpoint_ns: "" } : {}),
       },
     });
-    if (checkpointId && snapshot.config?.configurable?.checkpoint_id !== checkpointId)
+    // LangGraph answers a checkpoint it cannot find with an empty snapshot echoing the config asked
+    // for; a stored one always has its creation time.
+    if (checkpointId && snapshot.createdAt === undefined)
       throw notFound("checkpoint_not_found", "no such checkpoint in this thread");
     return threadState(snapshot);
   }
 
-  async history(userId: string, threadId: string, query: z.infer<typeof HistoryQuery>) {
-    await this.assertOwned(userId, threadId);
+  async history(threadId: string, query: z.infer<typeof HistoryQuery>) {
     const states = [];
     for await (const snapshot of this.chatGraph().getStateHistory(
       { configurable: { thread_id: threadId, checkpoint_ns: "" } },
@@ -147,8 +131,9 @@ export class ThreadService {
     return states;
   }
 
-  async assertOwned(userId: string, threadId: string) {
-    if (!ThreadId.safeParse(threadId).success || (await this.owners.owner(threadId)) !== userId) throw threadNotFound();
+  /** Ownership before effect (shared/ownership.ts): every route naming a thread runs this first. */
+  async assertOwned(userId: string, threadId: string | undefined) {
+    await ownedSession(this.owners, userId, threadId, threadNotFound);
   }
 
   private chatGraph(): ChatGraph {

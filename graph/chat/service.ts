@@ -1,3 +1,4 @@
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import {
   type AIMessage,
@@ -10,6 +11,7 @@ import {
 } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../../shared/errors";
+import { ownedSession } from "../../shared/ownership";
 import type { QueuePublisher } from "../../shared/queue";
 import {
   type ProjectSettings,
@@ -28,6 +30,7 @@ import { agentFailure } from "./errors";
 import { humanContent } from "./images";
 import type { ChatGraph } from "./graph";
 import { firstWords, nameSession } from "./naming";
+import { graphRunSettled } from "./run-settled";
 import { TraceCollector } from "./trace";
 
 export interface ChatTurn {
@@ -117,6 +120,9 @@ const projectMismatch = (project: string | null) =>
       : `this session belongs to project "${project}"; send that project_id or none, or start a new session`,
   );
 
+/** How long a failed turn waits for its graph run's last writes before it undoes itself (graphRunSettled). */
+const SETTLE_MS = 10_000;
+
 /** Least time a run is left after waiting for a busy session: waiting longer would only time out. */
 export const MIN_RUN_MS = 10_000;
 
@@ -153,6 +159,9 @@ export class ChatService {
   async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     if (!isNew && turn.settings !== undefined) throw settingsOnExistingSession();
+    // Attachments are read from the session's files: only once the session is known to be the
+    // caller's (ownership before effect; a turn without them needs no read, its lease is the check).
+    if (!isNew && turn.attachments?.length) await ownedSession(this.deps.owners, turn.userId, turn.sessionId);
     // Checked before the session is touched: a bad attachment writes nothing.
     const attached = await attachedImages(this.deps.files, turn.sessionId, turn.userId, turn.attachments);
     const inline = await checkInlineImages(turn.images, attached.length);
@@ -166,6 +175,11 @@ export class ChatService {
       ? await this.claimSession(sessionId, turn)
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
+    if (!isNew && turn.messageId !== undefined)
+      await this.assertNewMessageId(sessionId, turn.messageId).catch(async (err) => {
+        await lease.release();
+        throw err;
+      });
     let images = attached;
     if (inline.length > 0) {
       // Stored under the lease, as files of the session: the checkpoint refers to them as to uploads.
@@ -183,6 +197,7 @@ export class ChatService {
     });
     // Checkpoints from here on are this run's (it holds the session's lease).
     const startedAt = new Date();
+    const graphRun = graphRunSettled();
     let ran = false;
     try {
       observer.onSession?.(sessionId);
@@ -197,7 +212,7 @@ export class ChatService {
         { ...turn, projectId: projectId ?? undefined },
         settings,
         human,
-        tracer,
+        [tracer, graphRun.handler],
         observer,
         signal,
       );
@@ -254,6 +269,8 @@ export class ChatService {
       const reason: unknown = lease.signal.reason;
       const rollback = reason instanceof RunCancelled && reason.action === "rollback";
       const keep = lease.signal.aborted && !rollback;
+      // Nothing is undone, and the lease not let go, before the graph's own last writes landed.
+      if (ran) await graphRun.wait(SETTLE_MS);
       if (ran && rollback && this.deps.removeCheckpointsSince) {
         // Rollback removes the stopped run's checkpoints, so its steps are not in the history either.
         await this.deps.removeCheckpointsSince(sessionId, startedAt).catch((e) => this.deps.onUndoFailure?.(e));
@@ -262,6 +279,23 @@ export class ChatService {
     } finally {
       await lease.release();
     }
+  }
+
+  /**
+   * Message ids are unique within a thread: LangGraph's messages reducer replaces a message whose
+   * id it already holds, so a client-chosen id equal to an existing one would rewrite history in
+   * place. Read under the lease, so no run adds that id meanwhile; only for a client-chosen id.
+   */
+  private async assertNewMessageId(sessionId: string, messageId: string) {
+    let messages: BaseMessage[];
+    try {
+      const state = await this.deps.graph.getState({ configurable: { thread_id: sessionId } });
+      messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
+    } catch (err) {
+      throw agentFailure(err, this.deps.recursionLimit);
+    }
+    if (messages.some((m) => m.id === messageId))
+      throw new AppError(409, "message_id_exists", "this thread already has a message with this id; send a new id");
   }
 
   /**
@@ -295,7 +329,7 @@ export class ChatService {
     turn: ChatTurn,
     settings: SessionSettings,
     human: HumanMessage,
-    tracer: TraceCollector,
+    callbacks: BaseCallbackHandler[],
     observer: TurnObserver,
     signal: AbortSignal,
   ) {
@@ -312,7 +346,7 @@ export class ChatService {
             settings,
           },
           recursionLimit: this.deps.recursionLimit,
-          callbacks: [tracer],
+          callbacks,
           signal,
           durability: turn.durability ?? "exit",
           streamMode: streamModes(observer),

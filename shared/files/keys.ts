@@ -1,6 +1,10 @@
-/** Objects go under a per-user prefix, so a grant can be scoped to users/* and a user's objects listed alone. */
+/**
+ * Objects go under a per-user prefix, so a grant can be scoped to users/* and a user's objects listed
+ * alone. Periods are encoded too: a user id "." or ".." would otherwise be a path segment that URL
+ * handling removes, and the signed URL would name another key.
+ */
 export function objectKey(userId: string, sessionId: string, fileId: string): string {
-  return `users/${encodeURIComponent(userId)}/sessions/${sessionId}/${fileId}`;
+  return `users/${encodeURIComponent(userId).replaceAll(".", "%2E")}/sessions/${sessionId}/${fileId}`;
 }
 
 /** The inverse, for the bucket's notifications; undefined for a key this API did not make. */

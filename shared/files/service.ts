@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Backends } from "../backends";
 import type { Config } from "../config";
 import { AppError, badRequest, notFound } from "../errors";
+import { ownedSession } from "../ownership";
 import { SessionOwners } from "../stores/session-owners";
 import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectFile } from "./inspect";
 import { objectKey } from "./keys";
@@ -189,7 +190,7 @@ export class FileService {
   }
 
   private async ownSession(userId: string, sessionId: string) {
-    if ((await this.deps.owners.owner(sessionId)) !== userId) throw notFound("session_not_found", "no such session");
+    await ownedSession(this.deps.owners, userId, sessionId);
   }
 
   private async ownFile(userId: string, sessionId: string, fileId: string) {

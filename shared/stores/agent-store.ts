@@ -57,6 +57,30 @@ export interface MemoryListFilter {
   superseded?: boolean;
 }
 
+/** Which store items to read (supabase/migrations/011_agent_store_keys.sql). */
+export interface StoreItemQuery {
+  userId: string;
+  /** a namespace's project (null: none); undefined: every project's and none's */
+  projectId: string | null | undefined;
+  /** the item under this key only (the client's store_key, else the memory's id) */
+  key?: string;
+  /** each entry equal to the item's content, category or tags */
+  filter?: Record<string, unknown>;
+  limit: number;
+  offset: number;
+}
+
+/** agent_store_items' arguments, for both adapters. */
+export const storeItemArgs = (q: StoreItemQuery) => ({
+  p_user_id: q.userId,
+  p_project_id: q.projectId ?? null,
+  p_any_project: q.projectId === undefined,
+  p_key: q.key ?? null,
+  p_filter: q.filter ?? null,
+  p_limit: q.limit,
+  p_offset: q.offset,
+});
+
 export interface UserContext {
   userId: string;
   plan: string | null;
@@ -166,6 +190,10 @@ export interface AgentStore {
   supersedeMemories(userId: string, oldIds: string[], newId: string): Promise<number>;
   /** Deletes one of the user's memories; false when there is none with that id for them. */
   deleteMemory(userId: string, id: string): Promise<boolean>;
+  /** The Agent Server API's store items: current memories by namespace, key and filter (agent_store_items). */
+  storeItems(query: StoreItemQuery): Promise<StoredMemory[]>;
+  /** The projects the user's current memories are in, null for none (agent_store_projects). */
+  storeProjects(userId: string): Promise<(string | null)[]>;
   getUserContext(userId: string): Promise<UserContext | undefined>;
   matchKnowledge(query: KnowledgeQuery): Promise<KnowledgeMatch[]>;
   /** One cheap round trip that fails when the database cannot be reached (health checks). */

@@ -8,7 +8,16 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
+import { AppError } from "../errors";
+import { jsonBytes, MAX_METADATA_BYTES } from "../storable-json";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+
+const metadataTooLarge = () =>
+  new AppError(
+    400,
+    "metadata_too_large",
+    `metadata: with this patch the thread's would pass ${MAX_METADATA_BYTES} bytes of JSON; remove keys (set them to null) first`,
+  );
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type Metadata = Record<string, unknown>;
@@ -78,6 +87,8 @@ export class AgentThreads {
       if (v === null) delete metadata[k];
       else metadata[k] = v;
     }
+    // Each patch is bounded by its schema; what they add up to is bounded here, before the write.
+    if (jsonBytes(metadata) > MAX_METADATA_BYTES) throw metadataTooLarge();
     const next: ThreadRecord = {
       ...current,
       metadata,

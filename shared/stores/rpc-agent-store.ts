@@ -15,6 +15,8 @@ import {
   type MemoryQuery,
   type NewMemory,
   type StoredMemory,
+  type StoreItemQuery,
+  storeItemArgs,
   type UserContext,
 } from "./agent-store";
 import { caller, type Rpc } from "./rpc";
@@ -49,6 +51,8 @@ export const AGENT_STORE_CALLS = {
   supersede_memories: ["p_user_id", "p_old_ids", "p_new_id"],
   list_memories: ["p_user_id", "p_limit", "p_category", "p_tag", "p_superseded"],
   delete_memory: ["p_user_id", "p_id"],
+  agent_store_items: ["p_user_id", "p_project_id", "p_any_project", "p_key", "p_filter", "p_limit", "p_offset"],
+  agent_store_projects: ["p_user_id"],
   get_user_context: ["p_user_id"],
   match_knowledge: ["query_text", "query_embedding", "match_count", "full_text_weight"],
   ping: [],
@@ -249,6 +253,16 @@ export class RpcAgentStore implements AgentStore {
 
   async deleteMemory(userId: string, id: string) {
     return (await this.call("delete_memory", { p_user_id: userId, p_id: id })) === true;
+  }
+
+  async storeItems(query: StoreItemQuery) {
+    return rows(await this.call("agent_store_items", storeItemArgs(query))).map(toStoredMemory);
+  }
+
+  async storeProjects(userId: string) {
+    return rows(await this.call("agent_store_projects", { p_user_id: userId })).map(
+      (r) => r.project_id as string | null,
+    );
   }
 
   async getUserContext(userId: string) {

@@ -54,7 +54,10 @@ export class RunCancelled extends Error {
  */
 export async function requestCancel(
   doc: DynamoDBDocumentClient,
-  item: Pick<HeldLeaseItem, "tableName" | "key" | "tokenAttribute">,
+  item: Pick<HeldLeaseItem, "tableName" | "key" | "tokenAttribute"> & {
+    /** the attribute naming the session's owner, and who asks: only the owner's request marks the run */
+    owner?: { attribute: string; userId: string };
+  },
   action: CancelAction,
 ): Promise<boolean> {
   try {
@@ -63,9 +66,13 @@ export async function requestCancel(
         TableName: item.tableName,
         Key: item.key,
         UpdateExpression: "SET cancel_for = #t, cancel_action = :a",
-        ConditionExpression: "attribute_exists(#t) AND lease_until >= :now",
-        ExpressionAttributeNames: { "#t": item.tokenAttribute },
-        ExpressionAttributeValues: { ":a": action, ":now": Date.now() },
+        ConditionExpression: `attribute_exists(#t) AND lease_until >= :now${item.owner ? " AND #o = :o" : ""}`,
+        ExpressionAttributeNames: { "#t": item.tokenAttribute, ...(item.owner ? { "#o": item.owner.attribute } : {}) },
+        ExpressionAttributeValues: {
+          ":a": action,
+          ":now": Date.now(),
+          ...(item.owner ? { ":o": item.owner.userId } : {}),
+        },
       }),
     );
     return true;

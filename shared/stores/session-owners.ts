@@ -104,7 +104,7 @@ export class SessionOwners {
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
-    const session = await this.session(sessionId);
+    const session = await this.session(sessionId, userId);
     return session?.userId === userId ? { session } : {};
   }
 
@@ -118,10 +118,17 @@ export class SessionOwners {
     }
   }
 
-  /** Asks the run holding this session's lease to stop (the Agent Server API's interrupt and rollback). */
-  requestCancel(sessionId: string, action: CancelAction): Promise<boolean> {
+  /**
+   * Asks the run holding `userId`'s session's lease to stop (the Agent Server API's interrupt and
+   * rollback). The mark is conditional on the owner, so nobody else's request can stop a run.
+   */
+  requestCancel(sessionId: string, userId: string, action: CancelAction): Promise<boolean> {
     const key = { pk: sessionId, sk: OWNER_SORT_KEY };
-    return requestCancel(this.doc, { tableName: this.tableName, key, tokenAttribute: "lease_token" }, action);
+    return requestCancel(
+      this.doc,
+      { tableName: this.tableName, key, tokenAttribute: "lease_token", owner: { attribute: "user_id", userId } },
+      action,
+    );
   }
 
   private held(sessionId: string, token: string, now: number): Lease {
@@ -182,7 +189,7 @@ export class SessionOwners {
           ExpressionAttributeValues: { ":defaults": storedSettings(undefined), ":user": userId },
         }),
       );
-      if (entries.length === 0) return (await this.session(sessionId))?.settings;
+      if (entries.length === 0) return (await this.session(sessionId, userId))?.settings;
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
@@ -224,22 +231,29 @@ export class SessionOwners {
     return found;
   }
 
-  /** The owner, or undefined for a session that does not exist. Keeps an active session from expiring. */
+  /** The owner, or undefined for a session that does not exist. */
   async owner(sessionId: string): Promise<string | undefined> {
     return (await this.session(sessionId))?.userId;
   }
 
   /**
    * The session's owner and project (null: none; undefined: a session recorded before projects
-   * were kept here), or undefined for a session that does not exist.
+   * were kept here), or undefined for a session that does not exist. A read on behalf of its
+   * owner (`forUser`) keeps an active session from expiring; anyone else's read changes nothing.
    */
-  async session(sessionId: string): Promise<SessionRecord | undefined> {
+  async session(sessionId: string, forUser?: string): Promise<SessionRecord | undefined> {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: sessionId, sk: OWNER_SORT_KEY }, ConsistentRead: true }),
     );
     if (!out.Item) return undefined;
     const expiresAt = out.Item[CHECKPOINT_TABLE.ttlAttribute] as number | undefined;
-    if (this.ttlDays !== undefined && expiresAt !== undefined && expiresAt - now() < (this.ttlDays * 86_400) / 2) {
+    const owned = forUser !== undefined && out.Item.user_id === forUser;
+    if (
+      owned &&
+      this.ttlDays !== undefined &&
+      expiresAt !== undefined &&
+      expiresAt - now() < (this.ttlDays * 86_400) / 2
+    ) {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,

@@ -213,12 +213,12 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     const listed = await fetch(`${stack.url}/api/memories`, { headers: { "x-user-id": "alice" } });
     expect(JSON.stringify(await listed.json())).toContain("My dog is called Bolt");
 
-    // Nobody else's namespaces.
-    await expect(bob.store.getItem(["memories", "alice"], "pet")).rejects.toMatchObject({ status: 403 });
+    // Nobody else's namespaces: 404, as if they did not exist.
+    await expect(bob.store.getItem(["memories", "alice"], "pet")).rejects.toMatchObject({ status: 404 });
     await expect(bob.store.putItem(["memories", "alice"], "x", { content: "hi" })).rejects.toMatchObject({
-      status: 403,
+      status: 404,
     });
-    await expect(bob.store.searchItems(["memories", "alice"])).rejects.toMatchObject({ status: 403 });
+    await expect(bob.store.searchItems(["memories", "alice"])).rejects.toMatchObject({ status: 404 });
     expect((await bob.store.searchItems(["memories"])).items).toEqual([]);
     expect((await bob.store.searchItems(["memories"], { query: "dog" })).items).toEqual([]);
     await expect(alice.store.putItem(["memories", "alice"], "bad", { text: "no content" })).rejects.toMatchObject({

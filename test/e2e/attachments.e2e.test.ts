@@ -246,7 +246,6 @@ describe("attachments on the local stack", () => {
       [{ message: "look", attachments: [mine] }, "invalid_attachment"], // a new session has no files
       [{ message: "look", session_id: session, attachments: [csv] }, "invalid_attachment"],
       [{ message: "look", session_id: session, attachments: [theirs] }, "invalid_attachment"],
-      [{ message: "look", session_id: other, attachments: [theirs] }, "invalid_attachment"], // not ivo's session
       [{ message: "look", session_id: session, attachments: ["not-a-uuid"] }, "invalid_attachments_0"],
       [
         { message: "look", session_id: session, attachments: Array.from({ length: 21 }, () => mine) },
@@ -257,6 +256,13 @@ describe("attachments on the local stack", () => {
       const res = await call("POST", "/api/chat", "ivo", body);
       expect([res.status, res.body.error.code]).toEqual([400, code]);
     }
+    // Not ivo's session: 404 before any of its files is read, as for every route naming someone else's session.
+    const notHis = await call("POST", "/api/chat", "ivo", {
+      message: "look",
+      session_id: other,
+      attachments: [theirs],
+    });
+    expect([notHis.status, notHis.body.error.code]).toEqual([404, "session_not_found"]);
     expect((await call("GET", `/api/sessions/${session}/messages`, "ivo")).body).toHaveLength(2);
   });
 

@@ -1,72 +1,41 @@
-import { DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
+import { QueryCommand } from "@aws-sdk/client-dynamodb";
 import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
-import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FUNCTIONS } from "../../infra/manifest";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { signIntercom } from "../../shared/intercom/signature";
+import { localStackDynamo } from "../support/local-stack";
+import { type RawReply, rawRequest } from "../support/raw-request";
 
 // Integrity on the local stack over HTTP: DELETE racing a streaming turn, and a
 // property-based fuzz pass over every API route (bodies, headers, query strings, path ids).
 
 const dataDir = mkdtempSync(join(tmpdir(), "agent-integrity-"));
 let stack: LocalStack;
-let port: number;
 // A short generation pace: streams still take a while (so DELETE lands mid-turn), fuzzed turns stay quick.
 const env = { DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT", OFFLINE_STREAM_DELAY_MS: "5" };
 
 beforeAll(async () => {
   stack = await startLocalStack(env);
-  port = Number(new URL(stack.url).port);
 }, 60_000);
 afterAll(async () => {
   await stack?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-interface Reply {
-  status: number;
-  contentType: string;
-  text: string;
-}
+type Reply = RawReply;
 
 /** A raw HTTP request: the path, headers and body go out exactly as given (fetch would normalise them). */
-function send(
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-  body?: Buffer | string,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          contentType: String(res.headers["content-type"] ?? ""),
-          text: Buffer.concat(chunks).toString("utf8"),
-        }),
-      );
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+const send = (method: string, path: string, headers: Record<string, string> = {}, body?: Buffer | string) =>
+  rawRequest(stack.url, method, path, headers, body);
 
 const json = (reply: Reply) => JSON.parse(reply.text);
 
 describe("A deleted session never comes back", () => {
   it("races DELETE against a streaming turn 20 times: after a 204 nothing of the session remains", async () => {
-    const [, endpoint, table] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(stack.describe.join("\n"))!;
-    const dynamo = new DynamoDBClient({
-      endpoint,
-      region: "local",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
-    });
+    const { client: dynamo, table } = localStackDynamo(stack);
     const user = { "x-user-id": "racer", "content-type": "application/json" };
     let deleted = 0;
     for (let round = 0; round < 20; round++) {

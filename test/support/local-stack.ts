@@ -1,3 +1,4 @@
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,3 +48,17 @@ export function sharedLocalStack(): { stack: LocalStack } {
 
 /** A user id no other test file uses, for files on the shared stack. */
 export const freshUser = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
+
+/** A DynamoDB client on a local stack's dynalite, and its checkpoint table, read from the stack's description. */
+export function localStackDynamo(stack: LocalStack): { client: DynamoDBClient; table: string } {
+  const [, endpoint, table] = /dynalite \(local stand-in\) at (\S+), table (\S+)/.exec(stack.describe.join("\n"))!;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: "local",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+  });
+  return { client, table: table! };
+}
+
+/** A local stack's data folder (DATA_DIR), from its description. */
+export const localStackDataDir = (stack: LocalStack) => /^data: (.*)$/m.exec(stack.describe.join("\n"))![1]!;
