@@ -260,9 +260,7 @@ export class RpcAgentStore implements AgentStore {
   }
 
   async storeProjects(userId: string) {
-    return rows(await this.call("agent_store_projects", { p_user_id: userId })).map(
-      (r) => r.project_id as string | null,
-    );
+    return (await this.call("agent_store_projects", { p_user_id: userId })) as (string | null)[];
   }
 
   async getUserContext(userId: string) {

@@ -37,14 +37,17 @@ as $$
 $$;
 
 -- The projects the user's current memories are in (null: those in none): the store's namespaces.
-create or replace function agent_store_projects(p_user_id text) returns table (project_id text)
+-- One array rather than a one-column table: Postgres makes a one-column `returns table` a set of
+-- scalars, whose JSON shape PostgREST and a SQL client would read differently.
+drop function if exists agent_store_projects(text);
+create function agent_store_projects(p_user_id text) returns text[]
 language sql
 stable
 set search_path = public
 as $$
-  select distinct m.project_id from agent_memories m
-   where m.user_id = p_user_id and m.superseded_by is null
-   order by 1 nulls first;
+  select coalesce(array_agg(p order by p nulls first), '{}')
+    from (select distinct m.project_id as p from agent_memories m
+           where m.user_id = p_user_id and m.superseded_by is null) projects;
 $$;
 
 revoke all on function agent_store_items(text, text, boolean, text, jsonb, int, int) from public;

@@ -52,7 +52,7 @@ describe("PostgREST agent store: store items", () => {
   });
 
   it("agent_store_projects: the projects, null for none", async () => {
-    reply = () => ({ status: 200, body: [{ project_id: null }, { project_id: "work" }] });
+    reply = () => ({ status: 200, body: [null, "work"] });
     expect(await store.storeProjects("u1")).toEqual([null, "work"]);
     expect(server.requests.at(-1)!.path).toBe("/rest/v1/rpc/agent_store_projects");
     expect(server.requests.at(-1)!.body).toEqual({ p_user_id: "u1" });
