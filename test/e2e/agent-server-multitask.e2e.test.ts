@@ -63,11 +63,14 @@ const messagesOf = async (threadId: string) =>
   (await client.threads.getState<{ messages: Msg[] }>(threadId)).values.messages.map((m) => [m.type, m.content]);
 
 describe("multitask_strategy with overlapping runs", () => {
-  it("reject: the second run gets 409 and the first finishes", async () => {
+  it("reject: the second run gets 422, as LangGraph's server answers it, and the first finishes", async () => {
     const thread = await client.threads.create();
     const a = firstRun(thread.thread_id);
     await a.started;
-    await expect(second(thread.thread_id, "reject")).rejects.toMatchObject({ status: 409 });
+    await expect(second(thread.thread_id, "reject")).rejects.toMatchObject({
+      status: 422,
+      message: expect.stringContaining("Thread is already running a task"),
+    });
     const events = await a.done;
     expect(events.map((e) => e.event)).not.toContain("error");
     expect(await messagesOf(thread.thread_id)).toEqual([
