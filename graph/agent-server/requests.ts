@@ -185,7 +185,10 @@ export const CommandBody = storableJson(
   z
     .object({
       resume: z.unknown().optional(),
-      update: z.union([z.record(z.string(), z.unknown()), z.array(z.tuple([z.string(), z.unknown()]))]).optional(),
+      // What LangGraph writes as if a node returned it: the chat graph's state keys only.
+      update: z
+        .union([StateValues, z.array(z.tuple([z.enum(["messages", "summary", "tokenRatio"]), z.unknown()])).max(16)])
+        .optional(),
       goto: z.union([NodeName, z.array(NodeName).max(8)]).optional(),
     })
     .strict(),

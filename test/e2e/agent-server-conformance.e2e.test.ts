@@ -236,6 +236,326 @@ describe("threads", () => {
   });
 });
 
+describe("runs", () => {
+  it("wait: the thread's values, and the thread idle", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, "chat", {
+      input: human("foo", "initial-message"),
+    })) as Values;
+    expect(Array.isArray(values.messages)).toBe(true);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("wait error: a recursion limit the run passes is GraphRecursionError, and the thread is in error", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await expect(
+      client.runs.wait(thread.thread_id, "chat", { input: human("foo"), config: { recursion_limit: 1 } }),
+    ).rejects.toThrow(/GraphRecursionError/);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("error");
+  });
+
+  it("stream values: each chunk extends the last, and the run succeeds", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("foo", "initial-message"), streamMode: "values" }),
+    );
+    expect(new Set(chunks.map((c) => c.event))).toEqual(new Set(["metadata", "values"]));
+    let previous: string[] = [];
+    for (const chunk of chunks.filter((c) => c.event === "values")) {
+      const ids = (chunk.data as Values).messages.map((m) => m.id!);
+      expect(ids.slice(0, -1)).toEqual(previous);
+      previous = ids;
+    }
+    const runId = (chunks[0]!.data as { run_id: string }).run_id;
+    expect((await client.runs.get(thread.thread_id, runId)).status).toBe("success");
+    expect((await client.threads.getHistory(thread.thread_id)).length).toBeGreaterThan(1);
+  });
+
+  it("stream updates: one per node, agent then tools then agent for a tool call", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", {
+        input: human("remember that my cat is called Tom"),
+        streamMode: "updates",
+      }),
+    );
+    expect(new Set(chunks.map((c) => c.event))).toEqual(new Set(["metadata", "updates"]));
+    const nodes = chunks
+      .filter((c) => c.event === "updates")
+      .flatMap((c) => Object.keys(c.data as object))
+      .filter((n) => n !== "compact");
+    expect(nodes).toEqual(["agent", "tools", "agent"]);
+  });
+
+  it("stream messages: metadata, partial and complete messages, the last the answer", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("foo", "initial-message"), streamMode: "messages" }),
+    );
+    expect(new Set(chunks.map((c) => c.event))).toEqual(
+      new Set(["metadata", "messages/metadata", "messages/partial", "messages/complete"]),
+    );
+    const partial: Record<string, unknown> = {};
+    for (const c of chunks.filter((c) => c.event === "messages/partial")) {
+      const [m] = c.data as Msg[];
+      partial[m!.id!] = m!.content;
+    }
+    const complete = chunks.filter((c) => c.event === "messages/complete").flatMap((c) => c.data as Msg[]);
+    const answer = complete.at(-1)!;
+    expect(answer.type).toBe("ai");
+    expect(answer.content).toBe(partial[answer.id!]);
+    expect(chunks.at(-1)!.event).toBe("messages/complete");
+    const state = await client.threads.getState<Values>(thread.thread_id);
+    expect(state.values.messages.at(-1)!.content).toBe(answer.content);
+  });
+
+  it("stream messages-tuple: token chunks whose metadata names the run", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("foo"), streamMode: "messages-tuple" }),
+    );
+    const runId = (chunks[0]!.data as { run_id: string }).run_id;
+    expect(new Set(chunks.map((c) => c.event))).toEqual(new Set(["metadata", "messages"]));
+    const tuples = chunks.filter((c) => c.event === "messages").map((c) => c.data as [Msg, Record<string, unknown>]);
+    expect(tuples.length).toBeGreaterThan(1);
+    for (const [, metadata] of tuples)
+      expect(metadata).toMatchObject({ run_id: runId, graph_id: "chat", langgraph_node: "agent" });
+    const text = tuples.map(([m]) => m.content).join("");
+    expect((await client.threads.getState<Values>(thread.thread_id)).values.messages.at(-1)!.content).toBe(text);
+  });
+
+  it("stream mixed modes: messages and values, no error", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("foo"), streamMode: ["messages", "values"] }),
+    );
+    expect(chunks.at(-1)!.event).toBe("messages/complete");
+    expect(chunks.filter((c) => c.event === "error")).toEqual([]);
+    expect(new Set(chunks.map((c) => c.event))).toEqual(
+      new Set(["metadata", "messages/metadata", "messages/partial", "messages/complete", "values"]),
+    );
+    expect((chunks.findLast((c) => c.event === "values")!.data as Values).messages).toHaveLength(2);
+  });
+
+  it("stream events: the run's callback events", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("foo"), streamMode: "events" }),
+    );
+    expect(new Set(chunks.map((c) => c.event))).toEqual(new Set(["metadata", "events"]));
+    const kinds = new Set(chunks.filter((c) => c.event === "events").map((c) => (c.data as { event: string }).event));
+    for (const kind of [
+      "on_chain_start",
+      "on_chain_end",
+      "on_chat_model_start",
+      "on_chat_model_stream",
+      "on_chat_model_end",
+    ])
+      expect(kinds).toContain(kind);
+  });
+
+  it("stream debug: its checkpoints are the thread's history", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("foo"), streamMode: "debug" }),
+    );
+    const checkpoints = chunks
+      .filter((c) => c.event === "debug" && (c.data as { type: string }).type === "checkpoint")
+      .map((c) => (c.data as { payload: ThreadState }).payload);
+    const history = (await client.threads.getHistory(thread.thread_id, { limit: checkpoints.length })).reverse();
+    const shape = (s: ThreadState) => ({
+      step: (s.metadata as { step?: number } | null)?.step,
+      checkpoint: s.checkpoint,
+      parent_checkpoint: s.parent_checkpoint,
+    });
+    expect(checkpoints.map(shape)).toEqual(history.map(shape));
+  });
+
+  it("stream tasks and checkpoints: each step's tasks between its checkpoints", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", { input: human("input"), streamMode: ["tasks", "checkpoints"] }),
+    );
+    expect(chunks[0]).toMatchObject({ event: "metadata", data: { run_id: expect.any(String) } });
+    expect(chunks[1]).toMatchObject({
+      event: "checkpoints",
+      data: { values: { messages: [] }, metadata: { source: "input", step: -1 }, next: ["__start__"] },
+    });
+    expect(chunks[2]).toMatchObject({
+      event: "checkpoints",
+      data: { values: { messages: [{ content: "input", type: "human" }] }, metadata: { source: "loop", step: 0 } },
+    });
+    const agentTasks = chunks.filter((c) => c.event === "tasks" && (c.data as { name: string }).name === "agent");
+    expect(agentTasks[0]).toMatchObject({
+      data: { name: "agent", input: { messages: [{ content: "input", type: "human" }] }, interrupts: [] },
+    });
+    expect(agentTasks[1]).toMatchObject({
+      data: { name: "agent", result: { messages: [expect.objectContaining({ type: "ai" })] }, interrupts: [] },
+    });
+    expect(chunks.at(-1)).toMatchObject({ event: "checkpoints", data: { next: [], metadata: { source: "loop" } } });
+  });
+
+  it("a run with a checkpoint branches from it: Edit replaces a turn, Regenerate redoes an answer", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("hi there") });
+    await client.runs.wait(thread.thread_id, "chat", { input: human("remember that my cat is called Tom") });
+    const history = await client.threads.getHistory<Values>(thread.thread_id, { limit: 100 });
+    // Where the second message first appears: the checkpoint before it is its parent.
+    const firstSeen = history.findLast((s) => s.values.messages.length === 3)!;
+    expect(firstSeen.values.messages[2]!.content).toBe("remember that my cat is called Tom");
+
+    // Edit: a new message from the second message's parent checkpoint.
+    await client.runs.wait(thread.thread_id, "chat", {
+      input: human("what time is it?"),
+      checkpoint: firstSeen.parent_checkpoint!,
+    });
+    const edited = await client.threads.getState<Values>(thread.thread_id);
+    expect(edited.values.messages.map((m) => m.content).slice(0, 3)).toEqual([
+      "hi there",
+      expect.any(String),
+      "what time is it?",
+    ]);
+    expect(edited.values.messages.map((m) => m.content)).not.toContain("remember that my cat is called Tom");
+    expect(edited.parent_checkpoint).not.toBeNull();
+
+    // Regenerate: no input, from the checkpoint that holds the first message but not its answer.
+    const before = history.findLast((s) => s.values.messages.length === 1)!;
+    // (The chat graph's first step runs the agent beside the compaction.)
+    expect(before.next).toContain("agent");
+    await client.runs.wait(thread.thread_id, "chat", { input: null, checkpoint: before.checkpoint });
+    const regenerated = await client.threads.getState<Values>(thread.thread_id);
+    expect(regenerated.values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
+    expect(regenerated.values.messages[0]!.content).toBe("hi there");
+    // Every branch stays in the history.
+    expect((await client.threads.getHistory(thread.thread_id, { limit: 100 })).length).toBeGreaterThan(history.length);
+    // A checkpoint the thread does not have is 404; a run with nothing new on a fresh thread 400.
+    await expect(
+      client.runs.wait(thread.thread_id, "chat", {
+        input: human("x"),
+        checkpoint: { ...before.checkpoint, checkpoint_id: randomUUID() },
+      }),
+    ).rejects.toMatchObject({ status: 404 });
+    const fresh = await client.threads.create();
+    await expect(client.runs.wait(fresh.thread_id, "chat", { input: null })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it("the history's metadata filter finds a run's checkpoints", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    expect(await client.threads.getHistory(thread.thread_id)).toHaveLength(0);
+    await client.runs.wait(thread.thread_id, "chat", { input: human("foo") });
+    const one = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    await client.runs.wait(thread.thread_id, "chat", {
+      input: human("bar"),
+      metadata: { run_metadata: "run_metadata" },
+    });
+    const all = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    const filtered = await client.threads.getHistory<Values>(thread.thread_id, {
+      limit: 100,
+      metadata: { run_metadata: "run_metadata" },
+    });
+    expect(filtered.length).toBe(all.length - one.length);
+    expect(filtered.at(-1)!.values.messages).toHaveLength(2);
+    expect(filtered[0]!.values.messages).toHaveLength(4);
+  });
+
+  it("state by checkpoint: GET by id and POST /state/checkpoint (RemoteGraph.getState) agree", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("foo") });
+    const [latest, earlier] = await client.threads.getHistory(thread.thread_id, { limit: 2 });
+    expect(await client.threads.getState(thread.thread_id, earlier!.checkpoint)).toEqual(earlier);
+    expect(await client.threads.getState(thread.thread_id, earlier!.checkpoint.checkpoint_id!)).toEqual(earlier);
+    expect(await client.threads.getState(thread.thread_id, latest!.checkpoint)).toEqual(latest);
+  });
+
+  it("interrupt_before stops the run, the thread interrupted; a run with no input goes on", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("foo"), interruptBefore: ["agent"] });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    const state = await client.threads.getState<Values>(thread.thread_id);
+    expect(state.next).toEqual(["agent", "compact"]);
+    expect(state.values.messages.map((m) => m.type)).toEqual(["human"]);
+
+    const chunks = await gather(client.runs.stream(thread.thread_id, "chat", { input: null }));
+    expect(chunks.filter((c) => c.event === "error")).toEqual([]);
+    expect((chunks.findLast((c) => c.event === "values")!.data as Values).messages.map((m) => m.type)).toEqual([
+      "human",
+      "ai",
+    ]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("human in the loop with interrupt_after: the tool call is edited in the state, then the run goes on", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", {
+        input: human("remember that my cat is called Tom"),
+        interruptAfter: ["agent"],
+      }),
+    );
+    expect(chunks.filter((c) => c.event === "error")).toEqual([]);
+    const paused = await client.threads.get<Values>(thread.thread_id);
+    expect(paused.status).toBe("interrupted");
+    const state = await client.threads.getState<Values>(thread.thread_id);
+    expect(state.next).toEqual(["tools"]);
+    expect(state.tasks).toMatchObject([{ id: expect.any(String), name: "tools", error: null, interrupts: [] }]);
+    const call = state.values.messages.at(-1)! as Msg & {
+      tool_calls: { name: string; args: Record<string, unknown> }[];
+    };
+    expect(call.tool_calls[0]!.name).toBe("store_memory");
+
+    // The tool call, modified: the same message id, other arguments.
+    await client.threads.updateState(thread.thread_id, {
+      values: {
+        messages: [{ ...call, tool_calls: [{ ...call.tool_calls[0]!, args: { content: "My cat is called Felix" } }] }],
+      },
+    });
+    await client.threads.update(thread.thread_id, { metadata: { modified: true } });
+    const modified = await client.threads.get(thread.thread_id);
+    expect(modified).toMatchObject({ status: "interrupted", metadata: { modified: true } });
+
+    const resumed = await client.runs.wait(thread.thread_id, "chat", { input: null });
+    const messages = (resumed as Values).messages;
+    expect(messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    expect(JSON.stringify(messages[2]!.content)).toContain("Felix");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("command update writes the state; command goto runs a node", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("foo") });
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", {
+        command: { update: { messages: [{ type: "human", content: "and one more thing" }] }, goto: "agent" },
+      }),
+    );
+    expect(chunks.filter((c) => c.event === "error")).toEqual([]);
+    const state = await client.threads.getState<Values>(thread.thread_id);
+    expect(state.values.messages.map((m) => m.type)).toEqual(["human", "ai", "human", "ai"]);
+    expect(state.values.messages[2]!.content).toBe("and one more thing");
+    // A key the chat graph does not have is the client's mistake.
+    await expect(
+      client.runs.wait(thread.thread_id, "chat", { command: { update: { keyOne: "value3" } } }),
+    ).rejects.toMatchObject({ status: 400 });
+    expect((await client.threads.getState<Values>(thread.thread_id)).values.messages).toHaveLength(4);
+  });
+});
+
 describe("CORS for browser clients (Agent Chat UI)", () => {
   const origin = "https://agentchat.example.com";
 
