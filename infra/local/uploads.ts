@@ -55,7 +55,8 @@ export class FolderFileObjects implements FileObjects {
     } catch (err) {
       const refused = refusal(err);
       if (refused) deny(res, ...refused);
-      else if (req.destroyed) res.destroy(); // the client left mid-body: nothing was written, no one to answer
+      else if (req.destroyed)
+        res.destroy(); // the client left mid-body: nothing was written, no one to answer
       else {
         console.error("local bucket: request failed", err);
         deny(res, 500, "InternalError");

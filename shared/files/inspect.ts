@@ -2,6 +2,7 @@ import { imageSize } from "image-size";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ImageFormat, imageStructureProblem } from "./image-structure";
 import type { Column, FileKind } from "./records";
 import { DEFAULT_SQL_LIMITS, SqlEngineUnavailable, SqlSandbox, tableName } from "./sql-sandbox";
 
@@ -34,7 +35,8 @@ export function claimedKind(mediaType: string): FileKind | undefined {
 
 /**
  * Checks an uploaded file by its bytes, not its claimed type: an image must be one of
- * Converse's formats by its magic bytes (image-size reads them and the dimensions); a
+ * Converse's formats by its magic bytes (image-size reads them and the dimensions), at least
+ * 1x1, and whole (image-structure.ts walks it to its end); a
  * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252 and
  * converted, with at most maxRows rows.
  */
@@ -53,6 +55,10 @@ export async function inspectFile(
     }
     const mediaType = info?.type ? IMAGE_TYPES[info.type as keyof typeof IMAGE_TYPES] : undefined;
     if (!info || !mediaType) return { ok: false, reason: "not a PNG, JPEG, GIF or WebP image (checked by its bytes)" };
+    if (!(info.width > 0 && info.height > 0))
+      return { ok: false, reason: `the image has no pixels (${info.width ?? 0}x${info.height ?? 0})` };
+    const broken = await imageStructureProblem(info.type as ImageFormat, bytes);
+    if (broken) return { ok: false, reason: `not a whole ${info.type!.toUpperCase()} image: ${broken}` };
     return { ok: true, kind: "image", media_type: mediaType, width: info.width, height: info.height };
   }
   if (kind === "data") {
