@@ -107,7 +107,7 @@ export function createKnowledgeHandler(
             "document_too_large",
             `bytes must be at most ${config.KNOWLEDGE_UPLOAD_MAX_BYTES} (ingestion skips documents over ${config.INGEST_MAX_BYTES})`,
           );
-        const url = await knowledge.objects.uploadUrl(
+        const grant = await knowledge.objects.uploadUrl(
           `${knowledge.prefix}${upload.source}`,
           contentType,
           upload.bytes,
@@ -116,9 +116,9 @@ export function createKnowledgeHandler(
         logger.info("document upload granted", { source: upload.source, bytes: upload.bytes });
         return json(200, {
           source: upload.source,
-          upload_url: url,
+          upload_url: grant.url,
           method: "PUT",
-          headers: { "content-type": contentType },
+          headers: grant.headers,
           expires_in: UPLOAD_URL_SECONDS,
         });
       }

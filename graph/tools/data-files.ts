@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as z from "zod";
+import { textOf } from "../../shared/files/inspect";
 import type { FileObjects } from "../../shared/files/objects";
 import type { FileRecord, FileRecords } from "../../shared/files/records";
 import { SqlError, SqlSandbox, type SqlLimits } from "../../shared/files/sql-sandbox";
@@ -90,7 +91,7 @@ async function withSandbox<T>(deps: DataFileDeps, files: FileRecord[], use: (s: 
       const bytes = await deps.objects.read(f.key);
       if (!bytes) continue;
       const path = join(dir, f.file_id);
-      writeFileSync(path, bytes);
+      writeFileSync(path, textOf(bytes, f.encoding));
       tables.push({ name: f.table!, path, format: f.format! });
     }
     const sandbox = await SqlSandbox.open(tables, deps.limits);

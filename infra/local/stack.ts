@@ -141,7 +141,10 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       documents: new FolderObjectSource(dropDir),
       // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
       // (on the origin the request came in on: localhost and 127.0.0.1 alike).
-      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => requestOrigin(url)),
+      // Written once, as the S3 bucket is: a file's checked bytes cannot be replaced.
+      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => requestOrigin(url), "/_local/files/", {
+        writeOnce: true,
+      }),
       // The documents bucket as admins manage it: the drop folder, with the same kind of URLs.
       knowledge: {
         bucket: LOCAL_BUCKET,

@@ -21,10 +21,21 @@ export type Inspection =
       table: string;
       columns: Column[];
       row_count: number;
-      /** set when the file was not UTF-8 and was converted: the bytes to store instead */
-      converted?: Uint8Array;
+      /** set when the file is not UTF-8: it is read as Windows-1252 (see textOf) */
+      encoding?: TextEncoding;
     }
   | { ok: false; reason: string };
+
+/** A data file that is not UTF-8 is read as Windows-1252 (the usual spreadsheet export elsewhere). */
+export type TextEncoding = "windows-1252";
+
+/**
+ * A data file's bytes as UTF-8, for the SQL engine. The object keeps the bytes as uploaded (they
+ * are written once, never replaced): a file that is not UTF-8 is converted each time it is read.
+ */
+export function textOf(bytes: Uint8Array, encoding: TextEncoding | undefined): Uint8Array {
+  return encoding ? new TextEncoder().encode(new TextDecoder(encoding).decode(bytes)) : bytes;
+}
 
 /** What kind of file a claimed media type announces (the bytes decide whether it is accepted). */
 export function claimedKind(mediaType: string): FileKind | undefined {
@@ -37,8 +48,8 @@ export function claimedKind(mediaType: string): FileKind | undefined {
  * Checks an uploaded file by its bytes, not its claimed type: an image must be one of
  * Converse's formats by its magic bytes (image-size reads them and the dimensions), at least
  * 1x1, and whole (image-structure.ts walks it to its end); a
- * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252 and
- * converted, with at most maxRows rows.
+ * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252, with at
+ * most maxRows rows.
  */
 export async function inspectFile(
   bytes: Uint8Array,
@@ -63,18 +74,18 @@ export async function inspectFile(
   }
   if (kind === "data") {
     if (bytes.subarray(0, 8192).includes(0)) return { ok: false, reason: "not a text file (it holds NUL bytes)" };
-    let converted: Uint8Array | undefined;
+    let encoding: TextEncoding | undefined;
     try {
       new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     } catch {
-      converted = new TextEncoder().encode(new TextDecoder("windows-1252").decode(bytes));
+      encoding = "windows-1252";
     }
     const format = claimed.media_type === "text/tab-separated-values" ? "tsv" : "csv";
     const table = tableName(claimed.name);
     const dir = mkdtempSync(join(tmpdir(), "inspect-"));
     try {
       const path = join(dir, "data");
-      writeFileSync(path, converted ?? bytes);
+      writeFileSync(path, textOf(bytes, encoding));
       const sandbox = await SqlSandbox.open([{ name: table, path, format }], {
         ...DEFAULT_SQL_LIMITS,
         maxFileRows: maxRows + 1,
@@ -91,7 +102,7 @@ export async function inspectFile(
           table,
           columns: described.columns,
           row_count: described.row_count,
-          ...(converted ? { converted } : {}),
+          ...(encoding ? { encoding } : {}),
         };
       } finally {
         sandbox.close();

@@ -31,6 +31,8 @@ export interface FileRecord {
   /** data files */
   table?: string;
   format?: "csv" | "tsv";
+  /** set when the data file is not UTF-8: its bytes are read as this (shared/files/inspect.ts textOf) */
+  encoding?: "windows-1252";
   columns?: Column[];
   row_count?: number;
 }

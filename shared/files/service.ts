@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import { AppError, badRequest, notFound } from "../errors";
 import { SessionOwners } from "../stores/session-owners";
 import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectFile } from "./inspect";
-import { objectKey } from "./keys";
+import { objectKey, parseObjectKey } from "./keys";
 import type { FileObjects } from "./objects";
 import { FileRecords, type FileRecord } from "./records";
 
@@ -64,9 +64,11 @@ export class FileService {
     };
     await records.create(record);
     const ttl = config.FILES_URL_TTL_SECONDS;
+    const grant = await objects.uploadUrl(record.key, record.media_type, record.bytes, ttl);
     return {
       file_id: fileId,
-      upload_url: await objects.uploadUrl(record.key, record.media_type, record.bytes, ttl),
+      upload_url: grant.url,
+      headers: grant.headers,
       expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
     };
   }
@@ -109,8 +111,10 @@ export class FileService {
   }
 
   /**
-   * Checks the uploaded object and settles the file. Idempotent: a settled file is returned
-   * as it is, so the bucket notification and the client's complete call can both arrive.
+   * Checks the uploaded object and settles the file, once. Idempotent: a settled file is returned
+   * as it is, so the bucket notification and the client's complete call can both arrive. The
+   * bytes checked stay the file's: the bucket writes each key once (If-None-Match), and a data
+   * file that is not UTF-8 is converted when read, never rewritten.
    */
   async settle(record: FileRecord): Promise<FileRecord> {
     if (record.status !== "pending") return record;
@@ -139,22 +143,50 @@ export class FileService {
           width: found.width,
           height: found.height,
         };
-      else {
-        if (found.converted) await this.deps.objects.write(record.key, found.converted, record.media_type);
+      else
         settled = {
           ...record,
           status: "ready",
-          bytes: found.converted?.byteLength ?? record.bytes,
           table: found.table,
           format: found.format,
           columns: found.columns,
           row_count: found.row_count,
+          ...(found.encoding ? { encoding: found.encoding } : {}),
         };
-      }
     }
     if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
     if (await this.deps.records.settle(settled)) return settled;
-    return (await this.deps.records.get(record.session_id, record.file_id)) ?? settled;
+    // Settled by someone else meanwhile, or deleted with its session: what landed then is no file's.
+    const now = await this.deps.records.get(record.session_id, record.file_id);
+    if (!now) {
+      await this.deps.objects.delete([record.key]);
+      throw fileNotFound();
+    }
+    if (now.status === "rejected") await this.deps.objects.delete([record.key]);
+    return now;
+  }
+
+  /**
+   * The bucket says an object landed (its notification: at least once, in any order). A pending
+   * file is settled; bytes that landed for a file that is gone (deleted, or its session deleted)
+   * or was rejected are deleted, since no record will ever name them; a ready file's object is the
+   * one checked (the bucket writes each key once) and stays.
+   */
+  async landed(key: string): Promise<"settled" | "kept" | "discarded" | "ignored"> {
+    const parsed = parseObjectKey(key);
+    if (!parsed) return "ignored";
+    const file = await this.deps.records.get(parsed.sessionId, parsed.fileId);
+    if (!file || file.key !== key || file.status === "rejected") {
+      await this.deps.objects.delete([key]);
+      return "discarded";
+    }
+    if (file.status === "ready") return "kept";
+    try {
+      return (await this.settle(file)).status === "rejected" ? "discarded" : "settled";
+    } catch (err) {
+      if (err instanceof AppError && err.code === "file_not_found") return "discarded";
+      throw err;
+    }
   }
 
   async list(userId: string, sessionId: string) {
@@ -164,8 +196,7 @@ export class FileService {
 
   async remove(userId: string, sessionId: string, fileId: string) {
     const record = await this.ownFile(userId, sessionId, fileId);
-    await this.deps.objects.delete([record.key]);
-    await this.deps.records.delete(sessionId, fileId);
+    await this.deleteFiles(sessionId, [record]);
   }
 
   async download(userId: string, fileId: string) {
@@ -183,9 +214,20 @@ export class FileService {
 
   /** Called when a session is deleted, before its partition (and so its file records) goes. */
   async deleteSessionFiles(sessionId: string) {
-    const records = await this.deps.records.list(sessionId);
-    if (records.length > 0) await this.deps.objects.delete(records.map((r) => r.key));
-    for (const r of records) await this.deps.records.delete(sessionId, r.file_id);
+    await this.deleteFiles(sessionId, await this.deps.records.list(sessionId));
+  }
+
+  /**
+   * Objects, then records, then the objects again. The objects first, so a failure half-way leaves
+   * records a retry finds; again after, for an upload that landed in between (its signed URL still
+   * valid). One landing after the records are gone finds no record and is discarded (landed()).
+   */
+  private async deleteFiles(sessionId: string, files: FileRecord[]) {
+    if (files.length === 0) return;
+    const keys = files.map((f) => f.key);
+    await this.deps.objects.delete(keys);
+    for (const f of files) await this.deps.records.delete(sessionId, f.file_id);
+    await this.deps.objects.delete(keys);
   }
 
   private async ownSession(userId: string, sessionId: string) {

@@ -41,11 +41,11 @@ const put = (url: string, body: string | Buffer, headers: Record<string, string>
 
 describe("the local bucket", () => {
   it("answers a key the folder cannot hold (a name past the file system's limit) with a 400", async () => {
-    const url = await objects.uploadUrl(`${"a".repeat(300)}.csv`, "text/csv", 3, 60);
+    const { url } = await objects.uploadUrl(`${"a".repeat(300)}.csv`, "text/csv", 3, 60);
     const res = await put(url, "a,b");
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("KeyTooLongError");
-    expect((await put(await objects.uploadUrl("ok.csv", "text/csv", 3, 60), "a,b")).status).toBe(200);
+    expect((await put((await objects.uploadUrl("ok.csv", "text/csv", 3, 60)).url, "a,b")).status).toBe(200);
   });
 
   it("answers malformed percent-encoding with a 400", async () => {
@@ -57,7 +57,7 @@ describe("the local bucket", () => {
 
   it("keeps nothing of an upload whose client disconnects mid-body, and serves on", async () => {
     const key = "half.csv";
-    const url = new URL(await objects.uploadUrl(key, "text/csv", 100_000, 60));
+    const url = new URL((await objects.uploadUrl(key, "text/csv", 100_000, 60)).url);
     await new Promise<void>((resolve) => {
       const req = request({
         host: url.hostname,

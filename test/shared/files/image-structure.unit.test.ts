@@ -41,7 +41,7 @@ describe("an image is checked to its end", () => {
 
   it("refuses a PNG whose bytes are corrupt or whose pixel data does not fill its header", async () => {
     const flipped = pngBytes(8, 8);
-    flipped[45] ^= 0xff; // inside IDAT: its CRC no longer matches
+    flipped[45] = flipped[45]! ^ 0xff; // inside IDAT: its CRC no longer matches
     expect(await inspect(flipped)).toMatchObject({ ok: false, reason: expect.stringMatching(/CRC/) });
     expect(await inspect(pngBytes(64, 48, { rows: 10 }))).toMatchObject({
       ok: false,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inspectFile } from "../../../shared/files/inspect";
+import { inspectFile, textOf } from "../../../shared/files/inspect";
 import { pngBytes } from "../../support/images";
 
 const png = pngBytes;
@@ -39,10 +39,12 @@ describe("inspectFile", () => {
     });
   });
 
-  it("converts a Windows-1252 CSV to UTF-8", async () => {
+  it("reads a CSV that is not UTF-8 as Windows-1252, leaving its bytes as they are", async () => {
     const latin = Buffer.from("city,n\nZürich,1\n", "latin1");
     const out = await inspectFile(latin, { name: "c.csv", media_type: "text/csv" }, 10);
-    expect(out.ok && out.kind === "data" && Buffer.from(out.converted!).toString("utf8")).toBe("city,n\nZürich,1\n");
+    expect(out).toMatchObject({ ok: true, encoding: "windows-1252", row_count: 1 });
+    expect(Buffer.from(textOf(latin, "windows-1252")).toString("utf8")).toBe("city,n\nZürich,1\n");
+    expect(textOf(latin, undefined)).toBe(latin);
   });
 
   it("rejects a data file over the row limit, and binary data", async () => {
