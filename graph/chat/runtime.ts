@@ -97,7 +97,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       projectSettings: config.PROJECT_SETTINGS,
       ...(dataFiles ? { files: dataFiles.records } : {}),
       ...(imageFiles
-        ? { storeImage: (userId, sessionId, image) => imageFiles.storeImage(userId, sessionId, image) }
+        ? { storeImages: (userId, sessionId, images) => imageFiles.storeImages(userId, sessionId, images) }
         : {}),
       removeCheckpointsSince: (threadId, since) => checkpointer.deleteCheckpointsSince(threadId, since),
       onUndoFailure: (error) =>

@@ -42,31 +42,21 @@ export class FileService {
         "file_too_large",
         `a file may be at most ${config.FILES_MAX_BYTES} bytes (FILES_MAX_BYTES)`,
       );
-    const existing = await records.list(sessionId);
-    if (existing.length >= config.FILES_PER_SESSION)
-      throw new AppError(
-        409,
-        "too_many_files",
-        `a session may hold at most ${config.FILES_PER_SESSION} files (FILES_PER_SESSION)`,
-      );
-    const fileId = randomUUID();
-    const record: FileRecord = {
-      file_id: fileId,
-      session_id: sessionId,
-      user_id: userId,
-      name: input.name,
-      media_type: input.media_type,
-      bytes: input.bytes,
-      kind: claimedKind(input.media_type)!,
-      status: "pending",
-      key: objectKey(userId, sessionId, fileId),
-      created_at: new Date().toISOString(),
-    };
-    await records.create(record);
+    const [record] = await this.withSlots(userId, sessionId, 1, async () => {
+      const made = this.newRecord(userId, sessionId, {
+        name: input.name,
+        media_type: input.media_type,
+        bytes: input.bytes,
+        kind: claimedKind(input.media_type)!,
+        status: "pending",
+      });
+      await records.create(made);
+      return [made];
+    });
     const ttl = config.FILES_URL_TTL_SECONDS;
-    const grant = await objects.uploadUrl(record.key, record.media_type, record.bytes, ttl);
+    const grant = await objects.uploadUrl(record!.key, record!.media_type, record!.bytes, ttl);
     return {
-      file_id: fileId,
+      file_id: record!.file_id,
       upload_url: grant.url,
       headers: grant.headers,
       expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
@@ -74,34 +64,81 @@ export class FileService {
   }
 
   /**
-   * An image sent inline with a chat message (already checked by its bytes): stored as a ready
-   * file of the session, so the checkpoint can refer to it as to any upload.
+   * The images a chat message carries inline (already checked by their bytes): stored as ready
+   * files of the session, so the checkpoint refers to them as to any upload. They count against
+   * FILES_PER_SESSION as uploads do: all of them fit, or none is stored.
    */
-  async storeImage(
+  async storeImages(
     userId: string,
     sessionId: string,
-    image: { name: string; media_type: string; bytes: Uint8Array; width: number; height: number },
-  ): Promise<FileRecord> {
+    images: { name: string; media_type: string; bytes: Uint8Array; width: number; height: number }[],
+  ): Promise<FileRecord[]> {
+    if (images.length === 0) return [];
     await this.ownSession(userId, sessionId);
+    return this.withSlots(userId, sessionId, images.length, async (made) => {
+      for (const image of images) {
+        const record = this.newRecord(userId, sessionId, {
+          name: image.name,
+          media_type: image.media_type,
+          bytes: image.bytes.byteLength,
+          kind: "image",
+          status: "ready",
+          width: image.width,
+          height: image.height,
+        });
+        // The object before its record: a record never names a missing object.
+        await this.deps.objects.write(record.key, image.bytes, image.media_type);
+        await this.deps.records.create(record);
+        made.push(record);
+      }
+      return made;
+    });
+  }
+
+  /**
+   * Takes `count` of the session's file slots, then makes the files; if making them fails, what
+   * was made is deleted and every slot given back. FILES_PER_SESSION is counted on the session's
+   * owner record (FileRecords.reserveSlots), so concurrent uploads cannot pass it.
+   */
+  private async withSlots(
+    userId: string,
+    sessionId: string,
+    count: number,
+    make: (made: FileRecord[]) => Promise<FileRecord[]>,
+  ): Promise<FileRecord[]> {
+    const { config, records } = this.deps;
+    const reserved = await records.reserveSlots(sessionId, userId, count, config.FILES_PER_SESSION);
+    if (reserved === "not_owner") throw notFound("session_not_found", "no such session");
+    if (reserved === "full")
+      throw new AppError(
+        409,
+        "too_many_files",
+        `a session may hold at most ${config.FILES_PER_SESSION} files (FILES_PER_SESSION)`,
+      );
+    const made: FileRecord[] = [];
+    try {
+      return await make(made);
+    } catch (err) {
+      await this.deleteFiles(sessionId, made).catch(() => undefined); // each gives its slot back
+      await records.releaseSlots(sessionId, count - made.length).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private newRecord(
+    userId: string,
+    sessionId: string,
+    fields: Pick<FileRecord, "name" | "media_type" | "bytes" | "kind" | "status" | "width" | "height">,
+  ): FileRecord {
     const fileId = randomUUID();
-    const record: FileRecord = {
+    return {
       file_id: fileId,
       session_id: sessionId,
       user_id: userId,
-      name: image.name,
-      media_type: image.media_type,
-      bytes: image.bytes.byteLength,
-      kind: "image",
-      status: "ready",
+      ...fields,
       key: objectKey(userId, sessionId, fileId),
       created_at: new Date().toISOString(),
-      width: image.width,
-      height: image.height,
     };
-    // The object before its record: a record never names a missing object.
-    await this.deps.objects.write(record.key, image.bytes, image.media_type);
-    await this.deps.records.create(record);
-    return record;
   }
 
   /** POST .../complete: the caller's own file, checked now. */
@@ -226,8 +263,11 @@ export class FileService {
     if (files.length === 0) return;
     const keys = files.map((f) => f.key);
     await this.deps.objects.delete(keys);
-    for (const f of files) await this.deps.records.delete(sessionId, f.file_id);
+    let removed = 0;
+    for (const f of files) if (await this.deps.records.delete(sessionId, f.file_id)) removed++;
     await this.deps.objects.delete(keys);
+    // Only the records this call removed give their slot back: two deletes of one file free one.
+    await this.deps.records.releaseSlots(sessionId, removed);
   }
 
   private async ownSession(userId: string, sessionId: string) {
