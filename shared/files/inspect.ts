@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ImageFormat, imageStructureProblem } from "./image-structure";
 import type { Column, FileKind } from "./records";
-import { DEFAULT_SQL_LIMITS, SqlEngineUnavailable, SqlSandbox, tableName } from "./sql-sandbox";
+import { DEFAULT_SQL_LIMITS, SqlBusy, SqlEngineUnavailable, SqlSandbox, type SqlLimits } from "./sql-sandbox";
+import { tableName } from "./table-names";
 
 /** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
 export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
@@ -37,6 +38,24 @@ export function textOf(bytes: Uint8Array, encoding: TextEncoding | undefined): U
   return encoding ? new TextEncoder().encode(new TextDecoder(encoding).decode(bytes)) : bytes;
 }
 
+/** A column name longer than this is no header (most likely a file whose rows are one long line). */
+export const MAX_COLUMN_NAME_CHARS = 256;
+/** The columns a data file's record keeps (name and type each), as JSON: well inside DynamoDB's 400 KB item. */
+export const MAX_COLUMNS_BYTES = 64 * 1024;
+
+/**
+ * Why a data file's column list cannot be kept, or undefined. Checked before anything is written:
+ * a list past DynamoDB's item size made the complete call a 500 and left the file pending for good.
+ */
+function columnListProblem(columns: Column[]): string | undefined {
+  const long = columns.find((c) => Array.from(c.name).length > MAX_COLUMN_NAME_CHARS);
+  if (long) return `a column name is longer than ${MAX_COLUMN_NAME_CHARS} characters (is the first line a header?)`;
+  const size = Buffer.byteLength(JSON.stringify(columns));
+  if (size > MAX_COLUMNS_BYTES)
+    return `its ${columns.length} columns take ${Math.ceil(size / 1024)} KB to describe; at most ${MAX_COLUMNS_BYTES / 1024} KB fit`;
+  return undefined;
+}
+
 /** What kind of file a claimed media type announces (the bytes decide whether it is accepted). */
 export function claimedKind(mediaType: string): FileKind | undefined {
   if (mediaType.startsWith("image/")) return "image";
@@ -55,6 +74,7 @@ export async function inspectFile(
   bytes: Uint8Array,
   claimed: { name: string; media_type: string },
   maxRows: number,
+  limits: SqlLimits = DEFAULT_SQL_LIMITS,
 ): Promise<Inspection> {
   const kind = claimedKind(claimed.media_type);
   if (kind === "image") {
@@ -86,28 +106,27 @@ export async function inspectFile(
     try {
       const path = join(dir, "data");
       writeFileSync(path, textOf(bytes, encoding));
-      const sandbox = await SqlSandbox.open([{ name: table, path, format }], {
-        ...DEFAULT_SQL_LIMITS,
-        maxFileRows: maxRows + 1,
-      });
-      try {
-        const described = await sandbox.describe(table, 0);
-        if (described.row_count > maxRows) return { ok: false, reason: `more than ${maxRows} rows (FILES_MAX_ROWS)` };
-        if (described.columns.length === 0) return { ok: false, reason: "no columns found" };
-        return {
-          ok: true,
-          kind: "data",
-          media_type: claimed.media_type,
-          format,
-          table,
-          columns: described.columns,
-          row_count: described.row_count,
-          ...(encoding ? { encoding } : {}),
-        };
-      } finally {
-        sandbox.close();
-      }
+      const described = await SqlSandbox.run(
+        [{ name: table, path, format }],
+        { ...limits, maxFileRows: maxRows + 1 },
+        (sandbox) => sandbox.describe(table, 0),
+      );
+      if (described.row_count > maxRows) return { ok: false, reason: `more than ${maxRows} rows (FILES_MAX_ROWS)` };
+      if (described.columns.length === 0) return { ok: false, reason: "no columns found" };
+      const columnsProblem = columnListProblem(described.columns);
+      if (columnsProblem) return { ok: false, reason: columnsProblem };
+      return {
+        ok: true,
+        kind: "data",
+        media_type: claimed.media_type,
+        format,
+        table,
+        columns: described.columns,
+        row_count: described.row_count,
+        ...(encoding ? { encoding } : {}),
+      };
     } catch (err) {
+      if (err instanceof SqlBusy) throw err; // the engine's, not the file's: the check is tried again
       if (err instanceof SqlEngineUnavailable) return { ok: false, reason: err.message };
       return {
         ok: false,

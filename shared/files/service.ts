@@ -5,15 +5,24 @@ import { AppError, badRequest, notFound } from "../errors";
 import { SessionOwners } from "../stores/session-owners";
 import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectFile } from "./inspect";
 import { objectKey, parseObjectKey } from "./keys";
+import { SqlBusy, sqlLimitsOf } from "./sql-sandbox";
+import { assignTableNames, withTableNames } from "./table-names";
+import { truncateCodePoints } from "../text";
 import type { FileObjects } from "./objects";
 import { FileRecords, type FileRecord } from "./records";
 
 export const fileNotFound = () => notFound("file_not_found", "no such file");
 
+/** A rejected file's reason is for people: its first words say it (an engine's message can be long). */
+const MAX_REASON_CHARS = 500;
+/** A file record's size as JSON, checked before it is written: well inside DynamoDB's 400 KB item. */
+const MAX_RECORD_BYTES = 100 * 1024;
+
 export type FilesConfig = Pick<
   Config,
   "FILES_MAX_BYTES" | "FILES_PER_SESSION" | "FILES_MAX_ROWS" | "FILES_URL_TTL_SECONDS"
->;
+> &
+  Partial<Pick<Config, "SQL_TIMEOUT_MS" | "SQL_MEMORY_MB" | "SQL_CONCURRENCY">>;
 
 /** What a client sees of a file: no bucket key, no owner. */
 export function publicFile(record: FileRecord) {
@@ -170,8 +179,17 @@ export class FileService {
         reason: `uploaded ${bytes.byteLength} bytes, announced ${record.bytes}`,
       };
     } else {
-      const found = await inspectFile(bytes, record, this.deps.config.FILES_MAX_ROWS);
-      if (!found.ok) settled = { ...record, status: "rejected", reason: found.reason };
+      const found = await inspectFile(
+        bytes,
+        record,
+        this.deps.config.FILES_MAX_ROWS,
+        sqlLimitsOf(this.deps.config),
+      ).catch((err) => {
+        if (err instanceof SqlBusy) throw new AppError(503, "files_busy", err.message);
+        throw err;
+      });
+      if (!found.ok)
+        settled = { ...record, status: "rejected", reason: truncateCodePoints(found.reason, MAX_REASON_CHARS) };
       else if (found.kind === "image")
         settled = {
           ...record,
@@ -184,13 +202,22 @@ export class FileService {
         settled = {
           ...record,
           status: "ready",
-          table: found.table,
+          table: await this.uniqueTableName(record),
           format: found.format,
           columns: found.columns,
           row_count: found.row_count,
           ...(found.encoding ? { encoding: found.encoding } : {}),
         };
     }
+    // Bounded before the write: a record DynamoDB cannot store would fail the complete call and
+    // leave the file pending for good.
+    const size = Buffer.byteLength(JSON.stringify(settled));
+    if (size > MAX_RECORD_BYTES)
+      settled = {
+        ...record,
+        status: "rejected",
+        reason: `its description takes ${Math.ceil(size / 1024)} KB; at most ${MAX_RECORD_BYTES / 1024} KB can be kept`,
+      };
     if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
     if (await this.deps.records.settle(settled)) return settled;
     // Settled by someone else meanwhile, or deleted with its session: what landed then is no file's.
@@ -228,7 +255,16 @@ export class FileService {
 
   async list(userId: string, sessionId: string) {
     await this.ownSession(userId, sessionId);
-    return (await this.deps.records.list(sessionId)).map(publicFile);
+    return withTableNames(await this.deps.records.list(sessionId)).map(publicFile);
+  }
+
+  /** The table name a data file being checked gets: its file's, unless another data file of the session has it. */
+  private async uniqueTableName(record: FileRecord): Promise<string> {
+    const named = (await this.deps.records.list(record.session_id)).filter(
+      (f) => f.file_id !== record.file_id && f.kind === "data" && f.status === "ready",
+    );
+    const { table: _none, ...unnamed } = record;
+    return assignTableNames([...named, unnamed]).get(record.file_id)!;
   }
 
   async remove(userId: string, sessionId: string, fileId: string) {
