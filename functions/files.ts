@@ -6,20 +6,18 @@ import { json, parseJsonBody } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { fileService } from "../shared/files/service";
+import { storable } from "../shared/text";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("files");
 
 const CreateFile = z.object({
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(255)
-    .refine(
-      (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
-      "must not contain slashes or control characters",
-    ),
+  // Storable text (shared/text.ts): a lone surrogate in a name was accepted, and every later turn
+  // that listed the session's files failed on it.
+  name: storable(z.string().trim().min(1).max(255)).refine(
+    (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
+    "must not contain slashes or control characters",
+  ),
   media_type: z.string().min(1).max(100),
   bytes: z.number().int().positive(),
 });
