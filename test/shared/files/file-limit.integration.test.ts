@@ -24,7 +24,9 @@ function memoryObjects(): FileObjects & { stored: Map<string, Uint8Array> } {
     downloadUrl: async (key) => `memory://${key}`,
     read: async (key) => stored.get(key),
     write: async (key, body) => void stored.set(key, body),
-    delete: async (keys) => keys.forEach((k) => stored.delete(k)),
+    delete: async (keys) => {
+      for (const k of keys) stored.delete(k);
+    },
   };
 }
 
