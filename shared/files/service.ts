@@ -85,22 +85,29 @@ export class FileService {
     if (images.length === 0) return [];
     await this.ownSession(userId, sessionId);
     return this.withSlots(userId, sessionId, images.length, async (made) => {
+      const ready: FileRecord[] = [];
       for (const image of images) {
         const record = this.newRecord(userId, sessionId, {
           name: image.name,
           media_type: image.media_type,
           bytes: image.bytes.byteLength,
           kind: "image",
-          status: "ready",
-          width: image.width,
-          height: image.height,
+          status: "pending",
         });
-        // The object before its record: a record never names a missing object.
-        await this.deps.objects.write(record.key, image.bytes, image.media_type);
+        // Pending first, then the object, then ready: a ready record never names a missing object,
+        // and the bucket's notification for this write (which may come before the write returns)
+        // finds a pending file to settle, never bytes of no file to discard.
         await this.deps.records.create(record);
         made.push(record);
+        await this.deps.objects.write(record.key, image.bytes, image.media_type);
+        const settled: FileRecord = { ...record, status: "ready", width: image.width, height: image.height };
+        if (!(await this.deps.records.settle(settled))) {
+          const now = await this.deps.records.get(sessionId, record.file_id);
+          if (now?.status !== "ready") throw new Error(`inline image ${record.file_id} was not stored`);
+        }
+        ready.push(settled);
       }
-      return made;
+      return ready;
     });
   }
 
