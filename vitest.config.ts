@@ -81,8 +81,10 @@ export default defineConfig({
       tier("infra"),
       tier("browser", {
         globalSetup: ["test/browser/global-setup.ts"],
-        // One browser and one stack: the tier's files run one after another.
+        // One browser and one stack: the tier's files run one after another, after the other tiers
+        // (a group of its own), so a busy machine does not slow the pages under test.
         maxWorkers: 1,
+        sequence: { groupOrder: 1 },
         testTimeout: 90_000,
         hookTimeout: 120_000,
       }),

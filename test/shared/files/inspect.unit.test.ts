@@ -48,7 +48,7 @@ describe("inspectFile", () => {
   });
 
   it("rejects a data file over the row limit, and binary data", async () => {
-    const rows = "n\n" + Array.from({ length: 11 }, (_, i) => i).join("\n") + "\n";
+    const rows = `n\n${Array.from({ length: 11 }, (_, i) => i).join("\n")}\n`;
     expect(await inspectFile(Buffer.from(rows), { name: "n.csv", media_type: "text/csv" }, 10)).toMatchObject({
       ok: false,
       reason: expect.stringMatching(/more than 10 rows/),
