@@ -37,8 +37,9 @@ export default defineConfig({
     // e2e files can share the worker's local stack (test/support/local-stack.ts). Files stay
     // independent by starting their own backends on free ports and restoring what they mock.
     isolate: false,
-    // The Lambda runtime's awslambda global, which streaming handlers call as they load.
-    setupFiles: ["infra/local/awslambda.ts"],
+    // The Lambda runtime's awslambda global, which streaming handlers call as they load; and a
+    // rejection left unhandled fails the test during which it happened instead of hiding.
+    setupFiles: ["infra/local/awslambda.ts", "test/support/fail-on-unhandled.ts"],
     // The run's own temp folder, removed when it ends: a test run leaves nothing in /tmp.
     globalSetup: ["test/support/tiers/temp-folder.ts"],
     // Coverage of the production code, with a floor at the level the suite reached when the floor
@@ -80,8 +81,10 @@ export default defineConfig({
       tier("infra"),
       tier("browser", {
         globalSetup: ["test/browser/global-setup.ts"],
-        // One browser and one stack: the tier's files run one after another.
+        // One browser and one stack: the tier's files run one after another, after the other tiers
+        // (a group of its own), so a busy machine does not slow the pages under test.
         maxWorkers: 1,
+        sequence: { groupOrder: 1 },
         testTimeout: 90_000,
         hookTimeout: 120_000,
       }),

@@ -1,7 +1,5 @@
 import type { S3Event } from "aws-lambda";
 import type { Backends } from "../shared/backends";
-import { parseObjectKey } from "../shared/files/keys";
-import { FileRecords } from "../shared/files/records";
 import { fileService } from "../shared/files/service";
 import { createLogger } from "../shared/logger";
 import { awsWiring, type Wiring } from "../shared/wiring";
@@ -11,28 +9,20 @@ const logger = createLogger("file-uploaded");
 
 /**
  * The bucket's ObjectCreated notification: settles the file as the complete route does, so an
- * upload completes even when the client never calls it. Idempotent (a settled file stays so).
+ * upload completes even when the client never calls it, and deletes bytes no file takes (its file
+ * or session deleted, or rejected, before they landed). Idempotent (a settled file stays so).
  */
 export function createUploadNotificationHandler(backends: () => Promise<Backends> | Backends) {
   return async (event: S3Event) => {
     const resolved = await backends();
     const service = fileService(resolved);
     if (!service) throw filesUnavailable();
-    const records = new FileRecords(resolved.dynamo, resolved.config.CHECKPOINT_TABLE);
     for (const record of event.Records ?? []) {
       const key = decodeURIComponent(record.s3.object.key.replace(/\+/g, " "));
-      const parsed = parseObjectKey(key);
-      if (!parsed) {
-        logger.warn("object key not made by this API; ignored", { key });
-        continue;
-      }
-      const file = await records.get(parsed.sessionId, parsed.fileId);
-      if (!file || file.key !== key) {
-        logger.warn("no pending file for this object; ignored", { key });
-        continue;
-      }
-      const settled = await service.settle(file);
-      logger.info("upload settled", { fileId: file.file_id, status: settled.status, reason: settled.reason });
+      const outcome = await service.landed(key);
+      if (outcome === "ignored") logger.warn("object key not made by this API; ignored", { key });
+      else if (outcome === "discarded") logger.warn("upload discarded: no file takes it", { key });
+      else logger.info("upload landed", { key, outcome });
     }
   };
 }

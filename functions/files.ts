@@ -13,6 +13,8 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 const logger = createLogger("files");
 
 const CreateFile = z.object({
+  // Storable text (shared/text.ts): a lone surrogate in a name was accepted, and every later turn
+  // that listed the session's files failed on it.
   name: storableText({ min: 1, max: 255, trim: true }).refine(
     (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
     "must not contain slashes or control characters",

@@ -15,10 +15,16 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 const logger = createLogger("knowledge");
 
 /** A document's name under the documents prefix: a relative path, as S3 keys and the drop folder allow. */
-const Source = storable(z.string().min(1).max(512)).refine(
-  (s) => !s.startsWith("/") && !s.split("/").some((part) => part === "" || part === "." || part === ".."),
-  "must be a relative path without empty, . or .. parts",
-);
+const Source = storable(z.string().min(1).max(512))
+  .refine(
+    (s) => !s.startsWith("/") && !s.split("/").some((part) => part === "" || part === "." || part === ".."),
+    "must be a relative path without empty, . or .. parts",
+  )
+  // S3 keys end at 1024 bytes, and a folder's names (the local bucket, a synced copy) at 255 bytes each.
+  .refine(
+    (s) => Buffer.byteLength(s) <= 1024 && s.split("/").every((part) => Buffer.byteLength(part) <= 255),
+    "must be at most 1024 bytes of UTF-8, each part between slashes at most 255",
+  );
 
 const Upload = z
   .object({
@@ -102,7 +108,7 @@ export function createKnowledgeHandler(
             "document_too_large",
             `bytes must be at most ${config.KNOWLEDGE_UPLOAD_MAX_BYTES} (ingestion skips documents over ${config.INGEST_MAX_BYTES})`,
           );
-        const url = await knowledge.objects.uploadUrl(
+        const grant = await knowledge.objects.uploadUrl(
           `${knowledge.prefix}${upload.source}`,
           contentType,
           upload.bytes,
@@ -111,9 +117,9 @@ export function createKnowledgeHandler(
         logger.info("document upload granted", { source: upload.source, bytes: upload.bytes });
         return json(200, {
           source: upload.source,
-          upload_url: url,
+          upload_url: grant.url,
           method: "PUT",
-          headers: { "content-type": contentType },
+          headers: grant.headers,
           expires_in: UPLOAD_URL_SECONDS,
         });
       }

@@ -33,8 +33,8 @@ export type Grant =
   | "documents:admin"
   /** the attachments bucket's users/ prefix: put, get and delete (presigning, checking uploads) */
   | "attachments"
-  /** read attachments (the chat functions' data tools) */
-  | "attachments:read"
+  /** read attachments (the data tools, images sent to the model) and add the images a message carries inline */
+  | "attachments:chat"
   /** delete attachments (a session's files go with it) */
   | "attachments:delete"
   /** the Intercom secrets, each to the function that needs it */
@@ -105,7 +105,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     timeoutSeconds: 29, // API Gateway's limit for a buffered response
     memoryMB: 1024,
     routes: [{ method: "POST", path: "/api/chat", chatBody: true }],
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:read"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:chat"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -115,7 +115,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     timeoutSeconds: 120,
     memoryMB: 1024,
     routes: [{ method: "POST", path: "/api/chat/stream", streaming: true, chatBody: true }],
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:read"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:chat"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {

@@ -74,21 +74,17 @@ export const awsBackends = once(async (): Promise<Backends> => {
 /** The attachments bucket when the stack configured one; S3's client is loaded only then. */
 async function attachmentsBucket(config: Config): Promise<{ files?: FileObjects }> {
   if (!config.ATTACHMENTS_BUCKET) return {};
-  const [{ S3Client }, { S3FileObjects }] = await Promise.all([
-    import("@aws-sdk/client-s3"),
-    import("./files/objects"),
-  ]);
-  return { files: new S3FileObjects(new S3Client({}), config.ATTACHMENTS_BUCKET) };
+  const { S3FileObjects } = await import("./files/objects");
+  // A file's bytes are checked once, so they are written once: no PUT may replace them.
+  return { files: new S3FileObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }) };
 }
 
 /** The documents bucket when the stack granted this function its admin side (the knowledge routes). */
 async function documentsBucket(config: Config): Promise<{ knowledge?: KnowledgeBucket }> {
   if (!config.DOCUMENTS_BUCKET) return {};
-  const [{ S3Client }, { S3FileObjects }] = await Promise.all([
-    import("@aws-sdk/client-s3"),
-    import("./files/objects"),
-  ]);
-  const objects = new S3FileObjects(new S3Client({}), config.DOCUMENTS_BUCKET);
+  const { S3FileObjects } = await import("./files/objects");
+  // A document is replaced by uploading it again: the same key, new content.
+  const objects = new S3FileObjects(config.DOCUMENTS_BUCKET);
   return { knowledge: { bucket: config.DOCUMENTS_BUCKET, prefix: config.DOCUMENTS_PREFIX, objects } };
 }
 

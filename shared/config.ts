@@ -196,10 +196,20 @@ const Settings = z.object({
     .default(1024 * 1024),
   /** Lifetime of presigned upload and download URLs. */
   FILES_URL_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(900),
-  /** query_data: statement timeout, DuckDB memory cap, and rows returned to the model. */
+  /**
+   * query_data: statement timeout, DuckDB memory cap, rows and bytes returned to the model, and
+   * how many queries (sandboxes) run at once in one process (DuckDB works on libuv's thread pool).
+   */
   SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   SQL_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(256),
   SQL_MAX_ROWS: z.coerce.number().int().min(1).max(10_000).default(200),
+  SQL_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024)
+    .default(64 * 1024),
+  SQL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
 
   /** Local stack only: HTTP port and where state persists. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),

@@ -12,6 +12,7 @@ import { chatTools } from "../tools/registry";
 import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
 import { FileRecords } from "../../shared/files/records";
 import { fileService } from "../../shared/files/service";
+import { sqlLimitsOf } from "../../shared/files/sql-sandbox";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -33,12 +34,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   const dataFiles = backends.files && {
     records: new FileRecords(dynamo, config.CHECKPOINT_TABLE),
     objects: backends.files,
-    limits: {
-      timeoutMs: config.SQL_TIMEOUT_MS,
-      memoryLimitMb: config.SQL_MEMORY_MB,
-      maxRows: config.SQL_MAX_ROWS,
-      maxFileRows: config.FILES_MAX_ROWS,
-    },
+    limits: sqlLimitsOf(config),
     onError,
   };
   // The registry's tools these backends can run (without a store, none), and the data-file tools
@@ -97,7 +93,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       projectSettings: config.PROJECT_SETTINGS,
       ...(dataFiles ? { files: dataFiles.records } : {}),
       ...(imageFiles
-        ? { storeImage: (userId, sessionId, image) => imageFiles.storeImage(userId, sessionId, image) }
+        ? { storeImages: (userId, sessionId, images) => imageFiles.storeImages(userId, sessionId, images) }
         : {}),
       removeCheckpointsSince: (threadId, since) => checkpointer.deleteCheckpointsSince(threadId, since),
       onUndoFailure: (error) =>

@@ -141,8 +141,8 @@ export interface ChatServiceDeps {
   removeCheckpointsSince?: (threadId: string, since: Date) => Promise<unknown>;
   /** the session's file records, for the images a message attaches; absent: no attachments */
   files?: { get(sessionId: string, fileId: string): Promise<FileRecord | undefined> };
-  /** stores an inline image as a ready file of the session (shared/files/service.ts) */
-  storeImage?: (userId: string, sessionId: string, image: InlineImage) => Promise<FileRecord>;
+  /** stores a message's inline images as ready files of the session, all or none (shared/files/service.ts) */
+  storeImages?: (userId: string, sessionId: string, images: InlineImage[]) => Promise<FileRecord[]>;
 }
 
 const projectMismatch = (project: string | null) =>
@@ -221,7 +221,7 @@ export class ChatService {
     // Checked before the session is touched: a bad attachment writes nothing.
     const attached = await attachedImages(this.deps.files, turn.sessionId, turn.userId, turn.attachments);
     const inline = await checkInlineImages(turn.images, attached.length);
-    if (inline.length > 0 && !this.deps.storeImage)
+    if (inline.length > 0 && !this.deps.storeImages)
       throw badRequest("attachments_unavailable", "this deployment has no attachments bucket");
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
@@ -244,13 +244,12 @@ export class ChatService {
     });
     let images = attached;
     if (inline.length > 0) {
-      // Stored under the lease, as files of the session: the checkpoint refers to them as to uploads.
-      const stored = await Promise.all(inline.map((i) => this.deps.storeImage!(turn.userId, sessionId, i))).catch(
-        async (err) => {
-          await lease.release();
-          throw err;
-        },
-      );
+      // Stored under the lease, as files of the session (within its file limit): the checkpoint
+      // refers to them as to uploads.
+      const stored = await this.deps.storeImages!(turn.userId, sessionId, inline).catch(async (err) => {
+        await lease.release();
+        throw err;
+      });
       images = [...attached, ...stored.map(imageRefOf)];
     }
     const human =

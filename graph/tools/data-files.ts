@@ -4,9 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as z from "zod";
+import { textOf } from "../../shared/files/inspect";
 import type { FileObjects } from "../../shared/files/objects";
 import type { FileRecord, FileRecords } from "../../shared/files/records";
 import { SqlError, SqlSandbox, type SqlLimits } from "../../shared/files/sql-sandbox";
+import { withTableNames } from "../../shared/files/table-names";
+import { textTokens } from "../../shared/models/token-estimate";
+import { truncateCodePoints } from "../../shared/text";
 import { OFFLINE_HINT, type OfflineHint } from "../../shared/models/offline-rules";
 import { switchMetadata } from "./groups";
 import { scopeOf } from "./tool";
@@ -58,25 +62,68 @@ export interface DataFileDeps {
   onError?: (tool: string, err: unknown) => void;
 }
 
-/** The run's own files: its session's, uploaded by its user. The model never names a session or user. */
+/**
+ * The run's own files: its session's, uploaded by its user, ready; each data file with its table
+ * name, unique within the session (table-names.ts). The model never names a session or user.
+ */
 export async function sessionFiles(deps: Pick<DataFileDeps, "records">, config: LangGraphRunnableConfig | undefined) {
   const { userId, sessionId } = scopeOf(config);
   if (!sessionId) return [];
-  return (await deps.records.list(sessionId)).filter((f) => f.user_id === userId && f.status === "ready");
+  const ready = (await deps.records.list(sessionId)).filter((f) => f.user_id === userId && f.status === "ready");
+  return withTableNames(ready);
 }
 
-/** One line per data file for the system prompt: the model knows the tables before it asks. */
-export function describeDataFilesForPrompt(files: FileRecord[]): string | undefined {
+/** The tokens the data files' lines may take in the system prompt, all files together. */
+export const DATA_FILES_PROMPT_TOKENS = 1_500;
+
+/**
+ * One line per data file for the system prompt, so the model knows the tables before it asks,
+ * within DATA_FILES_PROMPT_TOKENS all together: each file gets its share, and a file whose columns
+ * do not fit lists those that do and how many more describe_data_file shows. Every column in
+ * every prompt made a 2,000-column file overflow every turn's model call. Table names are shown
+ * quoted, as a query must write them (any script, a keyword like "select").
+ */
+export function describeDataFilesForPrompt(
+  files: FileRecord[],
+  budgetTokens = DATA_FILES_PROMPT_TOKENS,
+): string | undefined {
   const data = files.filter((f) => f.kind === "data");
   if (data.length === 0) return undefined;
-  return [
-    "Data files of this session (query them with query_data, each is a table named as shown):",
-    ...data.map(
-      (f) =>
-        `- ${f.name} as table ${f.table}: ${f.row_count} rows; columns ${(f.columns ?? []).map((c) => `${c.name} ${c.type}`).join(", ")}`,
-    ),
-  ].join("\n");
+  const heading =
+    "Data files of this session (query them with query_data; each is a table, named as shown in double quotes):";
+  // Each file's share, in bytes (the token rule is 4 bytes a token), one more for its line break.
+  const share = Math.max(0, Math.floor((budgetTokens - textTokens(heading)) / data.length) * 4 - 4);
+  const bytes = (text: string) => Buffer.byteLength(text);
+  const line = (f: FileRecord) => {
+    const head = `- ${truncateCodePoints(f.name, 80)} as table ${quoteIdentifier(f.table!)}: ${f.row_count} rows; columns `;
+    const entries = (f.columns ?? []).map((c) => `${quoteIdentifier(c.name)} ${c.type}`);
+    const more = (n: number) => `… and ${n} more (describe_data_file lists them)`;
+    let used = bytes(head);
+    for (const [i, entry] of entries.entries()) {
+      const rest = entries.length - i - 1;
+      const needed = bytes(entry) + (rest > 0 ? 2 + bytes(more(rest)) : 0);
+      if (used + needed > share) return `${head}${[...entries.slice(0, i), more(entries.length - i)].join(", ")}`;
+      used += bytes(entry) + 2;
+    }
+    return `${head}${entries.join(", ")}`;
+  };
+  const lines = [heading];
+  let total = textTokens(heading);
+  for (const [i, f] of data.entries()) {
+    const next = line(f);
+    const rest = `… and ${data.length - i} more data files (list_files lists them)`;
+    if (total + textTokens(next) + (i < data.length - 1 ? textTokens(rest) : 0) > budgetTokens) {
+      lines.push(rest);
+      break;
+    }
+    lines.push(next);
+    total += textTokens(next) + 1;
+  }
+  return lines.join("\n");
 }
+
+/** A name as a query can always write it, whatever its script or a keyword it equals: in double quotes. */
+const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * Opens the sandbox over the session's data files, copied to a private temporary folder
@@ -90,15 +137,10 @@ async function withSandbox<T>(deps: DataFileDeps, files: FileRecord[], use: (s: 
       const bytes = await deps.objects.read(f.key);
       if (!bytes) continue;
       const path = join(dir, f.file_id);
-      writeFileSync(path, bytes);
+      writeFileSync(path, textOf(bytes, f.encoding));
       tables.push({ name: f.table!, path, format: f.format! });
     }
-    const sandbox = await SqlSandbox.open(tables, deps.limits);
-    try {
-      return await use(sandbox);
-    } finally {
-      sandbox.close();
-    }
+    return await SqlSandbox.run(tables, deps.limits, use);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -174,8 +216,11 @@ export function queryDataTool(deps: DataFileDeps) {
           success: true,
           ...result,
           ...(result.truncated
-            ? { note: `only the first ${deps.limits.maxRows} rows are shown; aggregate or add LIMIT for the rest` }
+            ? {
+                note: `only the first ${result.rows.length} rows are shown (at most ${deps.limits.maxRows} rows and ${Math.round(deps.limits.maxResultBytes / 1024)} KB); aggregate, select fewer columns or add LIMIT for the rest`,
+              }
             : {}),
+          ...(result.cut_cells ? { cells_note: `text cells are cut at ${deps.limits.maxCellChars} characters` } : {}),
         };
       }),
     {
@@ -183,7 +228,7 @@ export function queryDataTool(deps: DataFileDeps) {
       metadata: { [OFFLINE_HINT]: QUERY_HINT, ...switchMetadata({ group: "files" }) },
       description:
         "Run one read-only SQL SELECT (DuckDB dialect) over the session's data files; each file is a table " +
-        "named as listed in the prompt. Filter, aggregate, group and join. Results are capped in rows.",
+        "named as listed in the prompt (quoted as shown). Filter, aggregate, group and join. Results are capped in rows and bytes.",
       schema: z.object({ sql: z.string().trim().min(1).max(10_000).describe("One SELECT statement.") }),
     },
   );

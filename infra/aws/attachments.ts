@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Stack, Validations, type CfnElement } from "aws-cdk-lib";
-import { PolicyStatement } from "aws-cdk-lib/aws-iam";
+import { AnyPrincipal, Effect, PolicyStatement } from "aws-cdk-lib/aws-iam";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { BlockPublicAccess, Bucket, BucketEncryption, EventType, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { LambdaDestination } from "aws-cdk-lib/aws-s3-notifications";
@@ -9,13 +9,15 @@ import { Construct } from "constructs";
 export const USERS_PREFIX = "users/";
 
 /** What a function may do with attachments: each grant of the manifest names one of these. */
-export type AttachmentAccess = "files" | "read" | "delete";
+export type AttachmentAccess = "files" | "chat" | "delete";
 
 const ACTIONS: Record<AttachmentAccess, string[]> = {
   // A presigned URL acts with its signer's permissions: PutObject for uploads, GetObject for
   // downloads and the completion check, DeleteObject for DELETE and rejected uploads.
   files: ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
-  read: ["s3:GetObject"],
+  // A chat turn reads its session's files and stores the images a message carries inline (a PUT
+  // the bucket takes only onto no object, so it cannot replace one).
+  chat: ["s3:GetObject", "s3:PutObject"],
   delete: ["s3:DeleteObject"],
 };
 
@@ -40,6 +42,18 @@ export class Attachments extends Construct {
       // Browsers PUT to the presigned URL and GET the download URL directly.
       cors: [{ allowedMethods: [HttpMethods.PUT, HttpMethods.GET], allowedOrigins: ["*"], allowedHeaders: ["*"] }],
     });
+    // Objects are written once: a file's bytes are checked when they land, so no PUT may replace
+    // them, whoever signs it. Every presigned upload and the functions' own writes send
+    // If-None-Match: * (shared/files/objects.ts), which S3 then enforces (412 on an existing key).
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ["s3:PutObject"],
+        resources: [this.bucket.arnForObjects(`${USERS_PREFIX}*`)],
+        conditions: { Null: { "s3:if-none-match": "true" } },
+      }),
+    );
     const bucketArn = `${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn`;
     // On the stack: the grants sit in the policies of functions outside this construct.
     Validations.of(Stack.of(this)).acknowledge(

@@ -239,8 +239,8 @@ export class AgentStack extends Stack {
           return queues.get("support")!.queue.grantSendMessages(fn);
         case "attachments":
           return this.attachments.grant(fn, "files");
-        case "attachments:read":
-          return this.attachments.grant(fn, "read");
+        case "attachments:chat":
+          return this.attachments.grant(fn, "chat");
         case "attachments:delete":
           return this.attachments.grant(fn, "delete");
         case "documents":

@@ -40,6 +40,8 @@ import { requestOrigin, withRequestOrigin } from "./request-origin";
 import { IntercomCustomer } from "./intercom-customer";
 import { SupportRuns } from "./support-runs";
 import { servePlayground } from "./playground-server";
+import { sendJson } from "./send-json";
+import { errorBody } from "../../shared/http";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
 
@@ -140,7 +142,10 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       documents: new FolderObjectSource(dropDir),
       // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
       // (on the origin the request came in on: localhost and 127.0.0.1 alike).
-      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => requestOrigin(url)),
+      // Written once, as the S3 bucket is: a file's checked bytes cannot be replaced.
+      files: new FolderFileObjects(localAttachmentsDir(dataDir), () => requestOrigin(url), "/_local/files/", {
+        writeOnce: true,
+      }),
       // The documents bucket as admins manage it: the drop folder, with the same kind of URLs.
       knowledge: {
         bucket: LOCAL_BUCKET,
@@ -198,7 +203,9 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     );
 
     server = createServer((req, res) => {
-      void withRequestOrigin(req, async () => {
+      // Each stand-in answers its own errors; this is the net under them all: a request that still
+      // fails is that request's 500, never a rejection that ends the process (Node's default).
+      withRequestOrigin(req, async () => {
         const at = new URL(req.url ?? "/", "http://localhost");
         if (servePlayground(req, res, at)) return;
         if (await customer.handle(req, res, at)) return;
@@ -207,6 +214,10 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
         await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
+      }).catch((err: unknown) => {
+        if (req.destroyed) return void res.destroy();
+        console.error("local stack: request failed", err);
+        sendJson(res, 500, errorBody("internal_error", "the local stack failed to answer this request"));
       });
     });
     await new Promise<void>((r, reject) => {
@@ -299,6 +310,8 @@ async function serve(
     sendProxyResult(res, result);
   } catch (err) {
     if (err instanceof MalformedPath) return error(400, "invalid_path", err.message);
+    // The client left mid-body: there is no one to answer, and nothing reached a function.
+    if (req.destroyed && !res.headersSent) return void res.destroy();
     // What API Gateway answers when the function itself crashes.
     console.error(err);
     if (!res.headersSent) error(502, "bad_gateway", "internal server error");

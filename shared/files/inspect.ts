@@ -2,8 +2,10 @@ import { imageSize } from "image-size";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type ImageFormat, imageStructureProblem } from "./image-structure";
 import type { Column, FileKind } from "./records";
-import { DEFAULT_SQL_LIMITS, SqlEngineUnavailable, SqlSandbox, tableName } from "./sql-sandbox";
+import { DEFAULT_SQL_LIMITS, SqlBusy, SqlEngineUnavailable, SqlSandbox, type SqlLimits } from "./sql-sandbox";
+import { tableName } from "./table-names";
 
 /** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
 export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
@@ -20,10 +22,39 @@ export type Inspection =
       table: string;
       columns: Column[];
       row_count: number;
-      /** set when the file was not UTF-8 and was converted: the bytes to store instead */
-      converted?: Uint8Array;
+      /** set when the file is not UTF-8: it is read as Windows-1252 (see textOf) */
+      encoding?: TextEncoding;
     }
   | { ok: false; reason: string };
+
+/** A data file that is not UTF-8 is read as Windows-1252 (the usual spreadsheet export elsewhere). */
+export type TextEncoding = "windows-1252";
+
+/**
+ * A data file's bytes as UTF-8, for the SQL engine. The object keeps the bytes as uploaded (they
+ * are written once, never replaced): a file that is not UTF-8 is converted each time it is read.
+ */
+export function textOf(bytes: Uint8Array, encoding: TextEncoding | undefined): Uint8Array {
+  return encoding ? new TextEncoder().encode(new TextDecoder(encoding).decode(bytes)) : bytes;
+}
+
+/** A column name longer than this is no header (most likely a file whose rows are one long line). */
+export const MAX_COLUMN_NAME_CHARS = 256;
+/** The columns a data file's record keeps (name and type each), as JSON: well inside DynamoDB's 400 KB item. */
+export const MAX_COLUMNS_BYTES = 64 * 1024;
+
+/**
+ * Why a data file's column list cannot be kept, or undefined. Checked before anything is written:
+ * a list past DynamoDB's item size made the complete call a 500 and left the file pending for good.
+ */
+function columnListProblem(columns: Column[]): string | undefined {
+  const long = columns.find((c) => Array.from(c.name).length > MAX_COLUMN_NAME_CHARS);
+  if (long) return `a column name is longer than ${MAX_COLUMN_NAME_CHARS} characters (is the first line a header?)`;
+  const size = Buffer.byteLength(JSON.stringify(columns));
+  if (size > MAX_COLUMNS_BYTES)
+    return `its ${columns.length} columns take ${Math.ceil(size / 1024)} KB to describe; at most ${MAX_COLUMNS_BYTES / 1024} KB fit`;
+  return undefined;
+}
 
 /** What kind of file a claimed media type announces (the bytes decide whether it is accepted). */
 export function claimedKind(mediaType: string): FileKind | undefined {
@@ -34,14 +65,16 @@ export function claimedKind(mediaType: string): FileKind | undefined {
 
 /**
  * Checks an uploaded file by its bytes, not its claimed type: an image must be one of
- * Converse's formats by its magic bytes (image-size reads them and the dimensions); a
- * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252 and
- * converted, with at most maxRows rows.
+ * Converse's formats by its magic bytes (image-size reads them and the dimensions), at least
+ * 1x1, and whole (image-structure.ts walks it to its end); a
+ * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252, with at
+ * most maxRows rows.
  */
 export async function inspectFile(
   bytes: Uint8Array,
   claimed: { name: string; media_type: string },
   maxRows: number,
+  limits: SqlLimits = DEFAULT_SQL_LIMITS,
 ): Promise<Inspection> {
   const kind = claimedKind(claimed.media_type);
   if (kind === "image") {
@@ -53,44 +86,47 @@ export async function inspectFile(
     }
     const mediaType = info?.type ? IMAGE_TYPES[info.type as keyof typeof IMAGE_TYPES] : undefined;
     if (!info || !mediaType) return { ok: false, reason: "not a PNG, JPEG, GIF or WebP image (checked by its bytes)" };
+    if (!(info.width > 0 && info.height > 0))
+      return { ok: false, reason: `the image has no pixels (${info.width ?? 0}x${info.height ?? 0})` };
+    const broken = await imageStructureProblem(info.type as ImageFormat, bytes);
+    if (broken) return { ok: false, reason: `not a whole ${info.type!.toUpperCase()} image: ${broken}` };
     return { ok: true, kind: "image", media_type: mediaType, width: info.width, height: info.height };
   }
   if (kind === "data") {
     if (bytes.subarray(0, 8192).includes(0)) return { ok: false, reason: "not a text file (it holds NUL bytes)" };
-    let converted: Uint8Array | undefined;
+    let encoding: TextEncoding | undefined;
     try {
       new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     } catch {
-      converted = new TextEncoder().encode(new TextDecoder("windows-1252").decode(bytes));
+      encoding = "windows-1252";
     }
     const format = claimed.media_type === "text/tab-separated-values" ? "tsv" : "csv";
     const table = tableName(claimed.name);
     const dir = mkdtempSync(join(tmpdir(), "inspect-"));
     try {
       const path = join(dir, "data");
-      writeFileSync(path, converted ?? bytes);
-      const sandbox = await SqlSandbox.open([{ name: table, path, format }], {
-        ...DEFAULT_SQL_LIMITS,
-        maxFileRows: maxRows + 1,
-      });
-      try {
-        const described = await sandbox.describe(table, 0);
-        if (described.row_count > maxRows) return { ok: false, reason: `more than ${maxRows} rows (FILES_MAX_ROWS)` };
-        if (described.columns.length === 0) return { ok: false, reason: "no columns found" };
-        return {
-          ok: true,
-          kind: "data",
-          media_type: claimed.media_type,
-          format,
-          table,
-          columns: described.columns,
-          row_count: described.row_count,
-          ...(converted ? { converted } : {}),
-        };
-      } finally {
-        sandbox.close();
-      }
+      writeFileSync(path, textOf(bytes, encoding));
+      const described = await SqlSandbox.run(
+        [{ name: table, path, format }],
+        { ...limits, maxFileRows: maxRows + 1 },
+        (sandbox) => sandbox.describe(table, 0),
+      );
+      if (described.row_count > maxRows) return { ok: false, reason: `more than ${maxRows} rows (FILES_MAX_ROWS)` };
+      if (described.columns.length === 0) return { ok: false, reason: "no columns found" };
+      const columnsProblem = columnListProblem(described.columns);
+      if (columnsProblem) return { ok: false, reason: columnsProblem };
+      return {
+        ok: true,
+        kind: "data",
+        media_type: claimed.media_type,
+        format,
+        table,
+        columns: described.columns,
+        row_count: described.row_count,
+        ...(encoding ? { encoding } : {}),
+      };
     } catch (err) {
+      if (err instanceof SqlBusy) throw err; // the engine's, not the file's: the check is tried again
       if (err instanceof SqlEngineUnavailable) return { ok: false, reason: err.message };
       return {
         ok: false,

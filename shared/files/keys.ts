@@ -1,14 +1,26 @@
+import { createHash } from "node:crypto";
+
+/** A user id that can stand in a key as it is: no dot segment, nothing to encode, short. */
+const PLAIN_USER = /^(?!\.{1,2}$)[A-Za-z0-9._-]{1,64}$/;
+
 /**
- * Objects go under a per-user prefix, so a grant can be scoped to users/* and a user's objects listed
- * alone. Periods are encoded too: a user id "." or ".." would otherwise be a path segment that URL
- * handling removes, and the signed URL would name another key.
+ * The user's part of an object key: the id itself when it is plain, else "~" and its SHA-256
+ * (base64url; "~" is no plain id's character, so the two never meet). An id as a key part as it
+ * was (URL-encoded) broke uploads: "." and ".." are dot segments a URL loses on the way (the
+ * signature then fails), and a long non-ASCII id encodes past a file name's 255 bytes and near
+ * S3's 1024-byte keys.
  */
-export function objectKey(userId: string, sessionId: string, fileId: string): string {
-  return `users/${encodeURIComponent(userId).replaceAll(".", "%2E")}/sessions/${sessionId}/${fileId}`;
+export function userKeyPart(userId: string): string {
+  return PLAIN_USER.test(userId) ? userId : `~${createHash("sha256").update(userId, "utf8").digest("base64url")}`;
 }
 
-/** The inverse, for the bucket's notifications; undefined for a key this API did not make. */
-export function parseObjectKey(key: string): { userId: string; sessionId: string; fileId: string } | undefined {
-  const m = /^users\/([^/]+)\/sessions\/([0-9a-f-]{36})\/([0-9a-f-]{36})$/.exec(key);
-  return m ? { userId: decodeURIComponent(m[1]!), sessionId: m[2]!, fileId: m[3]! } : undefined;
+/** Objects go under a per-user prefix, so a grant can be scoped to users/* and a user's objects listed alone. */
+export function objectKey(userId: string, sessionId: string, fileId: string): string {
+  return `users/${userKeyPart(userId)}/sessions/${sessionId}/${fileId}`;
+}
+
+/** The session and file of a key this API made, for the bucket's notifications; undefined for any other key. */
+export function parseObjectKey(key: string): { sessionId: string; fileId: string } | undefined {
+  const m = /^users\/[^/]+\/sessions\/([0-9a-f-]{36})\/([0-9a-f-]{36})$/.exec(key);
+  return m ? { sessionId: m[1]!, fileId: m[2]! } : undefined;
 }

@@ -2,10 +2,16 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   PutObjectCommand,
-  type S3Client,
+  S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+
+/** A presigned upload: the URL and the headers the PUT must carry (they are signed into it). */
+export interface UploadGrant {
+  url: string;
+  headers: Record<string, string>;
+}
 
 /**
  * Where a session's files live. In AWS: the attachments bucket, with presigned URLs (Lambda's
@@ -13,29 +19,54 @@ import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
  * with upload and download URLs served by the local server (infra/local/uploads.ts).
  */
 export interface FileObjects {
-  /** a URL the client PUTs exactly `bytes` bytes of `mediaType` to */
-  uploadUrl(key: string, mediaType: string, bytes: number, expiresInSeconds: number): Promise<string>;
+  /** a URL the client PUTs exactly `bytes` bytes of `mediaType` to, with the headers it must send */
+  uploadUrl(key: string, mediaType: string, bytes: number, expiresInSeconds: number): Promise<UploadGrant>;
   downloadUrl(key: string, fileName: string, expiresInSeconds: number): Promise<string>;
   /** the object's bytes, or undefined when nothing was uploaded */
   read(key: string): Promise<Uint8Array | undefined>;
-  /** replaces an object (a data file converted to UTF-8) */
+  /** writes an object the server made itself (an image sent inline) */
   write(key: string, body: Uint8Array, mediaType: string): Promise<void>;
   delete(keys: string[]): Promise<void>;
 }
 
-export class S3FileObjects implements FileObjects {
-  constructor(
-    private readonly s3: S3Client,
-    private readonly bucket: string,
-  ) {}
+export interface BucketOptions {
+  /**
+   * Objects are written once and never replaced (the attachments bucket): every PUT, presigned or
+   * not, carries `If-None-Match: *`, so bytes that were checked stay the bytes that were checked.
+   * A bucket whose objects change in place (the documents bucket) leaves it off.
+   */
+  writeOnce?: boolean;
+}
 
-  uploadUrl(key: string, mediaType: string, bytes: number, expiresIn: number): Promise<string> {
-    // Length and type are signed: S3 refuses a PUT of any other size, so the limit holds at upload.
-    return getSignedUrl(
+export class S3FileObjects implements FileObjects {
+  private readonly s3: S3Client;
+
+  constructor(
+    private readonly bucket: string,
+    private readonly options: BucketOptions = {},
+  ) {
+    // Checksums only where S3 requires them: by default the SDK signs the CRC32 of the (empty) body
+    // it presigns into the URL, and S3 then refuses every real upload to it (BadDigest).
+    this.s3 = new S3Client({ requestChecksumCalculation: "WHEN_REQUIRED" });
+  }
+
+  async uploadUrl(key: string, mediaType: string, bytes: number, expiresIn: number): Promise<UploadGrant> {
+    // Length, type and the write-once precondition are signed: S3 refuses a PUT of any other size or
+    // type, or without If-None-Match, and a PUT onto an object that exists (412), so the limit holds
+    // at upload and a replayed URL cannot replace bytes already there.
+    const once: Record<string, string> = this.options.writeOnce ? { "if-none-match": "*" } : {};
+    const url = await getSignedUrl(
       this.s3,
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: mediaType, ContentLength: bytes }),
-      { expiresIn, signableHeaders: new Set(["content-type", "content-length"]) },
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ContentType: mediaType,
+        ContentLength: bytes,
+        ...(this.options.writeOnce ? { IfNoneMatch: "*" } : {}),
+      }),
+      { expiresIn, signableHeaders: new Set(["content-type", "content-length", ...Object.keys(once)]) },
     );
+    return { url, headers: { "content-type": mediaType, ...once } };
   }
 
   downloadUrl(key: string, fileName: string, expiresIn: number): Promise<string> {
@@ -62,7 +93,15 @@ export class S3FileObjects implements FileObjects {
   }
 
   async write(key: string, body: Uint8Array, mediaType: string): Promise<void> {
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: mediaType }));
+    await this.s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: mediaType,
+        ...(this.options.writeOnce ? { IfNoneMatch: "*" } : {}),
+      }),
+    );
   }
 
   async delete(keys: string[]): Promise<void> {

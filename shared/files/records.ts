@@ -1,6 +1,14 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import { OWNER_SORT_KEY } from "../stores/session-owners";
 
 export type FileStatus = "pending" | "ready" | "rejected";
 export type FileKind = "image" | "data";
@@ -31,6 +39,8 @@ export interface FileRecord {
   /** data files */
   table?: string;
   format?: "csv" | "tsv";
+  /** set when the data file is not UTF-8: its bytes are read as this (shared/files/inspect.ts textOf) */
+  encoding?: "windows-1252";
   columns?: Column[];
   row_count?: number;
 }
@@ -133,13 +143,93 @@ export class FileRecords {
     }
   }
 
-  async delete(sessionId: string, fileId: string): Promise<void> {
-    await this.doc.send(
-      new DeleteCommand({ TableName: this.tableName, Key: { pk: sessionId, sk: `${FILE_PREFIX}${fileId}` } }),
+  /** Deletes a file's record and pointer; true when this call removed the record (false: already gone). */
+  async delete(sessionId: string, fileId: string): Promise<boolean> {
+    const out = await this.doc.send(
+      new DeleteCommand({
+        TableName: this.tableName,
+        Key: { pk: sessionId, sk: `${FILE_PREFIX}${fileId}` },
+        ReturnValues: "ALL_OLD",
+      }),
     );
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: pointerKey(fileId) }));
+    return out.Attributes !== undefined;
+  }
+
+  /**
+   * Takes `count` of the session's `max` file slots, or none: one conditional ADD on the
+   * session's owner record, which also checks that the session is still `userId`'s. Counting the
+   * records first and writing after let concurrent uploads past the limit (31 of 20); this
+   * counter cannot. A session recorded before the counter existed starts it from its records.
+   * "full" leaves the count as it was; "not_owner" when the session is gone or another user's.
+   */
+  async reserveSlots(
+    sessionId: string,
+    userId: string,
+    count: number,
+    max: number,
+  ): Promise<"reserved" | "full" | "not_owner"> {
+    const key = { pk: sessionId, sk: OWNER_SORT_KEY };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key,
+            UpdateExpression: "ADD #n :count",
+            ConditionExpression: "user_id = :user AND #n <= :room",
+            ExpressionAttributeNames: { "#n": FILE_COUNT },
+            ExpressionAttributeValues: { ":count": count, ":user": userId, ":room": max - count },
+          }),
+        );
+        return "reserved";
+      } catch (err) {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      }
+      const owner = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
+      if (owner.Item?.user_id !== userId) return "not_owner";
+      if (owner.Item[FILE_COUNT] !== undefined || attempt > 0) return "full";
+      // Counted from the records once; a concurrent start of the count wins and this one retries on it.
+      const existing = (await this.list(sessionId)).length;
+      await this.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key,
+            UpdateExpression: "SET #n = :existing",
+            ConditionExpression: "user_id = :user AND attribute_not_exists(#n)",
+            ExpressionAttributeNames: { "#n": FILE_COUNT },
+            ExpressionAttributeValues: { ":existing": existing, ":user": userId },
+          }),
+        )
+        .catch((err) => {
+          if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        });
+    }
+  }
+
+  /** Gives slots back (a file deleted, or a creation that failed); nothing when the session is gone. */
+  async releaseSlots(sessionId: string, count: number): Promise<void> {
+    if (count <= 0) return;
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+          UpdateExpression: "ADD #n :minus",
+          ConditionExpression: "#n >= :count",
+          ExpressionAttributeNames: { "#n": FILE_COUNT },
+          ExpressionAttributeValues: { ":minus": -count, ":count": count },
+        }),
+      )
+      .catch((err) => {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      });
   }
 }
+
+/** The session's file count, on its owner record (shared/stores/session-owners.ts), beside its lease. */
+const FILE_COUNT = "file_count";
 
 function strip(item: Record<string, unknown>): FileRecord {
   const { pk: _pk, sk: _sk, ...record } = item;

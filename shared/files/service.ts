@@ -5,16 +5,25 @@ import { AppError, badRequest, notFound } from "../errors";
 import { ownedSession } from "../ownership";
 import { SessionOwners } from "../stores/session-owners";
 import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectFile } from "./inspect";
-import { objectKey } from "./keys";
+import { objectKey, parseObjectKey } from "./keys";
+import { SqlBusy, sqlLimitsOf } from "./sql-sandbox";
+import { assignTableNames, withTableNames } from "./table-names";
+import { truncateCodePoints } from "../text";
 import type { FileObjects } from "./objects";
 import { FileRecords, type FileRecord } from "./records";
 
 export const fileNotFound = () => notFound("file_not_found", "no such file");
 
+/** A rejected file's reason is for people: its first words say it (an engine's message can be long). */
+const MAX_REASON_CHARS = 500;
+/** A file record's size as JSON, checked before it is written: well inside DynamoDB's 400 KB item. */
+const MAX_RECORD_BYTES = 100 * 1024;
+
 export type FilesConfig = Pick<
   Config,
   "FILES_MAX_BYTES" | "FILES_PER_SESSION" | "FILES_MAX_ROWS" | "FILES_URL_TTL_SECONDS"
->;
+> &
+  Partial<Pick<Config, "SQL_TIMEOUT_MS" | "SQL_MEMORY_MB" | "SQL_CONCURRENCY">>;
 
 /** What a client sees of a file: no bucket key, no owner. */
 export function publicFile(record: FileRecord) {
@@ -43,64 +52,110 @@ export class FileService {
         "file_too_large",
         `a file may be at most ${config.FILES_MAX_BYTES} bytes (FILES_MAX_BYTES)`,
       );
-    const existing = await records.list(sessionId);
-    if (existing.length >= config.FILES_PER_SESSION)
-      throw new AppError(
-        409,
-        "too_many_files",
-        `a session may hold at most ${config.FILES_PER_SESSION} files (FILES_PER_SESSION)`,
-      );
-    const fileId = randomUUID();
-    const record: FileRecord = {
-      file_id: fileId,
-      session_id: sessionId,
-      user_id: userId,
-      name: input.name,
-      media_type: input.media_type,
-      bytes: input.bytes,
-      kind: claimedKind(input.media_type)!,
-      status: "pending",
-      key: objectKey(userId, sessionId, fileId),
-      created_at: new Date().toISOString(),
-    };
-    await records.create(record);
+    const [record] = await this.withSlots(userId, sessionId, 1, async () => {
+      const made = this.newRecord(userId, sessionId, {
+        name: input.name,
+        media_type: input.media_type,
+        bytes: input.bytes,
+        kind: claimedKind(input.media_type)!,
+        status: "pending",
+      });
+      await records.create(made);
+      return [made];
+    });
     const ttl = config.FILES_URL_TTL_SECONDS;
+    const grant = await objects.uploadUrl(record!.key, record!.media_type, record!.bytes, ttl);
     return {
-      file_id: fileId,
-      upload_url: await objects.uploadUrl(record.key, record.media_type, record.bytes, ttl),
+      file_id: record!.file_id,
+      upload_url: grant.url,
+      headers: grant.headers,
       expires_at: new Date(Date.now() + ttl * 1000).toISOString(),
     };
   }
 
   /**
-   * An image sent inline with a chat message (already checked by its bytes): stored as a ready
-   * file of the session, so the checkpoint can refer to it as to any upload.
+   * The images a chat message carries inline (already checked by their bytes): stored as ready
+   * files of the session, so the checkpoint refers to them as to any upload. They count against
+   * FILES_PER_SESSION as uploads do: all of them fit, or none is stored.
    */
-  async storeImage(
+  async storeImages(
     userId: string,
     sessionId: string,
-    image: { name: string; media_type: string; bytes: Uint8Array; width: number; height: number },
-  ): Promise<FileRecord> {
+    images: { name: string; media_type: string; bytes: Uint8Array; width: number; height: number }[],
+  ): Promise<FileRecord[]> {
+    if (images.length === 0) return [];
     await this.ownSession(userId, sessionId);
+    return this.withSlots(userId, sessionId, images.length, async (made) => {
+      const ready: FileRecord[] = [];
+      for (const image of images) {
+        const record = this.newRecord(userId, sessionId, {
+          name: image.name,
+          media_type: image.media_type,
+          bytes: image.bytes.byteLength,
+          kind: "image",
+          status: "pending",
+        });
+        // Pending first, then the object, then ready: a ready record never names a missing object,
+        // and the bucket's notification for this write (which may come before the write returns)
+        // finds a pending file to settle, never bytes of no file to discard.
+        await this.deps.records.create(record);
+        made.push(record);
+        await this.deps.objects.write(record.key, image.bytes, image.media_type);
+        const settled: FileRecord = { ...record, status: "ready", width: image.width, height: image.height };
+        if (!(await this.deps.records.settle(settled))) {
+          const now = await this.deps.records.get(sessionId, record.file_id);
+          if (now?.status !== "ready") throw new Error(`inline image ${record.file_id} was not stored`);
+        }
+        ready.push(settled);
+      }
+      return ready;
+    });
+  }
+
+  /**
+   * Takes `count` of the session's file slots, then makes the files; if making them fails, what
+   * was made is deleted and every slot given back. FILES_PER_SESSION is counted on the session's
+   * owner record (FileRecords.reserveSlots), so concurrent uploads cannot pass it.
+   */
+  private async withSlots(
+    userId: string,
+    sessionId: string,
+    count: number,
+    make: (made: FileRecord[]) => Promise<FileRecord[]>,
+  ): Promise<FileRecord[]> {
+    const { config, records } = this.deps;
+    const reserved = await records.reserveSlots(sessionId, userId, count, config.FILES_PER_SESSION);
+    if (reserved === "not_owner") throw notFound("session_not_found", "no such session");
+    if (reserved === "full")
+      throw new AppError(
+        409,
+        "too_many_files",
+        `a session may hold at most ${config.FILES_PER_SESSION} files (FILES_PER_SESSION)`,
+      );
+    const made: FileRecord[] = [];
+    try {
+      return await make(made);
+    } catch (err) {
+      await this.deleteFiles(sessionId, made).catch(() => undefined); // each gives its slot back
+      await records.releaseSlots(sessionId, count - made.length).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private newRecord(
+    userId: string,
+    sessionId: string,
+    fields: Pick<FileRecord, "name" | "media_type" | "bytes" | "kind" | "status" | "width" | "height">,
+  ): FileRecord {
     const fileId = randomUUID();
-    const record: FileRecord = {
+    return {
       file_id: fileId,
       session_id: sessionId,
       user_id: userId,
-      name: image.name,
-      media_type: image.media_type,
-      bytes: image.bytes.byteLength,
-      kind: "image",
-      status: "ready",
+      ...fields,
       key: objectKey(userId, sessionId, fileId),
       created_at: new Date().toISOString(),
-      width: image.width,
-      height: image.height,
     };
-    // The object before its record: a record never names a missing object.
-    await this.deps.objects.write(record.key, image.bytes, image.media_type);
-    await this.deps.records.create(record);
-    return record;
   }
 
   /** POST .../complete: the caller's own file, checked now. */
@@ -110,8 +165,10 @@ export class FileService {
   }
 
   /**
-   * Checks the uploaded object and settles the file. Idempotent: a settled file is returned
-   * as it is, so the bucket notification and the client's complete call can both arrive.
+   * Checks the uploaded object and settles the file, once. Idempotent: a settled file is returned
+   * as it is, so the bucket notification and the client's complete call can both arrive. The
+   * bytes checked stay the file's: the bucket writes each key once (If-None-Match), and a data
+   * file that is not UTF-8 is converted when read, never rewritten.
    */
   async settle(record: FileRecord): Promise<FileRecord> {
     if (record.status !== "pending") return record;
@@ -130,8 +187,17 @@ export class FileService {
         reason: `uploaded ${bytes.byteLength} bytes, announced ${record.bytes}`,
       };
     } else {
-      const found = await inspectFile(bytes, record, this.deps.config.FILES_MAX_ROWS);
-      if (!found.ok) settled = { ...record, status: "rejected", reason: found.reason };
+      const found = await inspectFile(
+        bytes,
+        record,
+        this.deps.config.FILES_MAX_ROWS,
+        sqlLimitsOf(this.deps.config),
+      ).catch((err) => {
+        if (err instanceof SqlBusy) throw new AppError(503, "files_busy", err.message);
+        throw err;
+      });
+      if (!found.ok)
+        settled = { ...record, status: "rejected", reason: truncateCodePoints(found.reason, MAX_REASON_CHARS) };
       else if (found.kind === "image")
         settled = {
           ...record,
@@ -140,33 +206,78 @@ export class FileService {
           width: found.width,
           height: found.height,
         };
-      else {
-        if (found.converted) await this.deps.objects.write(record.key, found.converted, record.media_type);
+      else
         settled = {
           ...record,
           status: "ready",
-          bytes: found.converted?.byteLength ?? record.bytes,
-          table: found.table,
+          table: await this.uniqueTableName(record),
           format: found.format,
           columns: found.columns,
           row_count: found.row_count,
+          ...(found.encoding ? { encoding: found.encoding } : {}),
         };
-      }
     }
+    // Bounded before the write: a record DynamoDB cannot store would fail the complete call and
+    // leave the file pending for good.
+    const size = Buffer.byteLength(JSON.stringify(settled));
+    if (size > MAX_RECORD_BYTES)
+      settled = {
+        ...record,
+        status: "rejected",
+        reason: `its description takes ${Math.ceil(size / 1024)} KB; at most ${MAX_RECORD_BYTES / 1024} KB can be kept`,
+      };
     if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
     if (await this.deps.records.settle(settled)) return settled;
-    return (await this.deps.records.get(record.session_id, record.file_id)) ?? settled;
+    // Settled by someone else meanwhile, or deleted with its session: what landed then is no file's.
+    const now = await this.deps.records.get(record.session_id, record.file_id);
+    if (!now) {
+      await this.deps.objects.delete([record.key]);
+      throw fileNotFound();
+    }
+    if (now.status === "rejected") await this.deps.objects.delete([record.key]);
+    return now;
+  }
+
+  /**
+   * The bucket says an object landed (its notification: at least once, in any order). A pending
+   * file is settled; bytes that landed for a file that is gone (deleted, or its session deleted)
+   * or was rejected are deleted, since no record will ever name them; a ready file's object is the
+   * one checked (the bucket writes each key once) and stays.
+   */
+  async landed(key: string): Promise<"settled" | "kept" | "discarded" | "ignored"> {
+    const parsed = parseObjectKey(key);
+    if (!parsed) return "ignored";
+    const file = await this.deps.records.get(parsed.sessionId, parsed.fileId);
+    if (!file || file.key !== key || file.status === "rejected") {
+      await this.deps.objects.delete([key]);
+      return "discarded";
+    }
+    if (file.status === "ready") return "kept";
+    try {
+      return (await this.settle(file)).status === "rejected" ? "discarded" : "settled";
+    } catch (err) {
+      if (err instanceof AppError && err.code === "file_not_found") return "discarded";
+      throw err;
+    }
   }
 
   async list(userId: string, sessionId: string) {
     await this.ownSession(userId, sessionId);
-    return (await this.deps.records.list(sessionId)).map(publicFile);
+    return withTableNames(await this.deps.records.list(sessionId)).map(publicFile);
+  }
+
+  /** The table name a data file being checked gets: its file's, unless another data file of the session has it. */
+  private async uniqueTableName(record: FileRecord): Promise<string> {
+    const named = (await this.deps.records.list(record.session_id)).filter(
+      (f) => f.file_id !== record.file_id && f.kind === "data" && f.status === "ready",
+    );
+    const { table: _none, ...unnamed } = record;
+    return assignTableNames([...named, unnamed]).get(record.file_id)!;
   }
 
   async remove(userId: string, sessionId: string, fileId: string) {
     const record = await this.ownFile(userId, sessionId, fileId);
-    await this.deps.objects.delete([record.key]);
-    await this.deps.records.delete(sessionId, fileId);
+    await this.deleteFiles(sessionId, [record]);
   }
 
   async download(userId: string, fileId: string) {
@@ -184,9 +295,23 @@ export class FileService {
 
   /** Called when a session is deleted, before its partition (and so its file records) goes. */
   async deleteSessionFiles(sessionId: string) {
-    const records = await this.deps.records.list(sessionId);
-    if (records.length > 0) await this.deps.objects.delete(records.map((r) => r.key));
-    for (const r of records) await this.deps.records.delete(sessionId, r.file_id);
+    await this.deleteFiles(sessionId, await this.deps.records.list(sessionId));
+  }
+
+  /**
+   * Objects, then records, then the objects again. The objects first, so a failure half-way leaves
+   * records a retry finds; again after, for an upload that landed in between (its signed URL still
+   * valid). One landing after the records are gone finds no record and is discarded (landed()).
+   */
+  private async deleteFiles(sessionId: string, files: FileRecord[]) {
+    if (files.length === 0) return;
+    const keys = files.map((f) => f.key);
+    await this.deps.objects.delete(keys);
+    let removed = 0;
+    for (const f of files) if (await this.deps.records.delete(sessionId, f.file_id)) removed++;
+    await this.deps.objects.delete(keys);
+    // Only the records this call removed give their slot back: two deletes of one file free one.
+    await this.deps.records.releaseSlots(sessionId, removed);
   }
 
   private async ownSession(userId: string, sessionId: string) {

@@ -1,8 +1,10 @@
-import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance, DuckDBResult } from "@duckdb/node-api";
+import pLimit, { type LimitFunction } from "p-limit";
+import type { Config } from "../config";
 
 /** One data file of the session, exposed to SQL as a table. */
 export interface DataTable {
-  /** the table name the model uses (see tableName) */
+  /** the table name the model uses (see table-names.ts) */
   name: string;
   /** a local path the engine reads once, while loading */
   path: string;
@@ -10,7 +12,7 @@ export interface DataTable {
 }
 
 export interface SqlLimits {
-  /** a statement still running after this is interrupted */
+  /** loading the files, and then each statement: still running after this, it is interrupted */
   timeoutMs: number;
   /** DuckDB's memory_limit, in MB: a query needing more fails instead of taking the process down */
   memoryLimitMb: number;
@@ -18,6 +20,16 @@ export interface SqlLimits {
   maxRows: number;
   /** rows loaded per data file */
   maxFileRows: number;
+  /** bytes of rows (as JSON) returned to the model; the rows past it are cut and the result says so */
+  maxResultBytes: number;
+  /** characters of one text cell returned; a longer one is cut, ending in "…" */
+  maxCellChars: number;
+  /**
+   * Sandboxes open at once in this process; another waits (at most timeoutMs) for one to close.
+   * DuckDB's calls run on libuv's thread pool (4 threads): four runaway queries filled it, and
+   * every file, DNS and zlib call of every other request stalled behind them.
+   */
+  concurrency: number;
 }
 
 export const DEFAULT_SQL_LIMITS: SqlLimits = {
@@ -25,10 +37,47 @@ export const DEFAULT_SQL_LIMITS: SqlLimits = {
   memoryLimitMb: 256,
   maxRows: 200,
   maxFileRows: 1_000_000,
+  maxResultBytes: 64 * 1024,
+  maxCellChars: 2_000,
+  concurrency: 2,
 };
+
+/** The limits a deployment configured (shared/config.ts), the defaults for what it leaves out. */
+export function sqlLimitsOf(
+  config: Partial<
+    Pick<
+      Config,
+      | "SQL_TIMEOUT_MS"
+      | "SQL_MEMORY_MB"
+      | "SQL_MAX_ROWS"
+      | "SQL_MAX_RESULT_BYTES"
+      | "SQL_CONCURRENCY"
+      | "FILES_MAX_ROWS"
+    >
+  >,
+): SqlLimits {
+  const d = DEFAULT_SQL_LIMITS;
+  return {
+    timeoutMs: config.SQL_TIMEOUT_MS ?? d.timeoutMs,
+    memoryLimitMb: config.SQL_MEMORY_MB ?? d.memoryLimitMb,
+    maxRows: config.SQL_MAX_ROWS ?? d.maxRows,
+    maxFileRows: config.FILES_MAX_ROWS ?? d.maxFileRows,
+    maxResultBytes: config.SQL_MAX_RESULT_BYTES ?? d.maxResultBytes,
+    maxCellChars: d.maxCellChars,
+    concurrency: config.SQL_CONCURRENCY ?? d.concurrency,
+  };
+}
 
 /** A query the sandbox refused or that failed: the message is meant for the model. */
 export class SqlError extends Error {}
+
+/** Every slot was taken for longer than the wait allowed: the engine's state, not the query's fault. */
+export class SqlBusy extends SqlError {
+  constructor() {
+    super("the SQL engine is busy with other queries; try again in a moment");
+    this.name = "SqlBusy";
+  }
+}
 
 /**
  * DuckDB's native binding is not installed for this platform (a Lambda bundle built without it):
@@ -57,15 +106,33 @@ export async function loadDuckDb(): Promise<typeof import("@duckdb/node-api")> {
 export interface QueryResult {
   columns: { name: string; type: string }[];
   rows: Record<string, unknown>[];
-  /** true when the query returned more than maxRows and only the first maxRows are here */
+  /** true when the query returned more rows than are here (past maxRows or maxResultBytes) */
   truncated: boolean;
+  /** true when a text cell was cut to maxCellChars */
+  cut_cells?: boolean;
 }
 
-/** "Sales Q1.csv" -> sales_q1: the file name without extension, as a plain SQL identifier. */
-export function tableName(fileName: string): string {
-  const base = fileName.replace(/\.[^.]*$/, "").toLowerCase();
-  const name = base.replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
-  return /^[a-z_]/.test(name) ? name : `t_${name}`;
+/** The process's sandbox slots: p-limit queues the rest (its concurrency follows the latest limits). */
+const slots: LimitFunction = pLimit(DEFAULT_SQL_LIMITS.concurrency);
+
+/**
+ * Waits for one of `concurrency` slots, at most `waitMs`; resolves to the slot's release. A wait
+ * that times out leaves the queue: when its turn comes, the slot is handed straight on.
+ */
+function takeSlot(concurrency: number, waitMs: number): Promise<() => void> {
+  if (slots.concurrency !== concurrency) slots.concurrency = concurrency;
+  return new Promise((resolve, reject) => {
+    let gaveUp = false;
+    const timer = setTimeout(() => {
+      gaveUp = true;
+      reject(new SqlBusy());
+    }, waitMs);
+    void slots(() => {
+      if (gaveUp) return;
+      clearTimeout(timer);
+      return new Promise<void>((release) => resolve(() => release()));
+    });
+  });
 }
 
 const QUERY_KEYWORDS = new Set(["SELECT", "WITH", "FROM", "VALUES"]);
@@ -78,7 +145,9 @@ const quoteString = (s: string) => `'${s.replace(/'/g, "''")}'`;
  * (enable_external_access = false) and the configuration is locked, so no statement can
  * read another file, write one, attach a database or load an extension. On top of that
  * only a single SELECT is accepted, runs under a timeout (the connection is interrupted),
- * in a capped amount of memory on one thread, and returns at most maxRows rows.
+ * in a capped amount of memory on one thread, and returns at most maxRows rows and
+ * maxResultBytes bytes, each text cell at most maxCellChars. At most `concurrency` sandboxes
+ * are open in the process at once (open() waits for a slot, close() gives it back).
  *
  * DuckDB is loaded on first use (dynamic import): a chat function whose session has no
  * data files never pays for it. See docs and `npm run bench -- data-files` for the choice.
@@ -89,34 +158,53 @@ export class SqlSandbox {
     private readonly connection: DuckDBConnection,
     private readonly limits: SqlLimits,
     readonly tables: string[],
+    private readonly release: () => void,
   ) {}
 
+  /** A sandbox over `tables` for the length of `use`, then closed: the way every caller should take one. */
+  static async run<T>(tables: DataTable[], limits: SqlLimits, use: (sandbox: SqlSandbox) => Promise<T>): Promise<T> {
+    const sandbox = await SqlSandbox.open(tables, limits);
+    try {
+      return await use(sandbox);
+    } finally {
+      sandbox.close();
+    }
+  }
+
+  /** Opens a sandbox, holding one of the process's slots until close(). */
   static async open(tables: DataTable[], limits: SqlLimits = DEFAULT_SQL_LIMITS): Promise<SqlSandbox> {
     const { DuckDBInstance } = await loadDuckDb();
-    const instance = await DuckDBInstance.create(":memory:", {
-      threads: "1",
-      memory_limit: `${limits.memoryLimitMb}MB`,
-      // No extension may be fetched or loaded behind our back (httpfs would mean network).
-      autoinstall_known_extensions: "false",
-      autoload_known_extensions: "false",
-      allow_community_extensions: "false",
-      // Spilling to disk would be file access of its own.
-      temp_directory: "",
-    });
-    const connection = await instance.connect();
+    const release = await takeSlot(limits.concurrency, limits.timeoutMs);
+    let instance: DuckDBInstance | undefined;
+    let connection: DuckDBConnection | undefined;
     try {
-      for (const table of tables) {
-        const delim = table.format === "tsv" ? "\t" : ",";
-        await connection.run(
-          `CREATE TABLE ${quoteIdent(table.name)} AS SELECT * FROM read_csv(${quoteString(table.path)}, ` +
-            `header = true, delim = ${quoteString(delim)}, sample_size = 20480) LIMIT ${limits.maxFileRows}`,
-        );
-      }
-      await connection.run("SET enable_external_access = false");
-      await connection.run("SET lock_configuration = true");
+      instance = await DuckDBInstance.create(":memory:", {
+        threads: "1",
+        memory_limit: `${limits.memoryLimitMb}MB`,
+        // No extension may be fetched or loaded behind our back (httpfs would mean network).
+        autoinstall_known_extensions: "false",
+        autoload_known_extensions: "false",
+        allow_community_extensions: "false",
+        // Spilling to disk would be file access of its own.
+        temp_directory: "",
+      });
+      connection = await instance.connect();
+      const open = connection;
+      await interruptAfter(open, limits.timeoutMs, "loading the data files", async () => {
+        for (const table of tables) {
+          const delim = table.format === "tsv" ? "\t" : ",";
+          await open.run(
+            `CREATE TABLE ${quoteIdent(table.name)} AS SELECT * FROM read_csv(${quoteString(table.path)}, ` +
+              `header = true, delim = ${quoteString(delim)}, sample_size = 20480) LIMIT ${limits.maxFileRows}`,
+          );
+        }
+      });
+      await open.run("SET enable_external_access = false");
+      await open.run("SET lock_configuration = true");
     } catch (err) {
-      connection.closeSync();
-      instance.closeSync();
+      connection?.closeSync();
+      instance?.closeSync();
+      release();
       throw err;
     }
     return new SqlSandbox(
@@ -124,6 +212,7 @@ export class SqlSandbox {
       connection,
       limits,
       tables.map((t) => t.name),
+      release,
     );
   }
 
@@ -146,26 +235,20 @@ export class SqlSandbox {
     try {
       if (prepared.statementType !== StatementType.SELECT)
         throw new SqlError(`only SELECT queries are allowed (this is ${StatementType[prepared.statementType]})`);
-      const reader = await this.withTimeout(prepared.streamAndReadUntil(this.limits.maxRows + 1));
-      const names = reader.columnNames();
-      const types = reader.columnTypes().map((t) => t.toString());
-      const rows = (reader.getRowObjectsJson() as Record<string, unknown>[]).slice(0, this.limits.maxRows + 1);
-      return {
-        columns: names.map((name, i) => ({ name, type: types[i]! })),
-        rows: rows.slice(0, this.limits.maxRows),
-        truncated: rows.length > this.limits.maxRows,
-      };
     } finally {
       prepared.destroySync();
     }
+    // The one statement checked above, as a subquery under the row cap, so the engine stops after
+    // maxRows + 1 rows (its own lines: a trailing -- comment cannot swallow the parenthesis).
+    return this.read(`SELECT * FROM (\n${text}\n) LIMIT ${this.limits.maxRows + 1}`, this.limits.maxRows);
   }
 
-  /** Columns with their inferred types, the row count and a few rows. */
+  /** Columns with their inferred types, the row count and a few rows (bounded as query results are). */
   async describe(table: string, sampleRows = 5) {
     if (!this.tables.includes(table)) throw new SqlError(`no data file is exposed as table ${table}`);
     const columns = await this.connection.runAndReadAll(`DESCRIBE ${quoteIdent(table)}`);
     const count = await this.connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${quoteIdent(table)}`);
-    const sample = await this.connection.runAndReadAll(`SELECT * FROM ${quoteIdent(table)} LIMIT ${sampleRows}`);
+    const sample = await this.read(`SELECT * FROM ${quoteIdent(table)} LIMIT ${sampleRows}`, sampleRows);
     return {
       table,
       columns: (columns.getRowObjectsJson() as { column_name: string; column_type: string }[]).map((c) => ({
@@ -173,29 +256,92 @@ export class SqlSandbox {
         type: c.column_type,
       })),
       row_count: Number(count.getRowObjectsJson()[0]!.n),
-      sample_rows: sample.getRowObjectsJson() as Record<string, unknown>[],
+      sample_rows: sample.rows,
     };
   }
 
   close(): void {
-    this.connection.closeSync();
-    this.instance.closeSync();
+    try {
+      this.connection.closeSync();
+      this.instance.closeSync();
+    } finally {
+      this.release();
+    }
   }
 
-  private async withTimeout<T>(work: Promise<T>): Promise<T> {
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      this.connection.interrupt();
-    }, this.limits.timeoutMs);
-    try {
-      return await work;
-    } catch (err) {
-      if (timedOut) throw new SqlError(`the query was stopped after ${this.limits.timeoutMs} ms`);
-      throw new SqlError(cleanMessage(err));
-    } finally {
-      clearTimeout(timer);
-    }
+  /**
+   * Runs a SELECT and reads its rows chunk by chunk, row by row, keeping at most `maxRows` and
+   * `maxResultBytes` (as JSON) and cutting text cells to maxCellChars: the whole result is never
+   * held, so 200 rows of 1 MB cells cost a few MB, not the gigabytes they took at once.
+   */
+  private async read(sql: string, maxRows: number): Promise<QueryResult> {
+    const { JsonDuckDBValueConverter } = await loadDuckDb();
+    const { maxResultBytes, maxCellChars } = this.limits;
+    return interruptAfter(this.connection, this.limits.timeoutMs, "the query", async () => {
+      const prepared = await this.connection.prepare(sql);
+      let result: DuckDBResult;
+      try {
+        result = await prepared.stream();
+      } finally {
+        prepared.destroySync();
+      }
+      const names = result.deduplicatedColumnNames();
+      const columns = names.map((name, i) => ({ name, type: result.columnType(i).toString() }));
+      const rows: Record<string, unknown>[] = [];
+      let bytes = 2; // the array's brackets
+      let truncated = false;
+      let cutCells = false;
+      reading: for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        for (let r = 0; r < chunk.rowCount; r++) {
+          if (rows.length === maxRows) {
+            truncated = true;
+            break reading;
+          }
+          const values = chunk.convertRowValues(r, JsonDuckDBValueConverter);
+          const row: Record<string, unknown> = {};
+          names.forEach((name, i) => {
+            const value = values[i];
+            if (typeof value === "string" && value.length > maxCellChars) {
+              row[name] = `${Array.from(value.slice(0, maxCellChars + 1))
+                .slice(0, maxCellChars)
+                .join("")}…`;
+              cutCells = true;
+            } else row[name] = value;
+          });
+          const size = Buffer.byteLength(JSON.stringify(row)) + 1;
+          if (bytes + size > maxResultBytes) {
+            truncated = true;
+            break reading;
+          }
+          bytes += size;
+          rows.push(row);
+        }
+      }
+      return { columns, rows, truncated, ...(cutCells ? { cut_cells: true } : {}) };
+    });
+  }
+}
+
+/**
+ * Runs `work` on the connection, interrupting it after `ms`: a statement still running then fails
+ * with a message for the model. Any other failure is DuckDB's message, cleaned.
+ */
+async function interruptAfter<T>(connection: DuckDBConnection, ms: number, what: string, work: () => Promise<T>) {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    connection.interrupt();
+  }, ms);
+  try {
+    return await work();
+  } catch (err) {
+    if (timedOut) throw new SqlError(`${what} was stopped after ${ms} ms`);
+    if (err instanceof SqlError) throw err;
+    throw new SqlError(cleanMessage(err));
+  } finally {
+    clearTimeout(timer);
   }
 }
 

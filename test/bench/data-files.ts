@@ -42,7 +42,7 @@ function writeCsv(path: string) {
       ].join(","),
     );
   }
-  writeFileSync(path, lines.join("\n") + "\n");
+  writeFileSync(path, `${lines.join("\n")}\n`);
 }
 
 /** The child: one engine, one cold process; prints {importMs, loadMs, queryMs, rows}. */

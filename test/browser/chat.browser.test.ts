@@ -84,7 +84,10 @@ describe("chat", () => {
     await page.keyboard.press("Enter");
     await page.keyboard.press("ControlOrMeta+a");
     await page.keyboard.type("Team Falcon notes");
+    // The reload waits for the rename's PATCH: on a busy machine a reload could otherwise cut it off.
+    const renamed = page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes("/threads/"));
     await page.keyboard.press("Enter");
+    expect((await renamed).status()).toBe(200);
     await page.reload();
     await expect.poll(() => current.innerText(), { timeout: 10_000 }).toContain("Team Falcon notes");
 

@@ -63,7 +63,7 @@ async function upload(user: string, sessionId: string, name: string, content: st
   const put = await fetch(created.body.upload_url, {
     method: "PUT",
     body: bytes,
-    headers: { "content-type": mediaType },
+    headers: created.body.headers,
   });
   expect(put.status).toBe(200);
   const done = await call("POST", `/api/sessions/${sessionId}/files/${created.body.file_id}/complete`, user);
@@ -164,7 +164,7 @@ describe("attachments on the local stack", () => {
     const put = await fetch(created.body.upload_url, {
       method: "PUT",
       body: "a,b\n1,2\n",
-      headers: { "content-type": "text/csv" },
+      headers: created.body.headers,
     });
     expect(put.status).toBe(400);
   });
@@ -178,7 +178,7 @@ describe("attachments on the local stack", () => {
     });
     const before = (await call("GET", `/api/sessions/${sessionId}/files`, "alice")).body.files;
     expect(before.find((f: { file_id: string }) => f.file_id === created.body.file_id).status).toBe("pending");
-    await fetch(created.body.upload_url, { method: "PUT", body: bytes, headers: { "content-type": "text/csv" } });
+    await fetch(created.body.upload_url, { method: "PUT", body: bytes, headers: created.body.headers });
     const deadline = Date.now() + 10_000;
     let file: { status: string; row_count?: number } | undefined;
     while (Date.now() < deadline) {
@@ -277,7 +277,7 @@ describe("attachments on the local stack", () => {
         bytes: bytes.length,
       });
       expect(res.status).toBe(201);
-      return res.body as { file_id: string; upload_url: string };
+      return res.body as { file_id: string; upload_url: string; headers: Record<string, string> };
     };
 
     const onLoopback = await created(`127.0.0.1:${port}`);
@@ -285,7 +285,7 @@ describe("attachments on the local stack", () => {
     const put = await fetch(onLoopback.upload_url, {
       method: "PUT",
       body: bytes,
-      headers: { "content-type": "text/csv" },
+      headers: onLoopback.headers,
     });
     expect(put.status).toBe(200);
     const done = await callWithHost(

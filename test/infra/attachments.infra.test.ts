@@ -64,10 +64,29 @@ describe("attachments bucket", () => {
     });
   });
 
-  it("grants the chat functions GetObject under users/ only", () => {
+  it("grants the chat functions GetObject, and PutObject for inline images, under users/ only", () => {
     for (const fn of [stack.chatFunction, stack.chatStreamFunction]) {
-      expect(onBucket(fn)).toEqual([{ Effect: "Allow", Action: "s3:GetObject", Resource: usersPrefix }]);
+      expect(onBucket(fn)).toEqual([
+        { Effect: "Allow", Action: ["s3:GetObject", "s3:PutObject"], Resource: usersPrefix },
+      ]);
     }
+  });
+
+  it("refuses any PUT under users/ that could replace an object (no If-None-Match), whoever signs it", () => {
+    template.hasResourceProperties("AWS::S3::BucketPolicy", {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: "Deny",
+            Principal: { AWS: "*" },
+            Action: "s3:PutObject",
+            Resource: usersPrefix,
+            Condition: { Null: { "s3:if-none-match": "true" } },
+          },
+        ]),
+      },
+    });
   });
 
   it("grants the files function only the object actions presigning and checking need, under users/", () => {

@@ -78,7 +78,7 @@ async function uploadFile(user: string, sessionId: string) {
   expect(created.status, created.text).toBe(201);
   const put = await fetch(created.body.upload_url, {
     method: "PUT",
-    headers: { "content-type": "text/csv" },
+    headers: created.body.headers,
     body: "a,b\n1,2\n",
   });
   expect(put.status, `${user}: ${created.body.upload_url}`).toBe(200);

@@ -428,7 +428,7 @@ beforeAll(async () => {
   });
   const put = await fetch(file.upload_url, {
     method: "PUT",
-    headers: { "content-type": "text/csv" },
+    headers: file.headers,
     body: "a,b\n1,2\n",
   });
   expect(put.status).toBe(200);

@@ -8,12 +8,15 @@ import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 /**
  * The stack `npm start` runs, for one test file: a fresh data folder, a free port, quiet logs;
  * started before the file's tests and closed (its folder removed) after them. Read `.stack`
- * inside tests. For a file that needs settings of its own, or a stack no other file touches
- * (restarts, the knowledge base's contents, queue depths).
+ * inside tests; `.dataDir` is its DATA_DIR. For a file that needs settings of its own, or a stack
+ * no other file touches (restarts, the knowledge base's contents, queue depths).
  */
-export function localStackForTests(name: string, env: Record<string, string> = {}): { stack: LocalStack } {
+export function localStackForTests(
+  name: string,
+  env: Record<string, string> = {},
+): { stack: LocalStack; dataDir: string } {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-`));
-  const holder = {} as { stack: LocalStack };
+  const holder = { dataDir } as { stack: LocalStack; dataDir: string };
   beforeAll(async () => {
     holder.stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT", ...env });
   }, 60_000);

@@ -1,27 +1,8 @@
-import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { inspectFile } from "../../../shared/files/inspect";
+import { inspectFile, textOf } from "../../../shared/files/inspect";
+import { pngBytes } from "../../support/images";
 
-/** A real 3x2 PNG: signature, IHDR, one IDAT, IEND (CRCs are not checked by the reader, but kept honest-sized). */
-function png(width: number, height: number): Uint8Array {
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    return Buffer.concat([len, Buffer.from(type), data, Buffer.alloc(4)]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const raw = Buffer.alloc((width * 3 + 1) * height);
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", ihdr),
-    chunk("IDAT", deflateSync(raw)),
-    chunk("IEND", Buffer.alloc(0)),
-  ]);
-}
+const png = pngBytes;
 
 describe("inspectFile", () => {
   it("reads an image's real type and dimensions from its bytes, whatever it claims", async () => {
@@ -58,14 +39,16 @@ describe("inspectFile", () => {
     });
   });
 
-  it("converts a Windows-1252 CSV to UTF-8", async () => {
+  it("reads a CSV that is not UTF-8 as Windows-1252, leaving its bytes as they are", async () => {
     const latin = Buffer.from("city,n\nZürich,1\n", "latin1");
     const out = await inspectFile(latin, { name: "c.csv", media_type: "text/csv" }, 10);
-    expect(out.ok && out.kind === "data" && Buffer.from(out.converted!).toString("utf8")).toBe("city,n\nZürich,1\n");
+    expect(out).toMatchObject({ ok: true, encoding: "windows-1252", row_count: 1 });
+    expect(Buffer.from(textOf(latin, "windows-1252")).toString("utf8")).toBe("city,n\nZürich,1\n");
+    expect(textOf(latin, undefined)).toBe(latin);
   });
 
   it("rejects a data file over the row limit, and binary data", async () => {
-    const rows = "n\n" + Array.from({ length: 11 }, (_, i) => i).join("\n") + "\n";
+    const rows = `n\n${Array.from({ length: 11 }, (_, i) => i).join("\n")}\n`;
     expect(await inspectFile(Buffer.from(rows), { name: "n.csv", media_type: "text/csv" }, 10)).toMatchObject({
       ok: false,
       reason: expect.stringMatching(/more than 10 rows/),

@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqlError, SqlSandbox, tableName } from "../../../shared/files/sql-sandbox";
+import { DEFAULT_SQL_LIMITS, SqlError, SqlSandbox } from "../../../shared/files/sql-sandbox";
+import { tableName } from "../../../shared/files/table-names";
 
 const dir = mkdtempSync(join(tmpdir(), "sql-sandbox-"));
 const salesCsv = join(dir, "sales.csv");
@@ -16,6 +17,7 @@ writeFileSync(secret, "password\nhunter2\n");
 let sandbox: SqlSandbox;
 beforeAll(async () => {
   sandbox = await SqlSandbox.open([{ name: "sales", path: salesCsv, format: "csv" }], {
+    ...DEFAULT_SQL_LIMITS,
     timeoutMs: 1_000,
     memoryLimitMb: 64,
     maxRows: 3,

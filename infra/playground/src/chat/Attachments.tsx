@@ -63,15 +63,13 @@ export function Attachments({ user, threadId, ensureThread }: Props) {
         const mediaType =
           file.type || TYPES[file.name.split(".").pop()?.toLowerCase() ?? ""] || "application/octet-stream";
         const base = `/api/sessions/${session}/files`;
-        const created = await api<{ file_id: string; upload_url: string }>(user, base, {
-          method: "POST",
-          body: JSON.stringify({ name: file.name, media_type: mediaType, bytes: file.size }),
-        });
-        const put = await fetch(created.upload_url, {
-          method: "PUT",
-          headers: { "content-type": mediaType },
-          body: file,
-        });
+        const created = await api<{ file_id: string; upload_url: string; headers: Record<string, string> }>(
+          user,
+          base,
+          { method: "POST", body: JSON.stringify({ name: file.name, media_type: mediaType, bytes: file.size }) },
+        );
+        // The headers are signed into the URL (its type, and If-None-Match: the file is written once).
+        const put = await fetch(created.upload_url, { method: "PUT", headers: created.headers, body: file });
         if (!put.ok) throw new Error(`the upload was refused (${put.status})`);
         const done = await api<SessionFile>(user, `${base}/${created.file_id}/complete`, { method: "POST" });
         if (done.kind === "image") setPreviews((p) => ({ ...p, [done.file_id]: URL.createObjectURL(file) }));

@@ -1,0 +1,66 @@
+import { localStackForTests } from "../support/local-stack";
+
+// A data file the API accepted never breaks its session: every data file of a session is a table
+// of its own, whatever its name, and a file that cannot be described is refused with a reason.
+const local = localStackForTests("data-files", { OFFLINE_STREAM_DELAY_MS: "0" });
+
+async function call(method: string, path: string, user: string, body?: unknown) {
+  const res = await fetch(`${local.stack.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-user-id": user },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function upload(user: string, session: string, name: string, content: string, mediaType = "text/csv") {
+  const bytes = Buffer.from(content);
+  const created = await call("POST", `/api/sessions/${session}/files`, user, {
+    name,
+    media_type: mediaType,
+    bytes: bytes.length,
+  });
+  expect(created.status).toBe(201);
+  const put = await fetch(created.body.upload_url, { method: "PUT", body: bytes, headers: created.body.headers });
+  expect(put.status).toBe(200);
+  return call("POST", `/api/sessions/${session}/files/${created.body.file_id}/complete`, user);
+}
+
+const ask = async (user: string, session: string, sql: string) =>
+  (await call("POST", "/api/chat", user, { session_id: session, message: `run \`${sql}\`` })).body.reply as string;
+
+describe("data files of one session", () => {
+  it("sales.csv beside Sales.tsv are two tables, and every query of the session still runs", async () => {
+    const session = (await call("POST", "/api/chat", "ann", { message: "hi" })).body.session_id as string;
+    expect((await upload("ann", session, "sales.csv", "region,amount\nnorth,1\n")).body).toMatchObject({
+      status: "ready",
+      table: "sales",
+    });
+    expect(
+      (await upload("ann", session, "Sales.tsv", "region\tamount\nsouth\t2\n", "text/tab-separated-values")).body,
+    ).toMatchObject({ status: "ready", table: "sales_2" });
+    const listed = (await call("GET", `/api/sessions/${session}/files`, "ann")).body.files;
+    expect(listed.map((f: { table: string }) => f.table)).toEqual(["sales", "sales_2"]);
+    expect(await ask("ann", session, "SELECT region FROM sales")).toContain("north");
+    expect(await ask("ann", session, "SELECT region FROM sales_2")).toContain("south");
+  });
+
+  it("two files named in another script are two tables too", async () => {
+    const session = (await call("POST", "/api/chat", "ann", { message: "hi" })).body.session_id as string;
+    expect((await upload("ann", session, "продажи.csv", "n\n1\n")).body).toMatchObject({ table: "продажи" });
+    expect((await upload("ann", session, "клиенты.csv", "n\n2\n")).body).toMatchObject({ table: "клиенты" });
+    const reply = await ask("ann", session, 'SELECT n FROM "продажи" UNION ALL SELECT n FROM клиенты ORDER BY n');
+    expect(reply).toMatch(/2 rows:\nn\n1\n2/);
+  });
+
+  it("a file whose column list could not be stored is rejected with its reason, not left pending", async () => {
+    const session = (await call("POST", "/api/chat", "ann", { message: "hi" })).body.session_id as string;
+    const header = Array.from({ length: 1_700 }, (_, i) => `column_${i}_${"x".repeat(240)}`).join(",");
+    const done = await upload("ann", session, "wide.csv", `${header}\n${Array(1_700).fill("1").join(",")}\n`);
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ status: "rejected", reason: expect.stringMatching(/columns take \d+ KB/) });
+    const listed = (await call("GET", `/api/sessions/${session}/files`, "ann")).body.files;
+    expect(listed).toEqual([expect.objectContaining({ name: "wide.csv", status: "rejected" })]);
+  });
+});

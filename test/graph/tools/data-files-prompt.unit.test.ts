@@ -1,0 +1,52 @@
+import type { FileRecord } from "../../../shared/files/records";
+import { textTokens } from "../../../shared/models/token-estimate";
+import { DATA_FILES_PROMPT_TOKENS, describeDataFilesForPrompt } from "../../../graph/tools/data-files";
+
+// The session's data files in the system prompt are bounded by tokens, whatever the files hold:
+// a file the API accepted must never make every later turn's model call too long.
+
+const dataFile = (name: string, table: string, columns: number, nameLength = 8): FileRecord => ({
+  file_id: `${name}-id`,
+  session_id: "s",
+  user_id: "u",
+  name,
+  media_type: "text/csv",
+  bytes: 1,
+  kind: "data",
+  status: "ready",
+  key: "k",
+  created_at: "2024-01-01T00:00:00.000Z",
+  table,
+  format: "csv",
+  row_count: 3,
+  columns: Array.from({ length: columns }, (_, i) => ({ name: `c${i}`.padEnd(nameLength, "x"), type: "VARCHAR" })),
+});
+
+describe("the data files in the system prompt", () => {
+  it("lists a small file whole, its table and columns quoted as a query writes them", () => {
+    const prompt = describeDataFilesForPrompt([dataFile("sales.csv", "sales", 2, 2)])!;
+    expect(prompt).toContain('- sales.csv as table "sales": 3 rows; columns "c0" VARCHAR, "c1" VARCHAR');
+    expect(prompt).not.toContain("more");
+  });
+
+  it("bounds a 2,000-column file by tokens, and says how many columns describe_data_file shows besides", () => {
+    const prompt = describeDataFilesForPrompt([dataFile("wide.csv", "wide", 2_000)])!;
+    expect(textTokens(prompt)).toBeLessThanOrEqual(DATA_FILES_PROMPT_TOKENS);
+    expect(prompt).toMatch(/"c0xxxxxx" VARCHAR, .*… and \d+ more \(describe_data_file lists them\)/);
+  });
+
+  it("keeps every file's line within the budget, however many files and columns", () => {
+    const files = Array.from({ length: 20 }, (_, i) => dataFile(`${"n".repeat(250)}${i}.csv`, `t${i}`, 500, 256));
+    const prompt = describeDataFilesForPrompt(files)!;
+    expect(textTokens(prompt)).toBeLessThanOrEqual(DATA_FILES_PROMPT_TOKENS);
+    for (let i = 0; i < 20; i++) expect(prompt).toContain(`as table "t${i}"`);
+  });
+
+  it("names as many files as fit and counts the rest, when a session holds very many", () => {
+    const files = Array.from({ length: 300 }, (_, i) => dataFile(`f${i}.csv`, `f${i}`, 3));
+    const prompt = describeDataFilesForPrompt(files)!;
+    expect(textTokens(prompt)).toBeLessThanOrEqual(DATA_FILES_PROMPT_TOKENS);
+    expect(prompt).toContain('as table "f0"');
+    expect(prompt).toMatch(/… and \d+ more data files \(list_files lists them\)$/);
+  });
+});

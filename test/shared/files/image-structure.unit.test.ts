@@ -1,0 +1,63 @@
+import { inspectFile } from "../../../shared/files/inspect";
+import { GIF_1X1, JPEG_3X2, pngBytes, WEBP_3X2, WEBP_LOSSLESS_3X2 } from "../../support/images";
+
+// An image is checked by its bytes to its end: a truncated or empty one, which the model's API
+// would refuse on every later turn that sends it, is refused at upload.
+
+const inspect = (bytes: Uint8Array, mediaType = "image/png") =>
+  inspectFile(bytes, { name: "i", media_type: mediaType }, 0);
+
+const WHOLE: [string, Buffer, string, number, number][] = [
+  ["PNG", pngBytes(5, 3), "image/png", 5, 3],
+  ["interlaced PNG", pngBytes(11, 9, { interlaced: true }), "image/png", 11, 9],
+  ["JPEG", JPEG_3X2, "image/jpeg", 3, 2],
+  ["WebP", WEBP_3X2, "image/webp", 3, 2],
+  ["lossless WebP", WEBP_LOSSLESS_3X2, "image/webp", 3, 2],
+  ["GIF", GIF_1X1, "image/gif", 1, 1],
+];
+
+describe("an image is checked to its end", () => {
+  it.each(WHOLE)("a whole %s passes with its type and size", async (_name, bytes, mediaType, width, height) => {
+    expect(await inspect(bytes)).toEqual({ ok: true, kind: "image", media_type: mediaType, width, height });
+  });
+
+  it.each(WHOLE)("a %s cut anywhere is refused", async (_name, bytes) => {
+    for (let length = 1; length < bytes.length; length++) {
+      const out = await inspect(bytes.subarray(0, length));
+      expect([length, out.ok]).toEqual([length, false]);
+    }
+  });
+
+  it("refuses an image with no pixels", async () => {
+    expect(await inspect(pngBytes(0, 0))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/no pixels \(0x0\)/),
+    });
+    expect(await inspect(pngBytes(4, 0))).toMatchObject({ ok: false, reason: expect.stringMatching(/no pixels/) });
+    const flat = Buffer.from(GIF_1X1);
+    flat.writeUInt16LE(0, 6); // the logical screen's width
+    expect(await inspect(flat)).toMatchObject({ ok: false, reason: expect.stringMatching(/no pixels/) });
+  });
+
+  it("refuses a PNG whose bytes are corrupt or whose pixel data does not fill its header", async () => {
+    const flipped = pngBytes(8, 8);
+    flipped[45] = flipped[45]! ^ 0xff; // inside IDAT: its CRC no longer matches
+    expect(await inspect(flipped)).toMatchObject({ ok: false, reason: expect.stringMatching(/CRC/) });
+    expect(await inspect(pngBytes(64, 48, { rows: 10 }))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/fewer pixels than its header says/),
+    });
+    expect(await inspect(pngBytes(64, 48, { rows: 60 }))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/more pixels than its header says/),
+    });
+  });
+
+  it("refuses a JPEG with no scan, and a WebP with no bitstream", async () => {
+    const sos = JPEG_3X2.indexOf(Buffer.from([0xff, 0xda]));
+    const noScan = Buffer.concat([JPEG_3X2.subarray(0, sos), Buffer.from([0xff, 0xd9])]);
+    expect(await inspect(noScan)).toMatchObject({ ok: false });
+    const header = Buffer.from("RIFF\x04\x00\x00\x00WEBP", "latin1");
+    expect(await inspect(header)).toMatchObject({ ok: false });
+  });
+});

@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import { createCheckpointTable } from "../../../graph/checkpoint";
+import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
+import type { FileObjects } from "../../../shared/files/objects";
+import { FileRecords } from "../../../shared/files/records";
+import { FileService } from "../../../shared/files/service";
+import { storedSettings } from "../../../shared/session-settings";
+import { SessionOwners } from "../../../shared/stores/session-owners";
+import { pngBytes } from "../../support/images";
+
+// The bucket's notification (FileService.landed) discards bytes no file takes, and only those:
+// it may arrive at any moment, before the write that caused it has returned.
+
+let dynamo: LocalDynamo;
+let table: string;
+
+beforeAll(async () => {
+  dynamo = await startLocalDynamo();
+  table = `landed-${randomUUID()}`;
+  await createCheckpointTable(dynamo.client, table);
+});
+afterAll(() => dynamo.close());
+
+/** A bucket in memory whose every write is announced at once, as S3 may, before the write returns. */
+function announcingObjects(onWrite: (key: string) => Promise<unknown>) {
+  const stored = new Map<string, Uint8Array>();
+  const objects: FileObjects = {
+    uploadUrl: async (key) => ({ url: `memory://${key}`, headers: {} }),
+    downloadUrl: async (key) => `memory://${key}`,
+    read: async (key) => stored.get(key),
+    write: async (key, body) => {
+      stored.set(key, body);
+      await onWrite(key);
+    },
+    delete: async (keys) => {
+      for (const k of keys) stored.delete(k);
+    },
+  };
+  return { objects, stored };
+}
+
+async function setup() {
+  let service: FileService | undefined;
+  const { objects, stored } = announcingObjects((key) => service!.landed(key));
+  service = new FileService({
+    records: new FileRecords(dynamo.client, table),
+    objects,
+    owners: new SessionOwners(dynamo.client, table),
+    config: { FILES_MAX_BYTES: 1_000_000, FILES_PER_SESSION: 20, FILES_MAX_ROWS: 100, FILES_URL_TTL_SECONDS: 60 },
+  });
+  const sessionId = randomUUID();
+  await (await new SessionOwners(dynamo.client, table).claimLeased(
+    sessionId,
+    "ann",
+    null,
+    storedSettings(undefined),
+  ))!.release();
+  return { service, stored, sessionId, records: new FileRecords(dynamo.client, table) };
+}
+
+describe("the upload notification", () => {
+  it("keeps an inline image whose notification arrives before its record would have been written", async () => {
+    const { service, stored, sessionId, records } = await setup();
+    const [image] = await service.storeImages("ann", sessionId, [
+      { name: "i.png", media_type: "image/png", bytes: pngBytes(4, 3), width: 4, height: 3 },
+    ]);
+    expect(image).toMatchObject({ status: "ready", width: 4, height: 3 });
+    expect(stored.has(image!.key)).toBe(true);
+    expect(await records.get(sessionId, image!.file_id)).toMatchObject({ status: "ready" });
+  });
+
+  it("discards bytes under a key this API made for no file, and ignores keys it did not make", async () => {
+    const { service, stored, sessionId } = await setup();
+    const stray = `users/ann/sessions/${sessionId}/${randomUUID()}`;
+    stored.set(stray, new Uint8Array([1]));
+    expect(await service.landed(stray)).toBe("discarded");
+    expect(stored.has(stray)).toBe(false);
+    stored.set("elsewhere/x", new Uint8Array([1]));
+    expect(await service.landed("elsewhere/x")).toBe("ignored");
+    expect(stored.has("elsewhere/x")).toBe(true);
+  });
+});

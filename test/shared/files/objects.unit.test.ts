@@ -1,0 +1,44 @@
+import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { mockClient } from "aws-sdk-client-mock";
+import { S3FileObjects } from "../../../shared/files/objects";
+
+// The attachments bucket in AWS: a presigned upload S3 accepts (the SDK's default checksum of an
+// empty body must not be signed into it) and that cannot replace an object (If-None-Match signed).
+
+beforeEach(() => {
+  vi.stubEnv("AWS_REGION", "eu-west-1");
+  vi.stubEnv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE");
+  vi.stubEnv("AWS_SECRET_ACCESS_KEY", "secret");
+});
+afterEach(() => vi.unstubAllEnvs());
+
+describe("S3FileObjects", () => {
+  it("presigns a write-once upload: length, type and If-None-Match signed, no checksum of an empty body", async () => {
+    const grant = await new S3FileObjects("files", { writeOnce: true }).uploadUrl("users/a/x", "text/csv", 42, 900);
+    const url = new URL(grant.url);
+    expect(url.searchParams.get("X-Amz-SignedHeaders")!.split(";")).toEqual(
+      expect.arrayContaining(["content-length", "content-type", "if-none-match"]),
+    );
+    expect([...url.searchParams.keys()].filter((k) => k.toLowerCase().startsWith("x-amz-checksum"))).toEqual([]);
+    expect(grant.headers).toEqual({ "content-type": "text/csv", "if-none-match": "*" });
+  });
+
+  it("presigns a replaceable upload for a bucket that is not write-once (documents)", async () => {
+    const grant = await new S3FileObjects("docs").uploadUrl("a.md", "text/markdown", 5, 900);
+    const url = new URL(grant.url);
+    expect(url.searchParams.get("X-Amz-SignedHeaders")).not.toContain("if-none-match");
+    expect([...url.searchParams.keys()].filter((k) => k.toLowerCase().startsWith("x-amz-checksum"))).toEqual([]);
+    expect(grant.headers).toEqual({ "content-type": "text/markdown" });
+  });
+
+  it("writes its own objects once too", async () => {
+    const s3 = mockClient(S3Client);
+    s3.on(PutObjectCommand).resolves({});
+    try {
+      await new S3FileObjects("files", { writeOnce: true }).write("users/a/y", new Uint8Array([1]), "image/png");
+      expect(s3.commandCalls(PutObjectCommand)[0]!.args[0].input).toMatchObject({ Key: "users/a/y", IfNoneMatch: "*" });
+    } finally {
+      s3.restore();
+    }
+  });
+});
