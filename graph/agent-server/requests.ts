@@ -3,6 +3,7 @@ import { chatRequest } from "../../shared/chat-request";
 import { badRequest } from "../../shared/errors";
 import { Metadata, storableJson } from "../../shared/storable-json";
 import { identifier, storable, storableText } from "../../shared/text";
+import { ApprovalResume, ApproveTools } from "../tools/approval";
 
 /**
  * A message as a client writes it into the state (threads.updateState, supersteps): LangGraph's
@@ -184,7 +185,8 @@ const CheckpointRef = z
 export const CommandBody = storableJson(
   z
     .object({
-      resume: z.unknown().optional(),
+      // The chat graph stops only for approvals (graph/tools/approval.ts): a resume answers one.
+      resume: ApprovalResume.optional(),
       // What LangGraph writes as if a node returned it: the chat graph's state keys only.
       update: z
         .union([StateValues, z.array(z.tuple([z.enum(["messages", "summary", "tokenRatio"]), z.unknown()])).max(16)])
@@ -207,7 +209,14 @@ export const RunCreate = z.object({
   metadata: Metadata.optional(),
   config: z
     .object({
-      configurable: z.object({ project_id: identifier().optional() }).loose().optional(),
+      configurable: z
+        .object({
+          project_id: identifier().optional(),
+          // Tools whose calls wait for approval in this run (over its assistant's): names, or "*".
+          approve_tools: ApproveTools.optional(),
+        })
+        .loose()
+        .optional(),
       // Bounded: every step may be a model call.
       recursion_limit: z.number().int().min(1).max(100).optional(),
     })

@@ -5,6 +5,7 @@ import type { AgentRuns, MultitaskStrategy, RunRecord, RunStatus } from "../../s
 import type { AgentThreads, ThreadStatus } from "../../shared/stores/agent-threads";
 import type { CancelAction } from "../../shared/stores/session-lease";
 import type { ChatService, RunOutcome } from "../chat/service";
+import { APPROVE_TOOLS } from "../tools/approval";
 import { GRAPHS, type GraphId } from "./assistants";
 import { type RunCreateBody, runCheckpoint, runInput, streamModes } from "./requests";
 import { RunStream } from "./run-stream";
@@ -104,13 +105,16 @@ export async function executeRun(
   const settle = async ({ outcome, error }: { outcome?: RunOutcome; error?: unknown }) => {
     if (!started) return; // refused before it started: no run to settle
     const snapshot = await deps.readState(threadId!);
-    values = valuesDict(snapshot.values);
     const interrupts = interruptsOf(snapshot);
+    const state = valuesDict(snapshot.values) as Record<string, unknown>;
+    // What /runs/wait answers: the last values, as LangGraph streams them, with what the run stopped for.
+    const pending = Object.values(interrupts).flat();
+    values = pending.length > 0 ? { ...state, __interrupt__: pending } : state;
     const app = error === undefined ? undefined : asAppError(error);
     const cancelled = app?.code === "run_cancelled";
     const paused = Object.keys(interrupts).length > 0 || (outcome?.interrupted ?? false);
     const status: ThreadStatus = paused ? "interrupted" : app && !cancelled ? "error" : "idle";
-    await deps.threads.settle(caller.userId, threadId!, { status, values, interrupts });
+    await deps.threads.settle(caller.userId, threadId!, { status, values: state, interrupts });
     await deps.runs.finish(threadId!, runId, app ? runStatusOf(app.code) : "success", app && errorOf(app));
   };
 
@@ -138,7 +142,13 @@ export async function executeRun(
             graph_id: assistant.graph_id,
           },
           runId,
-          configurable: assistant.configurable,
+          // The run's configuration over its assistant's.
+          configurable: {
+            ...assistant.configurable,
+            ...(body.config?.configurable?.approve_tools !== undefined
+              ? { [APPROVE_TOOLS]: body.config.configurable.approve_tools }
+              : {}),
+          },
         },
         settle,
         // Before the graph runs: the run is on record, and its thread busy, by its first event.

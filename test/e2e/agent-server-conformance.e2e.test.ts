@@ -556,6 +556,116 @@ describe("runs", () => {
   });
 });
 
+describe("human in the loop: tools that wait for approval", () => {
+  type Hitl = {
+    action_requests: { name: string; args: Record<string, unknown>; description: string }[];
+    review_configs: { action_name: string; allowed_decisions: string[] }[];
+  };
+  const approval = { configurable: { approve_tools: ["store_memory"] } };
+
+  /** A run whose tool call waits: the thread interrupted, the request in Agent Chat UI's format. */
+  async function paused(client: Client) {
+    const thread = await client.threads.create();
+    const chunks = await gather(
+      client.runs.stream(thread.thread_id, "chat", {
+        input: human("remember that my cat is called Tom"),
+        config: approval,
+        streamMode: ["values"],
+      }),
+    );
+    expect(chunks.filter((c) => c.event === "error")).toEqual([]);
+    // useStream reads the interrupt from the last values chunk.
+    const last = chunks.findLast((c) => c.event === "values")!.data as { __interrupt__?: { value: Hitl }[] };
+    expect(last.__interrupt__).toHaveLength(1);
+    const request = last.__interrupt__![0]!.value;
+    expect(request).toMatchObject({
+      action_requests: [{ name: "store_memory", args: { content: expect.stringContaining("Tom") } }],
+      review_configs: [{ action_name: "store_memory", allowed_decisions: ["approve", "edit", "reject"] }],
+    });
+    const stopped = await client.threads.get<Values>(thread.thread_id);
+    expect(stopped.status).toBe("interrupted");
+    const state = await client.threads.getState<Values>(thread.thread_id);
+    expect(state.next).toEqual(["tools"]);
+    expect(state.tasks).toMatchObject([
+      { name: "tools", interrupts: [{ id: expect.any(String), value: { action_requests: expect.any(Array) } }] },
+    ]);
+    expect(stopped.interrupts).toEqual({ [state.tasks[0]!.id]: state.tasks[0]!.interrupts });
+    return { thread, request };
+  }
+
+  const resume = (client: Client, threadId: string, decisions: unknown[]) =>
+    client.runs.wait(threadId, "chat", { command: { resume: { decisions } }, config: approval }) as Promise<Values>;
+
+  it("approve: the call runs as asked, and the run answers", async () => {
+    const client = clientFor();
+    const { thread } = await paused(client);
+    const values = await resume(client, thread.thread_id, [{ type: "approve" }]);
+    expect(values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    expect(JSON.stringify(values.messages[2]!.content)).toContain("Tom");
+    const after = await client.threads.get(thread.thread_id);
+    expect(after).toMatchObject({ status: "idle", interrupts: {} });
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual([]);
+  });
+
+  it("edit: the call runs with the edited arguments, and the history shows them", async () => {
+    const client = clientFor();
+    const { thread } = await paused(client);
+    const values = await resume(client, thread.thread_id, [
+      { type: "edit", edited_action: { name: "store_memory", args: { content: "My cat is called Felix" } } },
+    ]);
+    expect(values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    const call = values.messages[1]! as Msg & { tool_calls: { args: { content: string } }[] };
+    expect(call.tool_calls[0]!.args.content).toBe("My cat is called Felix");
+    expect(JSON.stringify(values.messages[2]!.content)).toContain("Felix");
+    expect(JSON.stringify(values.messages[2]!.content)).not.toContain("Tom");
+  });
+
+  it("reject: the call never runs; the model is told, and answers", async () => {
+    const client = clientFor();
+    const { thread } = await paused(client);
+    const values = await resume(client, thread.thread_id, [{ type: "reject", message: "not now" }]);
+    expect(values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+    const answer = JSON.stringify(values.messages[2]!.content);
+    expect(answer).toContain("rejected");
+    expect(answer).toContain("not now");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("a resume that does not answer the request is refused (400) or asked again, and stays answerable", async () => {
+    const client = clientFor();
+    const { thread, request } = await paused(client);
+    // Not a decision list: refused before anything runs.
+    for (const resumeValue of [{ decisions: [{ type: "maybe" }] }, "yes", { decisions: "approve" }])
+      await expect(
+        client.runs.wait(thread.thread_id, "chat", { command: { resume: resumeValue }, config: approval }),
+      ).rejects.toMatchObject({ status: 400 });
+    // Decisions that do not fit the calls: the run asks again, saying why.
+    for (const decisions of [
+      [],
+      [{ type: "approve" }, { type: "approve" }],
+      [{ type: "edit", edited_action: { name: "recall_memory", args: {} } }],
+    ]) {
+      const again = (await client.runs.wait(thread.thread_id, "chat", {
+        command: { resume: { decisions } },
+        config: approval,
+      })) as { __interrupt__?: { value: Hitl & { error?: string } }[] };
+      expect(again.__interrupt__?.[0]?.value).toMatchObject({ ...request, error: expect.any(String) });
+      expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    }
+    expect((await resume(client, thread.thread_id, [{ type: "approve" }])).messages).toHaveLength(4);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("a run without approval configured runs the tool at once", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, "chat", {
+      input: human("remember that my cat is called Tom"),
+    })) as Values;
+    expect(values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+  });
+});
+
 describe("CORS for browser clients (Agent Chat UI)", () => {
   const origin = "https://agentchat.example.com";
 
