@@ -1,10 +1,15 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import * as z from "zod";
-import { assistant, graphJson, graphOf, graphSchemas, searchAssistants } from "../graph/agent-server/assistants";
+import { graphJson, graphSchemas } from "../graph/agent-server/assistants";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
 import {
+  AssistantCount,
+  AssistantCreate,
+  AssistantLatest,
+  AssistantPatch,
   AssistantSearch,
+  AssistantVersions,
   HistoryQuery,
   RunCreate,
   StateAtCheckpoint,
@@ -73,6 +78,14 @@ const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as 
 /** The read-only support assistant's graph, drawn from its shape: loaded only when asked for. */
 const supportShape = once(async () => (await import("../graph/support/graph")).supportGraphShape());
 
+const AssistantDeleteQuery = z.object({ delete_threads: z.enum(["true", "false"]).optional() }).loose();
+
+/** A page's place in all that matched, as LangGraph's server tells it. */
+function paginationHeaders(offset: number, count: number, total: number): Record<string, string> {
+  const next = offset + count;
+  return { "x-pagination-total": String(total), ...(next < total ? { "x-pagination-next": String(next) } : {}) };
+}
+
 const runOf = async (server: AgentServer, path: z.infer<typeof RunPath>) => {
   const run = await server.runs.get(path.thread_id, path.run_id);
   if (!run) throw notFound("run_not_found", "no such run in this thread");
@@ -85,25 +98,67 @@ const runOf = async (server: AgentServer, path: z.infer<typeof RunPath>) => {
  * is parsed, read, written or cancelled, so no route can forget it.
  */
 const ROUTES: Record<string, Route> = {
-  "POST /assistants/search": route({ body: AssistantSearch, handle: async ({ body }) => searchAssistants(body) }),
+  "POST /assistants": route({
+    body: AssistantCreate,
+    handle: async ({ body, server, userId }) => server.assistants.create(userId, body),
+  }),
+  "POST /assistants/search": route({
+    body: AssistantSearch,
+    handle: async ({ body, server, userId }) => {
+      const { assistants, total } = await server.assistants.search(userId, body);
+      return json(200, assistants, paginationHeaders(body.offset, assistants.length, total));
+    },
+  }),
+  "POST /assistants/count": route({
+    body: AssistantCount,
+    handle: async ({ body, server, userId }) => server.assistants.count(userId, body),
+  }),
   "GET /assistants/{assistant_id}": route({
     path: AssistantPath,
-    handle: async ({ path }) => assistant(graphOf(path.assistant_id)),
+    handle: async ({ path, server, userId }) => server.assistants.get(userId, path.assistant_id),
+  }),
+  "PATCH /assistants/{assistant_id}": route({
+    path: AssistantPath,
+    body: AssistantPatch,
+    handle: async ({ path, body, server, userId }) => server.assistants.update(userId, path.assistant_id, body),
+  }),
+  "DELETE /assistants/{assistant_id}": route({
+    path: AssistantPath,
+    query: AssistantDeleteQuery,
+    handle: async ({ path, query, server, userId }) => {
+      await server.assistants.delete(userId, path.assistant_id);
+      // delete_threads: the caller's threads its runs marked as this assistant's go with it.
+      if (query.delete_threads === "true")
+        for (const thread of await server.threads.records.list(userId))
+          if (thread.metadata.assistant_id === path.assistant_id) await server.threads.delete(userId, thread.threadId);
+      return undefined;
+    },
+  }),
+  "POST /assistants/{assistant_id}/versions": route({
+    path: AssistantPath,
+    body: AssistantVersions,
+    handle: async ({ path, body, server, userId }) => server.assistants.versions(userId, path.assistant_id, body),
+  }),
+  "POST /assistants/{assistant_id}/latest": route({
+    path: AssistantPath,
+    body: AssistantLatest,
+    handle: async ({ path, body, server, userId }) =>
+      server.assistants.setLatest(userId, path.assistant_id, body.version),
   }),
   "GET /assistants/{assistant_id}/graph": route({
     path: AssistantPath,
-    handle: async ({ path, server }) => {
-      const graphId = graphOf(path.assistant_id);
-      return graphJson(graphId === "chat" ? server.graph : await supportShape());
+    handle: async ({ path, server, userId }) => {
+      const { graph_id } = await server.assistants.get(userId, path.assistant_id);
+      return graphJson(graph_id === "chat" ? server.graph : await supportShape());
     },
   }),
   "GET /assistants/{assistant_id}/schemas": route({
     path: AssistantPath,
-    handle: async ({ path, server }) => {
-      const graphId = graphOf(path.assistant_id);
+    handle: async ({ path, server, userId }) => {
+      const { graph_id } = await server.assistants.get(userId, path.assistant_id);
       return graphSchemas(
-        graphId,
-        graphId === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }),
+        graph_id,
+        graph_id === "chat" ? channelsOf(server) : channelsOf({ graph: await supportShape() }),
       );
     },
   }),
@@ -115,11 +170,7 @@ const ROUTES: Record<string, Route> = {
     body: ThreadSearch,
     handle: async ({ body, server, userId }) => {
       const { threads, total } = await server.threads.search(userId, body);
-      const next = body.offset + threads.length;
-      return json(200, threads, {
-        "x-pagination-total": String(total),
-        ...(next < total ? { "x-pagination-next": String(next) } : {}),
-      });
+      return json(200, threads, paginationHeaders(body.offset, threads.length, total));
     },
   }),
   "POST /threads/count": route({

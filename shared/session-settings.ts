@@ -73,3 +73,15 @@ export function storedSettings(value: unknown): SessionSettings {
   }
   return out;
 }
+
+/**
+ * A run's settings within what its assistant allows: a tool group the assistant turns off is off,
+ * and an assistant that is private makes the run private. It never turns on what the session has off.
+ */
+export function withinAssistant(settings: SessionSettings, assistant: SettingsPatch | undefined): SessionSettings {
+  if (!assistant) return settings;
+  const out = { ...settings };
+  for (const group of TOOL_GROUPS) if (assistant[group] === false) out[group] = false;
+  if (assistant.private === true) out.private = true;
+  return out;
+}

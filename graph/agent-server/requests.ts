@@ -3,6 +3,7 @@ import { chatRequest } from "../../shared/chat-request";
 import { badRequest } from "../../shared/errors";
 import { Metadata, storableJson } from "../../shared/storable-json";
 import { identifier, storable, storableText } from "../../shared/text";
+import { SettingsPatch } from "../../shared/session-settings";
 import { ApprovalResume, ApproveTools } from "../tools/approval";
 
 /**
@@ -128,12 +129,73 @@ export const HistoryQuery = z.object({
 });
 
 export const AssistantSearch = z.object({
-  graph_id: storableText({ max: 128 }).optional(),
-  name: storableText({ max: 128 }).optional(),
-  metadata: Metadata.optional(),
+  graph_id: storableText({ max: 128 }).nullish(),
+  name: storableText({ max: 128 }).nullish(),
+  metadata: Metadata.nullish(),
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).nullish(),
+  sort_order: z.enum(["asc", "desc"]).nullish(),
+});
+
+export const AssistantCount = z.object({
+  graph_id: storableText({ max: 128 }).nullish(),
+  name: storableText({ max: 128 }).nullish(),
+  metadata: Metadata.nullish(),
+});
+
+/**
+ * An assistant's configuration: LangGraph's run config, whose `configurable` the chat graph reads
+ * on every run: its system prompt, its model (one the deployment runs), the session settings it
+ * allows (a tool group it turns off is off in its runs; private makes them private) and the tools
+ * that wait for approval. Anything else in it is kept and passed to the run as given.
+ */
+export const AssistantConfig = storableJson(
+  z
+    .object({
+      configurable: z
+        .object({
+          system_prompt: storableText({ min: 1, max: 8000 }).optional(),
+          model: storableText({ min: 1, max: 256 }).optional(),
+          settings: SettingsPatch.optional(),
+          approve_tools: ApproveTools.optional(),
+        })
+        .loose()
+        .optional(),
+      recursion_limit: z.number().int().min(1).max(100).optional(),
+    })
+    .loose(),
+  { maxBytes: 64 * 1024 },
+);
+const AssistantContext = storableJson(z.record(z.string(), z.unknown()), { maxBytes: 64 * 1024 });
+
+export const AssistantCreate = z.object({
+  graph_id: storableText({ min: 1, max: 128 }),
+  assistant_id: z.uuid({ error: "must be a UUID" }).nullish(),
+  config: AssistantConfig.nullish(),
+  context: AssistantContext.nullish(),
+  metadata: Metadata.nullish(),
+  if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+  name: storableText({ min: 1, max: 256 }).nullish(),
+  description: storableText({ max: 2000 }).nullish(),
+});
+
+export const AssistantPatch = z.object({
+  graph_id: storableText({ min: 1, max: 128 }).nullish(),
+  config: AssistantConfig.nullish(),
+  context: AssistantContext.nullish(),
+  metadata: Metadata.nullish(),
+  name: storableText({ min: 1, max: 256 }).nullish(),
+  description: storableText({ max: 2000 }).nullish(),
+});
+
+export const AssistantVersions = z.object({
+  metadata: Metadata.nullish(),
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
 });
+
+export const AssistantLatest = z.object({ version: z.number().int().min(1) });
 
 /**
  * The stream modes a run can ask for, and the LangGraph modes each one reads. "messages" (whole and

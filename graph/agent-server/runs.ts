@@ -4,6 +4,7 @@ import { AppError } from "../../shared/errors";
 import type { AgentRuns, MultitaskStrategy, RunRecord, RunStatus } from "../../shared/stores/agent-runs";
 import type { AgentThreads, ThreadStatus } from "../../shared/stores/agent-threads";
 import type { CancelAction } from "../../shared/stores/session-lease";
+import type { SettingsPatch } from "../../shared/session-settings";
 import type { ChatService, RunOutcome } from "../chat/service";
 import { APPROVE_TOOLS } from "../tools/approval";
 import { GRAPHS, type GraphId } from "./assistants";
@@ -142,13 +143,15 @@ export async function executeRun(
             graph_id: assistant.graph_id,
           },
           runId,
-          // The run's configuration over its assistant's.
+          // The run's configuration over its assistant's; the session settings are the session's,
+          // within what the assistant allows.
           configurable: {
-            ...assistant.configurable,
+            ...withoutSettings(assistant.configurable),
             ...(body.config?.configurable?.approve_tools !== undefined
               ? { [APPROVE_TOOLS]: body.config.configurable.approve_tools }
               : {}),
           },
+          allowedSettings: assistant.configurable?.settings as SettingsPatch | undefined,
         },
         settle,
         // Before the graph runs: the run is on record, and its thread busy, by its first event.
@@ -225,4 +228,9 @@ export function runJson(run: RunRecord) {
     updated_at: run.updatedAt,
     ...(run.error ? { error: run.error } : {}),
   };
+}
+
+function withoutSettings(configurable: Record<string, unknown> | undefined) {
+  const { settings: _settings, ...rest } = configurable ?? {};
+  return rest;
 }

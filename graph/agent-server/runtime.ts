@@ -3,7 +3,8 @@ import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
 import { createEmbeddings } from "../../shared/models";
-import { systemAssistant } from "./assistants";
+import { AgentAssistants } from "../../shared/stores/agent-assistants";
+import { AssistantService } from "./assistants";
 import type { RunDeps } from "./runs";
 import { MemoryItems } from "./store";
 import { ThreadService } from "./threads";
@@ -18,20 +19,25 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
     async ({ buildChatRuntime }) => {
       const runtime = await buildChatRuntime(await backends(), logger);
       const threads = new ThreadService(runtime, runtime.graph);
+      const { config } = runtime;
+      const assistants = new AssistantService(
+        new AgentAssistants(runtime.dynamo, config.CHECKPOINT_TABLE),
+        [config.BEDROCK_MODEL_ID, config.BEDROCK_NAMING_MODEL_ID].filter((m): m is string => m !== undefined),
+      );
       const runs = new AgentRuns(runtime.dynamo, runtime.config.CHECKPOINT_TABLE);
       const runDeps: RunDeps = {
         chat: runtime.chat,
         runs,
         threads: threads.records,
         readState: (threadId) => runtime.graph.getState({ configurable: { thread_id: threadId } }),
-        assistant: async (_userId, assistantId) => systemAssistant(assistantId),
+        assistant: (userId, assistantId) => assistants.forRun(userId, assistantId),
         requestCancel: (threadId, userId, action) => threads.owners.requestCancel(threadId, userId, action),
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
         onServerError: (error) => logger.error("run failed", { error }),
       };
       const embeddings = await createEmbeddings(runtime.config);
-      return { ...runtime, threads, runs, runDeps, items: new MemoryItems(runtime.store, embeddings.value) };
+      return { ...runtime, threads, runs, runDeps, assistants, items: new MemoryItems(runtime.store, embeddings.value) };
     },
   );
 export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;

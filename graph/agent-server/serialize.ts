@@ -17,7 +17,9 @@ const CHUNK_TYPE: Record<string, string> = {
 export function messageDict(message: BaseMessage): Record<string, unknown> {
   const { data } = message.toDict() as unknown as { data: Record<string, unknown> };
   const type = isBaseMessageChunk(message) ? (CHUNK_TYPE[message.getType()] ?? message.getType()) : message.getType();
-  return { ...data, type, id: message.id ?? data.id ?? null };
+  // toDict leaves out an AI message's token usage, which a client shows (and counts) too.
+  const usage = (message as { usage_metadata?: unknown }).usage_metadata;
+  return { ...data, type, id: message.id ?? data.id ?? null, ...(usage ? { usage_metadata: usage } : {}) };
 }
 
 /** Graph state values with every message made a dict; the rest is plain JSON already. */

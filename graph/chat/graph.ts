@@ -26,6 +26,17 @@ export interface ChatGraphDeps {
   toolCalling?: boolean;
   /** reads an attached image's bytes at call time (the attachments bucket); absent: images become text stubs */
   readImage?: (ref: ImageRef) => Promise<Uint8Array | undefined>;
+  /** other chat models a run's assistant may name (configurable.model), by model id */
+  models?: Record<string, BaseChatModel>;
+}
+
+/** What the run's assistant says of its agent (configurable): its system prompt, its model. */
+function assistantOf(config: LangGraphRunnableConfig | undefined) {
+  const c = config?.configurable ?? {};
+  return {
+    systemPrompt: typeof c.system_prompt === "string" ? c.system_prompt : undefined,
+    model: typeof c.model === "string" ? c.model : undefined,
+  };
 }
 
 /**
@@ -42,25 +53,24 @@ export function buildChatGraph({
   promptContext,
   toolCalling = true,
   readImage,
+  models = {},
 }: ChatGraphDeps) {
   const tools = toolCalling ? allTools : [];
   // Bedrock's cache_control option adds the tools' cache point (see prompt-cache.ts).
   const cacheOption = (
     context?.cache ? { cache_control: { type: "ephemeral" } } : {}
   ) as Partial<BaseChatModelCallOptions>;
-  // One binding per set of tools a session's settings turn on, made once and reused.
-  const bindings = new Map<string, { bound: ReturnType<BaseChatModel["withConfig"]>; prompt: string }>();
-  const bindingFor = (enabled: StructuredToolInterface[]) => {
-    const key = enabled.map((t) => t.name).join(",");
-    let binding = bindings.get(key);
-    if (!binding) {
-      binding = {
-        bound: enabled.length > 0 ? model.bindTools!(enabled, cacheOption) : model.withConfig(cacheOption),
-        prompt: systemPrompt(enabled, { toolCalling }),
-      };
-      bindings.set(key, binding);
+  // One binding per model and set of tools a session's settings turn on, made once and reused.
+  const bindings = new Map<string, ReturnType<BaseChatModel["withConfig"]>>();
+  const bindingFor = (enabled: StructuredToolInterface[], modelId: string | undefined) => {
+    const chosen = (modelId !== undefined ? models[modelId] : undefined) ?? model;
+    const key = `${modelId ?? ""}|${enabled.map((t) => t.name).join(",")}`;
+    let bound = bindings.get(key);
+    if (!bound) {
+      bound = enabled.length > 0 ? chosen.bindTools!(enabled, cacheOption) : chosen.withConfig(cacheOption);
+      bindings.set(key, bound);
     }
-    return binding;
+    return bound;
   };
   // Sized for every tool (name, description, JSON schema as the model is sent them): a session
   // with fewer is sent less, so the window errs on the safe side.
@@ -70,7 +80,11 @@ export function buildChatGraph({
 
   async function agent(state: ChatStateType, config?: LangGraphRunnableConfig) {
     try {
-      const { bound, prompt } = bindingFor(enabledTools(tools, settingsOf(config)));
+      // The run's assistant's prompt and model (read from its configuration on every run), else the deployment's.
+      const assistant = assistantOf(config);
+      const enabled = enabledTools(tools, settingsOf(config));
+      const bound = bindingFor(enabled, assistant.model);
+      const prompt = systemPrompt(enabled, { toolCalling, intro: assistant.systemPrompt });
       // Repaired before every call: a crash can leave a history Converse would reject (./history.ts).
       const messages = repairHistory(state.messages);
       const extra = await promptContext?.(config);

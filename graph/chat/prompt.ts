@@ -4,8 +4,12 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
  * The system prompt, built at call time from the bound tools. It is never stored in a
  * thread: every model call gets the current prompt, and checkpoints hold only the dialogue.
  */
-export function systemPrompt(tools: StructuredToolInterface[], options: { toolCalling?: boolean } = {}): string {
-  const lines = ["You are a helpful assistant inside a product's chat. Answer concisely and accurately."];
+export function systemPrompt(
+  tools: StructuredToolInterface[],
+  options: { toolCalling?: boolean; intro?: string } = {},
+): string {
+  // An assistant's own prompt takes the place of the default opening; what follows about the tools stays.
+  const lines = [options.intro ?? "You are a helpful assistant inside a product's chat. Answer concisely and accurately."];
   if (options.toolCalling === false) {
     lines.push(
       "You have no tools: this model cannot call them. You cannot look anything up, remember anything for later, or see the user's account; say so when asked, and never invent such facts.",

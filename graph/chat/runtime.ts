@@ -50,6 +50,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   });
   const graph = buildChatGraph({
     model: model.value,
+    // An assistant may name the deployment's lighter model instead (its configurable.model).
+    ...(namer && config.BEDROCK_NAMING_MODEL_ID ? { models: { [config.BEDROCK_NAMING_MODEL_ID]: namer.value } } : {}),
     tools,
     checkpointer,
     toolCalling: !config.MODELS_WITHOUT_TOOLS.includes(config.BEDROCK_MODEL_ID ?? ""),

@@ -11,6 +11,7 @@ import {
   type SessionSettings,
   type SettingsPatch,
   startingSettings,
+  withinAssistant,
 } from "../../shared/session-settings";
 import { toStorableDeep, toStorableText } from "../../shared/text";
 import type { ConversationMessage, ConversationStore, TraceStep } from "../../shared/stores/conversations";
@@ -86,8 +87,10 @@ export interface RunOptions {
   metadata?: Record<string, unknown>;
   /** the graph run's id, as its streamed events name it */
   runId?: string;
-  /** more of the run's configurable (the assistant's configuration) */
+  /** more of the run's configurable (the assistant's configuration: system prompt, model, approvals) */
   configurable?: Record<string, unknown>;
+  /** the session settings the run's assistant allows: it only turns groups off, or makes the run private */
+  allowedSettings?: SettingsPatch;
 }
 
 /** A run of the chat graph: a turn whose new message is optional (absent: continue from the checkpoint). */
@@ -227,9 +230,9 @@ export class ChatService {
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
     // lease, so a turn never writes into a session deleted meanwhile.
-    const { lease, projectId, settings } = isNew
-      ? await this.claimSession(sessionId, turn)
-      : await this.takeSession(sessionId, turn);
+    const taken = isNew ? await this.claimSession(sessionId, turn) : await this.takeSession(sessionId, turn);
+    const { lease, projectId } = taken;
+    const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
     const signal = runSignal(lease.signal, turn.deadline);
     const settle = async (ended: { outcome?: RunOutcome; error?: unknown }) => {
       try {

@@ -26,6 +26,166 @@ const gather = async <T>(stream: AsyncIterable<T>) => {
   return out;
 };
 
+describe("assistants", () => {
+  it("create, read, update, delete", async () => {
+    const client = clientFor();
+    const config = { configurable: { model_name: "gpt" } };
+    let made = await client.assistants.create({ graphId: "chat", config, description: "foo" });
+    expect(made).toMatchObject({ graph_id: "chat", config, description: "foo", version: 1 });
+    const metadata = { name: "woof" };
+    await client.assistants.update(made.assistant_id, { graphId: "chat", metadata, description: "bar" });
+    made = await client.assistants.get(made.assistant_id);
+    expect(made).toMatchObject({ graph_id: "chat", config, metadata, description: "bar", version: 2 });
+    // Nobody else's.
+    const other = clientFor();
+    await expect(other.assistants.get(made.assistant_id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.assistants.update(made.assistant_id, { metadata: {} })).rejects.toMatchObject({ status: 404 });
+    await expect(other.assistants.delete(made.assistant_id)).rejects.toMatchObject({ status: 404 });
+    // Assistants are each user's own: the same id in another user's request makes theirs, not a clash.
+    const theirs = await other.assistants.create({ assistantId: made.assistant_id, graphId: "chat", name: "theirs" });
+    expect(theirs.assistant_id).toBe(made.assistant_id);
+    expect((await client.assistants.get(made.assistant_id)).description).toBe("bar");
+
+    await client.assistants.delete(made.assistant_id);
+    await expect(client.assistants.get(made.assistant_id)).rejects.toThrow('HTTP 404: {"detail":"Assistant not found"');
+  });
+
+  it("deletes an assistant with its threads", async () => {
+    const client = clientFor();
+    const made = await client.assistants.create({ graphId: "chat", description: "foo" });
+    const thread = await client.threads.create({ metadata: { name: "test_thread", assistant_id: made.assistant_id } });
+    const kept = await client.threads.create();
+    await client.assistants.delete(made.assistant_id, { deleteThreads: true });
+    await expect(client.assistants.get(made.assistant_id)).rejects.toThrow("HTTP 404");
+    await expect(client.threads.get(thread.thread_id)).rejects.toThrow(`Thread with ID ${thread.thread_id} not found`);
+    expect((await client.threads.get(kept.thread_id)).thread_id).toBe(kept.thread_id);
+  });
+
+  it("lists, searches (names in any case), counts and pages assistants", async () => {
+    const user = freshUser("assistants");
+    const client = clientFor(user);
+    expect((await client.assistants.search()).map((a) => a.graph_id).sort()).toEqual(["chat", "support"]);
+    const made = await client.assistants.create({ graphId: "chat", name: "Travel Planner" });
+    expect(await client.assistants.search()).toHaveLength(3);
+    const chats = await client.assistants.search({ graphId: "chat" });
+    expect(chats).toHaveLength(2);
+    expect(chats.every((a) => a.graph_id === "chat")).toBe(true);
+    const system = await client.assistants.search({ metadata: { created_by: "system" } });
+    expect(system.map((a) => a.assistant_id)).not.toContain(made.assistant_id);
+    for (const part of ["TRAVEL", "planner", "vel Pl"])
+      expect((await client.assistants.search({ name: part })).map((a) => a.assistant_id)).toEqual([made.assistant_id]);
+    expect((await client.assistants.search({ name: "CHA" })).map((a) => a.name)).toEqual(["chat"]);
+    expect(await client.assistants.count()).toBe(3);
+    expect(await client.assistants.count({ graphId: "chat" })).toBe(2);
+    const page = await fetch(`${local.stack.url}/assistants/search`, {
+      method: "POST",
+      headers: { "x-user-id": user, "content-type": "application/json" },
+      body: JSON.stringify({ limit: 2 }),
+    });
+    expect(page.headers.get("x-pagination-total")).toBe("3");
+  });
+
+  it("versions: each update makes one, newest first, with limit, offset and a metadata filter", async () => {
+    const client = clientFor();
+    const made = await client.assistants.create({ graphId: "chat" });
+    expect(await client.assistants.getVersions(made.assistant_id)).toMatchObject([{ version: 1 }]);
+    await client.assistants.update(made.assistant_id, { config: { configurable: { foo: "bar" } } });
+    expect(await client.assistants.getVersions(made.assistant_id)).toMatchObject([
+      { version: 2, config: { configurable: { foo: "bar" } } },
+      { version: 1 },
+    ]);
+    expect(await client.assistants.getVersions(made.assistant_id, { limit: 1 })).toMatchObject([{ version: 2 }]);
+    expect(await client.assistants.getVersions(made.assistant_id, { offset: 1 })).toMatchObject([{ version: 1 }]);
+    await client.assistants.update(made.assistant_id, { metadata: { foo: "baz" } });
+    expect(await client.assistants.getVersions(made.assistant_id, { metadata: { foo: "baz" } })).toMatchObject([
+      { version: 3 },
+    ]);
+    await client.assistants.update(made.assistant_id, {});
+    expect((await client.assistants.getVersions(made.assistant_id)).map((v) => v.version)).toEqual([4, 3, 2, 1]);
+    await client.assistants.delete(made.assistant_id);
+    await expect(client.assistants.getVersions(made.assistant_id)).rejects.toThrow("HTTP 404");
+  });
+
+  it("set latest: an earlier version becomes current; the next update is a new version still", async () => {
+    const client = clientFor();
+    const made = await client.assistants.create({ graphId: "chat" });
+    expect((await client.assistants.update(made.assistant_id, {})).version).toBe(2);
+    expect((await client.assistants.setLatest(made.assistant_id, 1)).version).toBe(1);
+    expect((await client.assistants.get(made.assistant_id)).version).toBe(1);
+    expect((await client.assistants.update(made.assistant_id, {})).version).toBe(3);
+    await expect(client.assistants.setLatest(made.assistant_id, 4)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("names the graph's own assistant by LangGraph's uuid5, and keeps it read-only", async () => {
+    const client = clientFor();
+    const chat = await client.assistants.get("chat");
+    expect(chat).toMatchObject({
+      assistant_id: defaultAssistantId("chat"),
+      name: "chat",
+      metadata: { created_by: "system" },
+    });
+    expect(await client.assistants.get(defaultAssistantId("chat"))).toEqual(chat);
+    await expect(client.assistants.update("chat", { metadata: { mine: true } })).rejects.toMatchObject({ status: 409 });
+    await expect(client.assistants.delete(chat.assistant_id)).rejects.toMatchObject({ status: 409 });
+    await expect(client.assistants.create({ graphId: "nope" })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client.assistants.create({ graphId: "chat", config: { configurable: { model: "some-other-model" } } }),
+    ).rejects.toMatchObject({ status: 400 });
+    const named = await client.assistants.create({ graphId: "chat", name: "woof" });
+    expect(named.name).toBe("woof");
+    expect(
+      (await client.assistants.search({ graphId: "chat", limit: 100 })).filter((a) => a.name === "woof"),
+    ).toHaveLength(1);
+  });
+
+  it("a run reads its assistant's configuration: the thread names it, and its prompt, settings and approvals apply", async () => {
+    const client = clientFor();
+    const noMemory = await client.assistants.create({
+      graphId: "chat",
+      name: "forgetful",
+      config: { configurable: { settings: { memory: false } } },
+    });
+    const thread = await client.threads.create();
+    const forgot = (await client.runs.wait(thread.thread_id, noMemory.assistant_id, {
+      input: human("remember that my cat is called Tom"),
+    })) as Values;
+    // Memory is off in its runs: no tool to call, the model says so instead.
+    expect(forgot.messages.map((m) => m.type)).toEqual(["human", "ai"]);
+    expect((await client.threads.get(thread.thread_id)).metadata).toMatchObject({
+      assistant_id: noMemory.assistant_id,
+      graph_id: "chat",
+    });
+    expect(await client.threads.search({ metadata: { assistant_id: noMemory.assistant_id } })).toHaveLength(1);
+
+    // A new version of it applies from the next run: memory on, each call waiting for approval.
+    await client.assistants.update(noMemory.assistant_id, {
+      config: { configurable: { approve_tools: ["store_memory"] } },
+    });
+    const waiting = (await client.runs.wait(thread.thread_id, noMemory.assistant_id, {
+      input: human("remember that my dog is called Rex"),
+    })) as { __interrupt__?: unknown[] };
+    expect(waiting.__interrupt__).toHaveLength(1);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+
+    // Its system prompt is what the model is sent (the stand-in counts its input tokens).
+    const inputTokens = async (assistantId: string) => {
+      const t = await client.threads.create();
+      const updates = await gather(
+        client.runs.stream(t.thread_id, assistantId, { input: human("hi"), streamMode: "updates" }),
+      );
+      const agent = updates.find((e) => e.event === "updates" && "agent" in (e.data as object))!.data as {
+        agent: { messages: { usage_metadata: { input_tokens: number } }[] };
+      };
+      return agent.agent.messages[0]!.usage_metadata.input_tokens;
+    };
+    const verbose = await client.assistants.create({
+      graphId: "chat",
+      config: { configurable: { system_prompt: `You are a travel planner. ${"Be precise. ".repeat(200)}` } },
+    });
+    expect((await inputTokens(verbose.assistant_id)) - (await inputTokens("chat"))).toBeGreaterThan(300);
+  });
+});
+
 describe("threads", () => {
   it("create, read, update, delete thread", async () => {
     const client = clientFor();

@@ -219,6 +219,49 @@ const stateBody = fc.record(
   },
   { requiredKeys: [] },
 );
+/** An assistant: a graph and its configuration, valid but for at most one hostile field. */
+const validAssistant = fc.record(
+  {
+    graph_id: fc.constant("chat"),
+    name: fc.string({ minLength: 1, maxLength: 20 }),
+    description: fc.string({ maxLength: 20 }),
+    metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.oneof(fc.integer(), fc.string())),
+    config: fc.record(
+      {
+        configurable: fc.record(
+          {
+            system_prompt: fc.string({ minLength: 1, maxLength: 60 }),
+            settings: fc.record({ memory: fc.boolean(), private: fc.boolean() }, { requiredKeys: [] }),
+            approve_tools: fc.oneof(fc.constant("*"), fc.constantFrom(["store_memory"], [])),
+          },
+          { requiredKeys: [] },
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+    if_exists: fc.constantFrom("raise", "do_nothing"),
+    version: fc.integer({ min: 1, max: 3 }),
+    limit: fc.integer({ min: 1, max: 50 }),
+  },
+  { requiredKeys: ["graph_id"] },
+);
+const assistantBody = oneHostile(validAssistant, {
+  graph_id: fc.oneof(fc.constantFrom("support", "nope"), any),
+  assistant_id: fc.oneof(fc.uuid(), fc.constantFrom("chat", "OWNED", "THEIRS"), text, any),
+  name: fc.oneof(text, any),
+  description: fc.oneof(text, any),
+  metadata,
+  context: metadata,
+  config: any,
+  "config.configurable.system_prompt": fc.oneof(text, any),
+  "config.configurable.model": fc.oneof(text, any),
+  "config.configurable.settings": any,
+  "config.configurable.approve_tools": any,
+  "config.recursion_limit": fc.oneof(fc.integer({ min: -5, max: 500 }), any),
+  version: any,
+  limit: any,
+  sort_by: any,
+});
 /** A run that resumes, updates or jumps: a command, from a checkpoint, with nothing new. */
 const commandRun = fc.record(
   {
@@ -424,6 +467,13 @@ const ROUTES: Req[] = [
   { method: "POST", path: "/threads/{id}/copy" },
   { method: "POST", path: "/threads/count", body: threadBody },
   { method: "POST", path: "/threads", body: stateBody },
+  { method: "POST", path: "/assistants", body: assistantBody },
+  { method: "POST", path: "/assistants/search", body: assistantBody },
+  { method: "POST", path: "/assistants/count", body: assistantBody },
+  { method: "PATCH", path: "/assistants/{id}", body: assistantBody },
+  { method: "POST", path: "/assistants/{id}/versions", body: assistantBody },
+  { method: "POST", path: "/assistants/{id}/latest", body: assistantBody },
+  { method: "DELETE", path: "/assistants/{id}" },
   { method: "PUT", path: "/store/items", body: storeBody },
   { method: "DELETE", path: "/store/items", body: storeBody },
   { method: "POST", path: "/store/items/search", body: storeBody },
@@ -470,7 +520,7 @@ function check(reply: Reply, what: string) {
 }
 
 describe("fuzz: runs, threads, store and settings take hostile bodies without a 5xx", () => {
-  it("over 800 generated requests, and the owner's thread still takes turns afterwards", async () => {
+  it("over 1200 generated requests, and the owner's thread still takes turns afterwards", async () => {
     const json = (r: Reply) => JSON.parse(r.text);
     const owned: string = json(await send("alice", "POST", "/threads", "{}")).thread_id;
     const theirs: string = json(await send("bob", "POST", "/threads", "{}")).thread_id;
@@ -507,7 +557,8 @@ describe("fuzz: runs, threads, store and settings take hostile bodies without a 
         check(reply, `${who} ${method} ${url} ${body?.slice(0, 200)}`);
         if (reply.status < 300) reached.add(`${method} ${template}`);
       }),
-      { numRuns: 800, seed: Number(process.env.FUZZ_SEED ?? 2727) },
+      // About 40 requests per route.
+      { numRuns: 1200, seed: Number(process.env.FUZZ_SEED ?? 2727) },
     );
 
     // The generators reach past validation: every family of routes took some requests through.
@@ -518,6 +569,8 @@ describe("fuzz: runs, threads, store and settings take hostile bodies without a 
       "POST /store/items/search",
       "PATCH /threads/{id}",
       "PATCH /api/sessions/{id}",
+      "POST /threads/{id}/state",
+      "POST /assistants",
     ])
       expect(reached, route).toContain(route);
     expect((await send("alice", "GET", "/health")).status).toBe(200);

@@ -25,6 +25,7 @@ const SECRET = "alice-secret";
 /** What the owner has, named in the second user's requests. */
 interface Owned {
   thread: string;
+  assistant: string;
   run: string;
   checkpoint: string;
   file: string;
@@ -152,20 +153,47 @@ const ASKS: Record<
   "GET /api/health/deep": { kind: "OWN_SCOPE", asks: () => [{}] },
   "GET /ok": { kind: "OWN_SCOPE", asks: () => [{}] },
   "GET /info": { kind: "OWN_SCOPE", asks: () => [{}] },
-  "POST /assistants/search": { kind: "OWN_SCOPE", asks: () => [{ body: {} }] },
-  "GET /assistants/{assistant_id}": {
+  "POST /assistants": {
+    // Assistants are each user's own (a partition per user): a new one is the caller's. (The same id
+    // in another user's request names that user's own: the conformance tests show it.)
     kind: "OWN_SCOPE",
-    params: () => ({ assistant_id: "chat" }),
+    asks: () => [{ body: { graph_id: "chat", name: "bob's" } }],
+  },
+  "POST /assistants/search": { kind: "OWN_SCOPE", asks: () => [{ body: {} }, { body: { name: SECRET } }] },
+  "POST /assistants/count": { kind: "OWN_SCOPE", asks: () => [{ body: {} }] },
+  "GET /assistants/{assistant_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
     asks: () => [{}],
   },
+  "PATCH /assistants/{assistant_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
+    asks: () => [{ body: { metadata: { owner: "bob" }, config: { configurable: { approve_tools: [] } } } }],
+  },
+  "DELETE /assistants/{assistant_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
+    asks: () => [{ query: { delete_threads: "true" } }, {}],
+  },
+  "POST /assistants/{assistant_id}/versions": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
+    asks: () => [{ body: {} }],
+  },
+  "POST /assistants/{assistant_id}/latest": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
+    asks: () => [{ body: { version: 1 } }],
+  },
   "GET /assistants/{assistant_id}/graph": {
-    kind: "OWN_SCOPE",
-    params: () => ({ assistant_id: "chat" }),
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
     asks: () => [{}],
   },
   "GET /assistants/{assistant_id}/schemas": {
-    kind: "OWN_SCOPE",
-    params: () => ({ assistant_id: "chat" }),
+    kind: "NOT_FOUND",
+    params: (o) => ({ assistant_id: o.assistant }),
     asks: () => [{}],
   },
   "POST /threads": {
@@ -308,7 +336,7 @@ const ASKS: Record<
 };
 
 /** Path parameters that name something a user owns; the others (assistant ids, document sources) do not. */
-const OWNED_PARAMS = ["id", "thread_id", "run_id", "checkpoint_id", "file_id"];
+const OWNED_PARAMS = ["id", "thread_id", "run_id", "checkpoint_id", "file_id", "assistant_id"];
 
 interface Answer {
   route: string;
@@ -376,7 +404,7 @@ let table: string;
 async function ownersWorld(owned: Owned) {
   const items: string[] = [];
   let start: Record<string, never> | undefined;
-  const ours = [owned.thread, "threads#alice", `file#${owned.file}`];
+  const ours = [owned.thread, "threads#alice", "assistants#alice", `file#${owned.file}`];
   do {
     const page = await dynamo.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
     for (const item of page.Items ?? []) if (ours.includes(item.pk!.S!)) items.push(JSON.stringify(item));
@@ -399,6 +427,8 @@ async function ownersWorld(owned: Owned) {
     thread: await asAlice("GET", `/threads/${owned.thread}`),
     files: await asAlice("GET", `/api/sessions/${owned.thread}/files`),
     item: await asAlice("GET", "/store/items?namespace=memories.alice&key=pet"),
+    assistant: await asAlice("GET", `/assistants/${owned.assistant}`),
+    versions: await asAlice("POST", `/assistants/${owned.assistant}/versions`, {}),
   };
 }
 
@@ -439,8 +469,14 @@ beforeAll(async () => {
     value: { content: `${SECRET}: my dog is called Rex` },
   });
   const memories = await asAlice("GET", "/api/memories");
+  const assistant = await asAlice("POST", "/assistants", {
+    graph_id: "chat",
+    name: `${SECRET} planner`,
+    config: { configurable: { system_prompt: `${SECRET}: plan trips` } },
+  });
   owned = {
     thread: threadId,
+    assistant: assistant.assistant_id,
     run,
     checkpoint: state.checkpoint.checkpoint_id,
     file: file.file_id,
