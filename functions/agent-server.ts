@@ -256,8 +256,11 @@ const ROUTES: Record<string, Route> = {
   }),
   "GET /store/items": route({
     query: ItemQuery,
-    handle: async ({ query, server, userId }) =>
-      server.items.get(userId, server.items.namespaceOfQuery(userId, query.namespace), query.key),
+    handle: async ({ query, server, userId }) => {
+      // A key the store does not hold is null, as LangGraph's store answers it (the SDK reads null).
+      const item = await server.items.get(userId, query.namespace, query.key);
+      return item === null ? json(200, null) : item;
+    },
   }),
   "DELETE /store/items": route({
     body: ItemKey,

@@ -7,6 +7,8 @@ import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AssistantService } from "./assistants";
 import type { RunDeps } from "./runs";
 import { MemoryItems } from "./store";
+import { StoreApi } from "./store-api";
+import { StoreItems } from "./store-items";
 import { ThreadService } from "./threads";
 
 /**
@@ -37,7 +39,11 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
         onServerError: (error) => logger.error("run failed", { error }),
       };
       const embeddings = await createEmbeddings(runtime.config);
-      return { ...runtime, threads, runs, runDeps, assistants, items: new MemoryItems(runtime.store, embeddings.value) };
+      const items = new StoreApi(
+        new MemoryItems(runtime.store, embeddings.value),
+        new StoreItems(runtime.store, embeddings.value),
+      );
+      return { ...runtime, threads, runs, runDeps, assistants, items };
     },
   );
 export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;

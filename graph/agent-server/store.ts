@@ -1,6 +1,6 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import * as z from "zod";
-import { AppError, notFound } from "../../shared/errors";
+import { AppError, badRequest, notFound } from "../../shared/errors";
 import type { AgentStore, StoredMemory } from "../../shared/stores/agent-store";
 import { storableJson } from "../../shared/storable-json";
 import { storableText } from "../../shared/text";
@@ -19,10 +19,11 @@ import { storableText } from "../../shared/text";
  * string), so a user id holding one is written in namespaces with its periods as %2E (and its
  * percent signs as %25): userLabel. Either spelling names the caller.
  */
-const ROOT = "memories";
+export const ROOT = "memories";
 
 const label = storableText({ min: 1, max: 128 });
-export const Namespace = z.array(label).min(1).max(3);
+export const Namespace = z.array(label).min(1).max(10);
+/** A memory, as an item's value in the memories namespace. */
 export const ItemValue = z
   .object({
     content: storableText({ min: 1, max: 2000, trim: true }),
@@ -33,25 +34,35 @@ export const ItemValue = z
       .optional(),
   })
   .loose();
-export const PutItem = z.object({ namespace: Namespace, key: label, value: ItemValue });
+/** Which of a value's fields are embedded for search by meaning: paths ("$" the whole value), or none. */
+const Index = z.union([z.literal(false), z.array(storableText({ min: 1, max: 256 })).max(16)]);
+export const PutItem = z.object({
+  namespace: Namespace,
+  key: label,
+  // Any JSON object, as LangGraph's store holds them.
+  value: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 256 * 1024 }),
+  index: Index.nullish(),
+  ttl: z.null({ error: "this store keeps items until they are deleted: send no ttl" }).optional(),
+});
 export const ItemKey = z.object({ namespace: Namespace, key: label });
 /** GET /store/items: the namespace's labels joined by periods, as the SDK sends them. */
 export const ItemQuery = z
   .object({
-    namespace: storableText({ min: 1, max: 3 * 129 }),
+    namespace: storableText({ min: 1, max: 10 * 129 }),
     key: label,
     refresh_ttl: z.enum(["true", "false"]).optional(),
   })
   .loose();
 export const SearchItems = z.object({
-  namespace_prefix: z.array(label).max(3).default([]),
+  namespace_prefix: z.array(label).max(10).default([]),
   filter: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).nullish(),
   query: storableText({ max: 2000 }).nullish(),
   limit: z.number().int().min(1).max(100).default(10),
   offset: z.number().int().min(0).max(10_000).default(0),
 });
 export const ListNamespaces = z.object({
-  prefix: z.array(label).max(3).nullish(),
+  prefix: z.array(label).max(10).nullish(),
+  suffix: z.array(label).max(10).nullish(),
   max_depth: z.number().int().min(1).nullish(),
   limit: z.number().int().min(1).max(1000).default(100),
   offset: z.number().int().min(0).default(0),
@@ -135,14 +146,23 @@ export class MemoryItems {
   /** Puts an item: a new memory, which replaces (supersedes) the one that had this key. */
   async put(userId: string, body: z.infer<typeof PutItem>): Promise<void> {
     const scope = this.scope(userId, body.namespace);
+    const parsed = ItemValue.safeParse(body.value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw badRequest(
+        `invalid_value_${issue.path.join("_")}`,
+        `value.${issue.path.join(".")}: ${issue.message} (an item of the memories namespace is a memory: {content, category?, tags?})`,
+      );
+    }
+    const value = parsed.data;
     const previous = await this.find(scope, body.key);
-    const [embedding] = await this.embeddings.embedDocuments([body.value.content]);
+    const [embedding] = await this.embeddings.embedDocuments([value.content]);
     const { id } = await this.memories().insertMemory({
       ...scope,
-      content: body.value.content,
+      content: value.content,
       embedding: embedding!,
-      category: body.value.category ?? null,
-      tags: body.value.tags ?? [],
+      category: value.category ?? null,
+      tags: value.tags ?? [],
       metadata: { store_key: body.key, addedAt: new Date().toISOString() },
     });
     if (previous && previous.id !== id) await this.memories().supersedeMemories(userId, [previous.id], id);
@@ -151,7 +171,8 @@ export class MemoryItems {
   async get(userId: string, namespace: string[], key: string) {
     const scope = this.scope(userId, namespace);
     const found = await this.find(scope, key);
-    if (!found) throw notFound("item_not_found", "no such item");
+    // As LangGraph's store answers a key it does not hold (the SDK's getItem reads null).
+    if (!found) return null;
     return itemOf(found, namespaceOf(scope.userId, scope.projectId));
   }
 

@@ -84,11 +84,12 @@ export async function streamGraphRun(
     const runId = options.runId ?? crypto.randomUUID();
     const events = graph.streamEvents(input, { ...options, runId, version: "v2", streamMode: [...modes] });
     for await (const event of events) {
-      observer.onEvent(event);
+      // The root's own stream events are its chunks, relayed in their modes, not as callback events
+      // (as LangGraph's server sends them).
       if (event.event === "on_chain_stream" && event.run_id === runId) {
         const [mode, chunk] = event.data.chunk as [string, unknown];
         relay(mode, chunk);
-      }
+      } else observer.onEvent(event);
     }
   } else {
     const stream = await graph.stream(input, { ...options, streamMode: [...modes] });

@@ -81,6 +81,46 @@ export const storeItemArgs = (q: StoreItemQuery) => ({
   p_offset: q.offset,
 });
 
+/** One item of the Agent Server API's store, as it is put. */
+export interface NewStoreItem {
+  userId: string;
+  namespace: string[];
+  key: string;
+  value: Record<string, unknown>;
+  /** the indexed fields' text, embedded; absent: not found by meaning */
+  embedding?: number[];
+}
+
+export interface StoreItem {
+  namespace: string[];
+  key: string;
+  value: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+  /** the similarity to the query, when searched by meaning */
+  score?: number;
+}
+
+export interface StoreSearch {
+  userId: string;
+  prefix: string[];
+  /** each entry equal to the value's entry under its key */
+  filter?: Record<string, unknown>;
+  /** by meaning: the query's embedding */
+  embedding?: number[];
+  limit: number;
+  offset: number;
+}
+
+export interface NamespaceQuery {
+  userId: string;
+  prefix: string[];
+  suffix: string[];
+  maxDepth?: number;
+  limit: number;
+  offset: number;
+}
+
 export interface UserContext {
   userId: string;
   plan: string | null;
@@ -194,6 +234,12 @@ export interface AgentStore {
   storeItems(query: StoreItemQuery): Promise<StoredMemory[]>;
   /** The projects the user's current memories are in, null for none (agent_store_projects). */
   storeProjects(userId: string): Promise<(string | null)[]>;
+  /** The Agent Server API's own store items (any namespace but the memories'): 012_agent_store_items.sql. */
+  putItem(item: NewStoreItem): Promise<void>;
+  getItem(userId: string, namespace: string[], key: string): Promise<StoreItem | undefined>;
+  deleteItem(userId: string, namespace: string[], key: string): Promise<boolean>;
+  searchItems(query: StoreSearch): Promise<StoreItem[]>;
+  listNamespaces(query: NamespaceQuery): Promise<string[][]>;
   getUserContext(userId: string): Promise<UserContext | undefined>;
   matchKnowledge(query: KnowledgeQuery): Promise<KnowledgeMatch[]>;
   /** One cheap round trip that fails when the database cannot be reached (health checks). */

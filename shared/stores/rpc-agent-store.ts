@@ -13,9 +13,13 @@ import {
   type MemoryListFilter,
   type MemoryMatch,
   type MemoryQuery,
+  type NamespaceQuery,
   type NewMemory,
+  type NewStoreItem,
   type StoredMemory,
+  type StoreItem,
   type StoreItemQuery,
+  type StoreSearch,
   storeItemArgs,
   type UserContext,
 } from "./agent-store";
@@ -53,6 +57,11 @@ export const AGENT_STORE_CALLS = {
   delete_memory: ["p_user_id", "p_id"],
   agent_store_items: ["p_user_id", "p_project_id", "p_any_project", "p_key", "p_filter", "p_limit", "p_offset"],
   agent_store_projects: ["p_user_id"],
+  store_put_item: ["p_user_id", "p_namespace", "p_key", "p_value", "p_embedding"],
+  store_get_item: ["p_user_id", "p_namespace", "p_key"],
+  store_delete_item: ["p_user_id", "p_namespace", "p_key"],
+  store_search_items: ["p_user_id", "p_prefix", "p_filter", "p_query_embedding", "p_limit", "p_offset"],
+  store_list_namespaces: ["p_user_id", "p_prefix", "p_suffix", "p_max_depth", "p_limit", "p_offset"],
   get_user_context: ["p_user_id"],
   match_knowledge: ["query_text", "query_embedding", "match_count", "full_text_weight"],
   ping: [],
@@ -263,6 +272,50 @@ export class RpcAgentStore implements AgentStore {
     return (await this.call("agent_store_projects", { p_user_id: userId })) as (string | null)[];
   }
 
+  async putItem(item: NewStoreItem) {
+    await this.call("store_put_item", {
+      p_user_id: item.userId,
+      p_namespace: item.namespace,
+      p_key: item.key,
+      p_value: item.value,
+      p_embedding: item.embedding ? vectorLiteral(item.embedding) : null,
+    });
+  }
+
+  async getItem(userId: string, namespace: string[], key: string) {
+    const [row] = rows(await this.call("store_get_item", { p_user_id: userId, p_namespace: namespace, p_key: key }));
+    return row ? toStoreItem(row) : undefined;
+  }
+
+  async deleteItem(userId: string, namespace: string[], key: string) {
+    return (await this.call("store_delete_item", { p_user_id: userId, p_namespace: namespace, p_key: key })) === true;
+  }
+
+  async searchItems(q: StoreSearch) {
+    const found = rows(
+      await this.call("store_search_items", {
+        p_user_id: q.userId,
+        p_prefix: q.prefix,
+        p_filter: q.filter ?? null,
+        p_query_embedding: q.embedding ? vectorLiteral(q.embedding) : null,
+        p_limit: q.limit,
+        p_offset: q.offset,
+      }),
+    );
+    return found.map(toStoreItem);
+  }
+
+  async listNamespaces(q: NamespaceQuery) {
+    return (await this.call("store_list_namespaces", {
+      p_user_id: q.userId,
+      p_prefix: q.prefix,
+      p_suffix: q.suffix,
+      p_max_depth: q.maxDepth ?? null,
+      p_limit: q.limit,
+      p_offset: q.offset,
+    })) as string[][];
+  }
+
   async getUserContext(userId: string) {
     const [row] = rows(await this.call("get_user_context", { p_user_id: userId }));
     return row ? toUserContext(row) : undefined;
@@ -284,3 +337,12 @@ export class RpcAgentStore implements AgentStore {
     await this.call("ping", {});
   }
 }
+
+const toStoreItem = (r: Record<string, unknown>): StoreItem => ({
+  namespace: r.namespace as string[],
+  key: String(r.key),
+  value: r.value as Record<string, unknown>,
+  createdAt: iso(r.created_at as string),
+  updatedAt: iso(r.updated_at as string),
+  ...(r.score === null || r.score === undefined ? {} : { score: Number(r.score) }),
+});

@@ -826,6 +826,124 @@ describe("human in the loop: tools that wait for approval", () => {
   });
 });
 
+describe("store", () => {
+  it("can put, search, list, get and delete, any JSON value under any namespace", async () => {
+    const client = clientFor();
+    const namespace = ["allMethods", "data"];
+    const key = randomUUID();
+    const value = { foo: "bar", nested: { list: [1, 2.5, null, true], text: "émoji 🐈" } };
+    expect((await client.store.searchItems(namespace)).items).toHaveLength(0);
+    expect((await client.store.listNamespaces()).namespaces).toHaveLength(0);
+    expect(await client.store.getItem(namespace, key)).toBeNull();
+
+    await client.store.putItem(namespace, key, value);
+    expect((await client.store.getItem(namespace, key))?.value).toEqual(value);
+    const afterPut = await client.store.searchItems(namespace);
+    expect(afterPut.items).toHaveLength(1);
+    expect(afterPut.items[0]).toMatchObject({ key, value, namespace });
+    expect(afterPut.items[0]!.createdAt).toBeDefined();
+
+    const updated = { foo: "baz" };
+    await client.store.putItem(namespace, key, updated);
+    expect((await client.store.getItem(namespace, key))?.value).toEqual(updated);
+    const afterUpdate = await client.store.searchItems(namespace);
+    expect(afterUpdate.items.map((i) => i.value)).toEqual([updated]);
+    expect(new Date(afterUpdate.items[0]!.updatedAt).getTime()).toBeGreaterThan(
+      new Date(afterPut.items[0]!.updatedAt).getTime(),
+    );
+    expect((await client.store.listNamespaces()).namespaces).toEqual([namespace]);
+
+    await client.store.deleteItem(namespace, key);
+    expect(await client.store.getItem(namespace, key)).toBeNull();
+    expect((await client.store.searchItems(namespace)).items).toHaveLength(0);
+  });
+
+  it("keeps each user's items their own: the same namespace is another user's own", async () => {
+    const alice = clientFor();
+    const bob = clientFor();
+    await alice.store.putItem(["shared", "name"], "k", { owner: "alice" });
+    expect(await bob.store.getItem(["shared", "name"], "k")).toBeNull();
+    expect((await bob.store.searchItems(["shared"])).items).toEqual([]);
+    expect((await bob.store.listNamespaces()).namespaces).toEqual([]);
+    await bob.store.putItem(["shared", "name"], "k", { owner: "bob" });
+    await bob.store.deleteItem(["shared", "name"], "k");
+    expect((await alice.store.getItem(["shared", "name"], "k"))?.value).toEqual({ owner: "alice" });
+  });
+
+  it("finds items by meaning on their indexed fields, filters them, and lists namespaces by prefix and depth", async () => {
+    const client = clientFor();
+    await client.store.putItem(["recipes", "italian"], "carbonara", {
+      title: "Carbonara",
+      text: "pasta with eggs, pecorino and guanciale",
+      cuisine: "italian",
+    });
+    await client.store.putItem(
+      ["recipes", "japanese"],
+      "ramen",
+      { title: "Ramen", text: "noodle soup with broth and chashu pork", cuisine: "japanese" },
+      { index: ["text"] },
+    );
+    await client.store.putItem(
+      ["recipes", "japanese"],
+      "secret",
+      { title: "Secret", text: "noodle soup with broth", cuisine: "japanese" },
+      { index: false },
+    );
+    const soup = await client.store.searchItems(["recipes"], { query: "noodle soup broth" });
+    expect(soup.items[0]).toMatchObject({ key: "ramen", score: expect.any(Number) });
+    // Put with index: false, it is not found by meaning, only by its namespace.
+    expect(soup.items.map((i) => i.key)).not.toContain("secret");
+    expect((await client.store.searchItems(["recipes", "japanese"])).items.map((i) => i.key).sort()).toEqual([
+      "ramen",
+      "secret",
+    ]);
+    expect(
+      (await client.store.searchItems(["recipes"], { filter: { cuisine: "italian" } })).items.map((i) => i.key),
+    ).toEqual(["carbonara"]);
+    expect((await client.store.listNamespaces({ prefix: ["recipes"] })).namespaces).toEqual([
+      ["recipes", "italian"],
+      ["recipes", "japanese"],
+    ]);
+    expect((await client.store.listNamespaces({ maxDepth: 1 })).namespaces).toEqual([["recipes"]]);
+    expect((await client.store.listNamespaces({ suffix: ["italian"] })).namespaces).toEqual([["recipes", "italian"]]);
+  });
+
+  it("still maps the memories namespace onto the caller's memories, which the agent recalls", async () => {
+    const user = freshUser("rememberer");
+    const client = clientFor(user);
+    await client.store.putItem(["memories", user], "pet", { content: "My dog is called Rex" });
+    await client.store.putItem(["notes"], "n1", { content: "not a memory" });
+    const thread = await client.threads.create();
+    const values = (await client.runs.wait(thread.thread_id, "chat", {
+      input: human("what do you know about my dog?"),
+    })) as Values;
+    expect(JSON.stringify(values.messages.at(-1)!.content)).toContain("Rex");
+    // A memory's value is a memory; the namespaces of both kinds are listed together.
+    await expect(client.store.putItem(["memories", user], "bad", { text: "no content" })).rejects.toMatchObject({
+      status: 400,
+    });
+    expect((await client.store.listNamespaces()).namespaces).toEqual([["memories", user], ["notes"]]);
+    expect((await client.store.searchItems([], { limit: 10 })).items.map((i) => i.key).sort()).toEqual(["n1", "pet"]);
+    // Another user's memories namespace does not exist for anyone else.
+    await expect(clientFor().store.getItem(["memories", user], "pet")).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("refuses what LangGraph's store refuses", async () => {
+    const client = clientFor();
+    const put = (body: unknown) =>
+      fetch(`${local.stack.url}/store/items`, {
+        method: "PUT",
+        headers: { "x-user-id": freshUser("raw"), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await put({ namespace: ["a.b"], key: "k", value: {} })).status).toBe(422);
+    expect((await put({ namespace: [], key: "k", value: {} })).status).toBe(400);
+    expect((await put({ namespace: ["a"], key: "k", value: [1, 2] })).status).toBe(400);
+    expect((await put({ namespace: ["a"], key: "k", value: { x: 1 }, ttl: 5 })).status).toBe(400);
+    expect((await client.store.searchItems(["nothing", "here"])).items).toEqual([]);
+  });
+});
+
 describe("CORS for browser clients (Agent Chat UI)", () => {
   const origin = "https://agentchat.example.com";
 

@@ -229,6 +229,100 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
     });
   });
 
+  describe(`${name}: the Agent Server's store items`, () => {
+    let h: ContractHarness;
+    beforeAll(async () => {
+      h = await setup();
+    }, 60_000);
+
+    it("puts, gets, replaces and deletes an item, its JSON kept exactly, for its user only", async () => {
+      const value = {
+        text: 'quotes " and \\ slashes, emoji 🐈, newline\n',
+        n: 1.5,
+        list: [1, { deep: null }],
+        t: true,
+      };
+      await h.store.putItem({ userId: "ivy", namespace: ["notes", "work"], key: "k1", value });
+      const got = await h.store.getItem("ivy", ["notes", "work"], "k1");
+      expect(got).toMatchObject({ namespace: ["notes", "work"], key: "k1", value });
+      expect(await h.store.getItem("mallory", ["notes", "work"], "k1")).toBeUndefined();
+      expect(await h.store.getItem("ivy", ["notes"], "k1")).toBeUndefined();
+
+      await h.store.putItem({ userId: "ivy", namespace: ["notes", "work"], key: "k1", value: { text: "new" } });
+      const replaced = await h.store.getItem("ivy", ["notes", "work"], "k1");
+      expect(replaced!.value).toEqual({ text: "new" });
+      expect(replaced!.createdAt).toBe(got!.createdAt);
+      expect(new Date(replaced!.updatedAt).getTime()).toBeGreaterThan(new Date(got!.updatedAt).getTime());
+
+      expect(await h.store.deleteItem("mallory", ["notes", "work"], "k1")).toBe(false);
+      expect(await h.store.deleteItem("ivy", ["notes", "work"], "k1")).toBe(true);
+      expect(await h.store.getItem("ivy", ["notes", "work"], "k1")).toBeUndefined();
+    });
+
+    it("searches under a prefix, by filter, and by meaning on the indexed items only", async () => {
+      const put = (namespace: string[], key: string, value: Record<string, unknown>, indexed = true) =>
+        h.store.putItem({
+          userId: "jon",
+          namespace,
+          key,
+          value,
+          ...(indexed ? { embedding: embed(JSON.stringify(value)) } : {}),
+        });
+      await put(["docs", "a"], "1", { topic: "cats", text: "cats purr and sleep" });
+      await put(["docs", "b"], "2", { topic: "dogs", text: "dogs bark at the mail carrier" });
+      await put(["docs", "b"], "3", { topic: "cats", text: "a cat on the mat" }, false);
+      await put(["other"], "4", { topic: "cats", text: "unrelated namespace" });
+      await h.store.putItem({ userId: "kim", namespace: ["docs", "a"], key: "9", value: { topic: "cats" } });
+
+      const under = await h.store.searchItems({ userId: "jon", prefix: ["docs"], limit: 10, offset: 0 });
+      expect(under.map((i) => i.key).sort()).toEqual(["1", "2", "3"]);
+      const cats = await h.store.searchItems({
+        userId: "jon",
+        prefix: ["docs"],
+        filter: { topic: "cats" },
+        limit: 10,
+        offset: 0,
+      });
+      expect(cats.map((i) => i.key).sort()).toEqual(["1", "3"]);
+      const byMeaning = await h.store.searchItems({
+        userId: "jon",
+        prefix: [],
+        embedding: embed("dogs bark"),
+        limit: 10,
+        offset: 0,
+      });
+      expect(byMeaning[0]!.key).toBe("2");
+      expect(byMeaning[0]!.score).toBeGreaterThan(byMeaning.at(-1)!.score!);
+      // Item 3 was put without an index: not found by meaning.
+      expect(byMeaning.map((i) => i.key)).not.toContain("3");
+      expect(
+        (await h.store.searchItems({ userId: "jon", prefix: ["docs"], limit: 1, offset: 1 })).map((i) => i.key),
+      ).toHaveLength(1);
+
+      expect(await h.store.listNamespaces({ userId: "jon", prefix: [], suffix: [], limit: 10, offset: 0 })).toEqual([
+        ["docs", "a"],
+        ["docs", "b"],
+        ["other"],
+      ]);
+      expect(
+        await h.store.listNamespaces({
+          userId: "jon",
+          prefix: ["docs"],
+          suffix: [],
+          maxDepth: 1,
+          limit: 10,
+          offset: 0,
+        }),
+      ).toEqual([["docs"]]);
+      expect(await h.store.listNamespaces({ userId: "jon", prefix: [], suffix: ["b"], limit: 10, offset: 0 })).toEqual([
+        ["docs", "b"],
+      ]);
+      expect(await h.store.listNamespaces({ userId: "nobody", prefix: [], suffix: [], limit: 10, offset: 0 })).toEqual(
+        [],
+      );
+    });
+  });
+
   describe(`${name}: documents`, () => {
     let h: ContractHarness;
     beforeAll(async () => {

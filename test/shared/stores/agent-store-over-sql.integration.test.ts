@@ -27,6 +27,7 @@ describe("row level security", () => {
       "agent_conversations",
       "agent_memories",
       "agent_sessions",
+      "agent_store_items",
       "execution_traces",
       "knowledge_chunks",
       "knowledge_documents",
