@@ -12,7 +12,8 @@ import { chatTools } from "../tools/registry";
 import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
 import { FileRecords } from "../../shared/files/records";
 import { fileService } from "../../shared/files/service";
-import { sqlLimitsOf } from "../../shared/files/sql-sandbox";
+import { sqlLimitsOf } from "../../shared/files/sql-errors";
+import { noDataEngine } from "../../shared/files/data-engine";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -33,7 +34,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   const onError = (tool: string, error: unknown) => logger?.error("tool failed", { tool, error });
   const dataFiles = backends.files && {
     records: new FileRecords(dynamo, config.CHECKPOINT_TABLE),
-    objects: backends.files,
+    engine: backends.dataEngine ?? noDataEngine,
     limits: sqlLimitsOf(config),
     onError,
   };

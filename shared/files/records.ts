@@ -9,6 +9,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { OWNER_SORT_KEY } from "../stores/session-owners";
+import type { DataFormat } from "./sql-errors";
 
 export type FileStatus = "pending" | "ready" | "rejected";
 export type FileKind = "image" | "data";
@@ -38,7 +39,7 @@ export interface FileRecord {
   height?: number;
   /** data files */
   table?: string;
-  format?: "csv" | "tsv";
+  format?: DataFormat;
   /** set when the data file is not UTF-8: its bytes are read as this (shared/files/inspect.ts textOf) */
   encoding?: "windows-1252";
   columns?: Column[];
