@@ -1,4 +1,4 @@
-import { InvokeCommand, LambdaClient, LambdaServiceException } from "@aws-sdk/client-lambda";
+import { InvokeCommand, LambdaClient, LambdaServiceException, type InvokeCommandOutput } from "@aws-sdk/client-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { queryDataTool } from "../../../graph/tools/data-files";
@@ -9,7 +9,9 @@ import { DEFAULT_SQL_LIMITS, SqlBusy, SqlError } from "../../../shared/files/sql
 const lambda = mockClient(LambdaClient);
 beforeEach(() => lambda.reset());
 const engine = () => lambdaDataEngine("data-fn", new LambdaClient({ region: "us-east-1" }));
-const payload = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+/** A payload as the SDK answers it (its blob adapter is a Uint8Array with helpers the engine does not use). */
+const payload = (value: unknown) =>
+  new TextEncoder().encode(value === undefined ? "" : JSON.stringify(value)) as InvokeCommandOutput["Payload"];
 const serviceError = (name: string) =>
   new LambdaServiceException({ name, $fault: "client", $metadata: { httpStatusCode: 429 }, message: name });
 const table = { name: "sales", key: "users/u/sessions/s/f", format: "csv" as const };
@@ -42,7 +44,7 @@ describe("the data function by Lambda Invoke", () => {
       Payload: payload({ errorType: "Sandbox.Timedout", errorMessage: "Task timed out after 30.00 seconds" }),
     });
     await expect(query()).rejects.toThrow(/data engine failed.*timed out after 30/);
-    lambda.on(InvokeCommand).resolves({ FunctionError: "Unhandled", Payload: new Uint8Array() });
+    lambda.on(InvokeCommand).resolves({ FunctionError: "Unhandled", Payload: payload(undefined) });
     await expect(query()).rejects.toBeInstanceOf(SqlError);
   });
 
