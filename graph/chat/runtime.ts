@@ -9,7 +9,8 @@ import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { settingsOf } from "../tools/groups";
 import { chatTools } from "../tools/registry";
-import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
+import { dataFileTools, describeDataFilesForPrompt } from "../tools/data-files";
+import type { DataFileSummary } from "../../shared/stores/session-owners";
 import { FileRecords } from "../../shared/files/records";
 import { fileService } from "../../shared/files/service";
 import { sqlLimitsOf } from "../../shared/files/sql-errors";
@@ -62,12 +63,13 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
       onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
     },
-    // Only the files' records are read here: the SQL engine loads when a data tool runs.
+    // The data files come with the session's owner record, which the turn's lease update returns
+    // (ChatService passes them as `data_files`): no read of the session's files per turn.
     ...(dataFiles
       ? {
           promptContext: async (c) =>
             settingsOf(c).files
-              ? describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => []))
+              ? describeDataFilesForPrompt((c?.configurable?.data_files as DataFileSummary[] | undefined) ?? [])
               : undefined,
         }
       : {}),

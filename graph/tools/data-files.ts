@@ -70,6 +70,13 @@ export async function sessionFiles(deps: Pick<DataFileDeps, "records">, config: 
   return withTableNames(ready);
 }
 
+/** What the prompt's line for a data file needs: a file's record, or its summary on the session's owner record. */
+export type PromptDataFile = Pick<FileRecord, "name" | "table" | "row_count" | "columns"> & {
+  kind?: FileRecord["kind"];
+  /** the file's column count, when `columns` lists fewer */
+  column_count?: number;
+};
+
 /** The tokens the data files' lines may take in the system prompt, all files together. */
 export const DATA_FILES_PROMPT_TOKENS = 1_500;
 
@@ -81,28 +88,30 @@ export const DATA_FILES_PROMPT_TOKENS = 1_500;
  * quoted, as a query must write them (any script, a keyword like "select").
  */
 export function describeDataFilesForPrompt(
-  files: FileRecord[],
+  files: PromptDataFile[],
   budgetTokens = DATA_FILES_PROMPT_TOKENS,
 ): string | undefined {
-  const data = files.filter((f) => f.kind === "data");
+  const data = files.filter((f) => f.kind === undefined || f.kind === "data");
   if (data.length === 0) return undefined;
   const heading =
     "Data files of this session (query them with query_data; each is a table, named as shown in double quotes):";
   // Each file's share, in bytes (the token rule is 4 bytes a token), one more for its line break.
   const share = Math.max(0, Math.floor((budgetTokens - textTokens(heading)) / data.length) * 4 - 4);
   const bytes = (text: string) => Buffer.byteLength(text);
-  const line = (f: FileRecord) => {
+  const line = (f: PromptDataFile) => {
     const head = `- ${truncateCodePoints(f.name, 80)} as table ${quoteIdentifier(f.table!)}: ${f.row_count} rows; columns `;
     const entries = (f.columns ?? []).map((c) => `${quoteIdentifier(c.name)} ${c.type}`);
     const more = (n: number) => `… and ${n} more (describe_data_file lists them)`;
+    // A summary may list fewer columns than the file has (DataFileSummary): the rest are counted.
+    const total = Math.max(f.column_count ?? entries.length, entries.length);
     let used = bytes(head);
     for (const [i, entry] of entries.entries()) {
-      const rest = entries.length - i - 1;
+      const rest = total - i - 1;
       const needed = bytes(entry) + (rest > 0 ? 2 + bytes(more(rest)) : 0);
-      if (used + needed > share) return `${head}${[...entries.slice(0, i), more(entries.length - i)].join(", ")}`;
+      if (used + needed > share) return `${head}${[...entries.slice(0, i), more(total - i)].join(", ")}`;
       used += bytes(entry) + 2;
     }
-    return `${head}${entries.join(", ")}`;
+    return `${head}${[...entries, ...(total > entries.length ? [more(total - entries.length)] : [])].join(", ")}`;
   };
   const lines = [heading];
   let total = textTokens(heading);

@@ -74,7 +74,9 @@ describe("native code in the stack", () => {
 
 describe("the bundles the stack deploys", () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
   const build = async (name: string) => {
     const outdir = mkdtempSync(join(tmpdir(), `native-${name}-`));
     dirs.push(outdir);

@@ -1,15 +1,23 @@
-import { buildChatGraph } from "../../../graph/chat/graph";
-import { ChatService, type ChatReply } from "../../../graph/chat/service";
-import { chatTools } from "../../../graph/tools/registry";
-import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
-import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildChatRuntime } from "../../../graph/chat/runtime";
+import type { ChatReply } from "../../../graph/chat/service";
+import { FolderFileObjects } from "../../../infra/local/uploads";
+import { loadConfig } from "../../../shared/config";
+import { inProcessEngine } from "../../../shared/files/data-core";
+import { fileService } from "../../../shared/files/service";
+import type { Backends } from "../../../shared/backends";
+import { SessionOwners } from "../../../shared/stores/session-owners";
 import { meter, type Meter } from "../../support/dynamo-meter";
 import { backendsHarness } from "../../support/stack";
 
 // DynamoDB requests on a chat turn's path, every one a network round trip in a region: the
 // session's owner record (owner check, project and lease in one conditional update; released in
 // one more), the checkpoint read, and the checkpoint written once when the run exits. The offline
-// stand-in model (not a language model) drives the turns deterministically.
+// stand-in model (not a language model) drives the turns deterministically. The chat service is
+// the production one (graph/chat/runtime.ts, as Lambda and the local stack build it), attachments
+// bucket and data engine included: a read any turn adds, wherever it is wired, is counted here.
 
 let harness: Awaited<ReturnType<typeof backendsHarness>>;
 let m: Meter;
@@ -17,13 +25,31 @@ beforeAll(async () => {
   harness = await backendsHarness();
   m = meter(harness.dynamo.client);
 }, 60_000);
-afterAll(() => harness.close());
+const folders: string[] = [];
+afterAll(async () => {
+  await harness.close();
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The production wiring on a fresh table and attachments folder. */
+async function production() {
+  const { tableName } = await harness.stateTables();
+  const dir = mkdtempSync(join(tmpdir(), "round-trips-"));
+  folders.push(dir);
+  const files = new FolderFileObjects(dir, () => "http://localhost", "/_local/files/", { writeOnce: true });
+  const backends: Backends = {
+    config: loadConfig({ CHECKPOINT_TABLE: tableName, OFFLINE_STREAM_DELAY_MS: "0", AGENT_RECURSION_LIMIT: "12" }),
+    dynamo: harness.dynamo.client,
+    conversations: harness.conversations,
+    store: harness.store,
+    files,
+    dataEngine: inProcessEngine((key) => files.read(key)),
+  };
+  return { backends, runtime: await buildChatRuntime(backends), tableName };
+}
 
 async function service() {
-  const { checkpointer, owners } = await harness.stateTables();
-  const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.15 });
-  const graph = buildChatGraph({ model: new OfflineChatModel(), tools, checkpointer });
-  return new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12 });
+  return (await production()).runtime.chat;
 }
 
 async function counted(run: () => Promise<ChatReply>) {
@@ -75,5 +101,30 @@ describe("DynamoDB requests per chat turn", () => {
         expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
       }
     }
+  });
+
+  it("stays at 4 with data files in the session: the prompt's lines come with the owner record", async () => {
+    const { backends, runtime, tableName } = await production();
+    const chat = runtime.chat;
+    const { sessionId } = await chat.reply({ userId: "ria", message: "hello there" });
+    const files = fileService(backends)!;
+    const csv = new TextEncoder().encode("region,amount\nnorth,1\nsouth,2\n");
+    const made = await files.create("ria", sessionId, { name: "sales.csv", media_type: "text/csv", bytes: csv.length });
+    const record = (await files.list("ria", sessionId))[0]!;
+    await backends.files!.write(`users/ria/sessions/${sessionId}/${made.file_id}`, csv, "text/csv");
+    expect(await files.complete("ria", sessionId, record.file_id)).toMatchObject({ status: "ready", table: "sales" });
+    // What the prompt lists is on the owner record the lease update returns.
+    const owner = await new SessionOwners(harness.dynamo.client, tableName).session(sessionId);
+    expect(owner!.dataFiles).toMatchObject([{ name: "sales.csv", table: "sales", row_count: 2, column_count: 2 }]);
+    for (const observer of [{}, { onToken: () => undefined }]) {
+      const plain = await counted(() =>
+        chat.reply({ userId: "ria", sessionId, message: "thanks, all good" }, observer),
+      );
+      expect(toolCalls(plain.reply)).toEqual([]);
+      expect(plain.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
+    }
+    // A deleted file leaves the owner record with it.
+    await files.remove("ria", sessionId, record.file_id);
+    expect((await new SessionOwners(harness.dynamo.client, tableName).session(sessionId))!.dataFiles).toEqual([]);
   });
 });
