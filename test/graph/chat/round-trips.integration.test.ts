@@ -1,15 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildChatRuntime } from "../../../graph/chat/runtime";
 import type { ChatReply } from "../../../graph/chat/service";
-import { FolderFileObjects } from "../../../infra/local/uploads";
-import { loadConfig } from "../../../shared/config";
-import { inProcessEngine } from "../../../shared/files/data-core";
-import { fileService } from "../../../shared/files/service";
-import type { Backends } from "../../../shared/backends";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { meter, type Meter } from "../../support/dynamo-meter";
+import { productionChat } from "../../support/production-chat";
 import { backendsHarness } from "../../support/stack";
 
 // DynamoDB requests on a chat turn's path, every one a network round trip in a region: the
@@ -25,31 +17,21 @@ beforeAll(async () => {
   harness = await backendsHarness();
   m = meter(harness.dynamo.client);
 }, 60_000);
-const folders: string[] = [];
+const closing: (() => void)[] = [];
 afterAll(async () => {
   await harness.close();
-  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+  for (const close of closing) close();
 });
 
 /** The production wiring on a fresh table and attachments folder. */
 async function production() {
-  const { tableName } = await harness.stateTables();
-  const dir = mkdtempSync(join(tmpdir(), "round-trips-"));
-  folders.push(dir);
-  const files = new FolderFileObjects(dir, () => "http://localhost", "/_local/files/", { writeOnce: true });
-  const backends: Backends = {
-    config: loadConfig({ CHECKPOINT_TABLE: tableName, OFFLINE_STREAM_DELAY_MS: "0", AGENT_RECURSION_LIMIT: "12" }),
-    dynamo: harness.dynamo.client,
-    conversations: harness.conversations,
-    store: harness.store,
-    files,
-    dataEngine: inProcessEngine((key) => files.read(key)),
-  };
-  return { backends, runtime: await buildChatRuntime(backends), tableName };
+  const made = await productionChat(harness);
+  closing.push(made.close);
+  return made;
 }
 
 async function service() {
-  return (await production()).runtime.chat;
+  return (await production()).chat;
 }
 
 async function counted(run: () => Promise<ChatReply>) {
@@ -104,15 +86,10 @@ describe("DynamoDB requests per chat turn", () => {
   });
 
   it("stays at 4 with data files in the session: the prompt's lines come with the owner record", async () => {
-    const { backends, runtime, tableName } = await production();
-    const chat = runtime.chat;
+    const { chat, tableName, attachCsv, files } = await production();
     const { sessionId } = await chat.reply({ userId: "ria", message: "hello there" });
-    const files = fileService(backends)!;
-    const csv = new TextEncoder().encode("region,amount\nnorth,1\nsouth,2\n");
-    const made = await files.create("ria", sessionId, { name: "sales.csv", media_type: "text/csv", bytes: csv.length });
-    const record = (await files.list("ria", sessionId))[0]!;
-    await backends.files!.write(`users/ria/sessions/${sessionId}/${made.file_id}`, csv, "text/csv");
-    expect(await files.complete("ria", sessionId, record.file_id)).toMatchObject({ status: "ready", table: "sales" });
+    const record = await attachCsv("ria", sessionId, "sales.csv", "region,amount\nnorth,1\nsouth,2\n");
+    expect(record).toMatchObject({ status: "ready", table: "sales" });
     // What the prompt lists is on the owner record the lease update returns.
     const owner = await new SessionOwners(harness.dynamo.client, tableName).session(sessionId);
     expect(owner!.dataFiles).toMatchObject([{ name: "sales.csv", table: "sales", row_count: 2, column_count: 2 }]);
