@@ -136,7 +136,12 @@ export async function run() {
     const built: { s: Subject; meta: Metafile }[] = [];
     for (const fn of FUNCTIONS) {
       const outdir = join(dir, fn);
-      const meta = await bundleFunction({ entry: join(ROOT, "functions", `${fn}.ts`), outdir });
+      const native = MANIFEST.find((f) => f.name === fn)?.native;
+      const meta = await bundleFunction({
+        entry: join(ROOT, "functions", `${fn}.ts`),
+        outdir,
+        ...(native ? { native } : {}),
+      });
       built.push({ s: subject(fn, join(outdir, "index.mjs"), []), meta });
     }
     measureInterleaved([naive, naivePlain, ...built.map((b) => b.s)]);
