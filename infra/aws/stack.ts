@@ -248,7 +248,10 @@ export class AgentStack extends Stack {
         case "invoke:data": {
           const data = functions.get("data")!;
           fn.addEnvironment("DATA_FUNCTION_NAME", data.functionName);
-          return data.grantInvoke(fn);
+          // The unqualified function only (grantInvoke adds every version and alias, `:*`).
+          return fn.addToRolePolicy(
+            new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [data.functionArn] }),
+          );
         }
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
