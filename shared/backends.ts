@@ -15,6 +15,7 @@ import { RpcAgentStore } from "./stores/rpc-agent-store";
 import { RpcConversationStore } from "./stores/rpc-conversations";
 import { postgrestRpc, supabaseRest } from "./stores/postgrest";
 import type { FileObjects } from "./files/objects";
+import type { DataEngine } from "./files/data-engine";
 
 /** What the handlers run against; the local stack builds the same from its stand-ins. */
 export interface Backends {
@@ -27,6 +28,8 @@ export interface Backends {
   extractionQueue?: QueuePublisher;
   /** the attachments bucket (a folder locally); absent: no file routes, no data tools */
   files?: FileObjects;
+  /** DuckDB over the data files: the data function in AWS, a worker pool locally; absent: data files unavailable */
+  dataEngine?: DataEngine;
   /** where the Intercom webhook queues notifications for the support worker */
   supportQueue?: QueuePublisher;
   /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
@@ -72,11 +75,15 @@ export const awsBackends = once(async (): Promise<Backends> => {
 });
 
 /** The attachments bucket when the stack configured one; S3's client is loaded only then. */
-async function attachmentsBucket(config: Config): Promise<{ files?: FileObjects }> {
+async function attachmentsBucket(config: Config): Promise<Pick<Backends, "files" | "dataEngine">> {
   if (!config.ATTACHMENTS_BUCKET) return {};
   const { S3FileObjects } = await import("./files/objects");
+  // The data function, by Lambda Invoke, where the stack granted it (its client loaded only then).
+  const engine = config.DATA_FUNCTION_NAME
+    ? { dataEngine: (await import("./files/lambda-engine")).lambdaDataEngine(config.DATA_FUNCTION_NAME) }
+    : {};
   // A file's bytes are checked once, so they are written once: no PUT may replace them.
-  return { files: new S3FileObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }) };
+  return { files: new S3FileObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }), ...engine };
 }
 
 /** The documents bucket when the stack granted this function its admin side (the knowledge routes). */

@@ -179,6 +179,8 @@ const Settings = z.object({
     .default(50 * 1024 * 1024),
   /** Attachments (files of a session): the S3 bucket; unset in AWS means no file routes or data tools. */
   ATTACHMENTS_BUCKET: z.string().min(3).optional(),
+  /** The data function (functions/data.ts) the data tools and upload checks invoke; unset: none. */
+  DATA_FUNCTION_NAME: z.string().min(1).optional(),
   /** Largest accepted file, files per session, rows loaded per data file. */
   FILES_MAX_BYTES: z.coerce
     .number()

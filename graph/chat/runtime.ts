@@ -9,10 +9,12 @@ import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { settingsOf } from "../tools/groups";
 import { chatTools } from "../tools/registry";
-import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
+import { dataFileTools, describeDataFilesForPrompt } from "../tools/data-files";
+import type { DataFileSummary } from "../../shared/stores/session-owners";
 import { FileRecords } from "../../shared/files/records";
 import { fileService } from "../../shared/files/service";
-import { sqlLimitsOf } from "../../shared/files/sql-sandbox";
+import { sqlLimitsOf } from "../../shared/files/sql-errors";
+import { noDataEngine } from "../../shared/files/data-engine";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -33,7 +35,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   const onError = (tool: string, error: unknown) => logger?.error("tool failed", { tool, error });
   const dataFiles = backends.files && {
     records: new FileRecords(dynamo, config.CHECKPOINT_TABLE),
-    objects: backends.files,
+    engine: backends.dataEngine ?? noDataEngine,
     limits: sqlLimitsOf(config),
     onError,
   };
@@ -61,12 +63,13 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
       onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
     },
-    // Only the files' records are read here: the SQL engine loads when a data tool runs.
+    // The data files come with the session's owner record, which the turn's lease update returns
+    // (ChatService passes them as `data_files`): no read of the session's files per turn.
     ...(dataFiles
       ? {
           promptContext: async (c) =>
             settingsOf(c).files
-              ? describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => []))
+              ? describeDataFilesForPrompt((c?.configurable?.data_files as DataFileSummary[] | undefined) ?? [])
               : undefined,
         }
       : {}),

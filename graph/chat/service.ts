@@ -22,7 +22,7 @@ import {
 import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
-import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
+import type { DataFileSummary, SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
 import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
@@ -171,7 +171,7 @@ export class ChatService {
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
     // lease, so a turn never writes into a session deleted meanwhile.
-    const { lease, projectId, settings } = isNew
+    const { lease, projectId, settings, dataFiles } = isNew
       ? await this.claimSession(sessionId, turn)
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
@@ -210,6 +210,7 @@ export class ChatService {
         sessionId,
         { ...turn, projectId: projectId ?? undefined },
         settings,
+        dataFiles ?? [],
         human,
         [tracer, graphRun.handler],
         observer,
@@ -327,6 +328,7 @@ export class ChatService {
     sessionId: string,
     turn: ChatTurn,
     settings: SessionSettings,
+    dataFiles: DataFileSummary[],
     human: HumanMessage,
     callbacks: BaseCallbackHandler[],
     observer: TurnObserver,
@@ -343,6 +345,8 @@ export class ChatService {
             user_id: turn.userId,
             project_id: turn.projectId,
             settings,
+            // what the prompt lists of the session's data files (graph/chat/runtime.ts)
+            data_files: dataFiles,
           },
           recursionLimit: this.deps.recursionLimit,
           callbacks,
@@ -449,6 +453,7 @@ export class ChatService {
       lease,
       projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
       settings: session.settings,
+      dataFiles: session.dataFiles,
     };
   }
 }
@@ -457,6 +462,8 @@ interface TakenSession {
   lease: Lease;
   projectId: string | null;
   settings: SessionSettings;
+  /** the session's ready data files, from its owner record (a new session has none) */
+  dataFiles?: DataFileSummary[];
 }
 
 /** Aborted when the lease is lost or the deadline passes, whichever comes first. */

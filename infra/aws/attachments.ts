@@ -9,7 +9,7 @@ import { Construct } from "constructs";
 export const USERS_PREFIX = "users/";
 
 /** What a function may do with attachments: each grant of the manifest names one of these. */
-export type AttachmentAccess = "files" | "chat" | "delete";
+export type AttachmentAccess = "files" | "chat" | "delete" | "read";
 
 const ACTIONS: Record<AttachmentAccess, string[]> = {
   // A presigned URL acts with its signer's permissions: PutObject for uploads, GetObject for
@@ -19,6 +19,8 @@ const ACTIONS: Record<AttachmentAccess, string[]> = {
   // the bucket takes only onto no object, so it cannot replace one).
   chat: ["s3:GetObject", "s3:PutObject"],
   delete: ["s3:DeleteObject"],
+  // The data function reads the files it is asked about; it writes and deletes nothing.
+  read: ["s3:GetObject"],
 };
 
 /**

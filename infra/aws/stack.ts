@@ -243,6 +243,16 @@ export class AgentStack extends Stack {
           return this.attachments.grant(fn, "chat");
         case "attachments:delete":
           return this.attachments.grant(fn, "delete");
+        case "attachments:read":
+          return this.attachments.grant(fn, "read");
+        case "invoke:data": {
+          const data = functions.get("data")!;
+          fn.addEnvironment("DATA_FUNCTION_NAME", data.functionName);
+          // The unqualified function only (grantInvoke adds every version and alias, `:*`).
+          return fn.addToRolePolicy(
+            new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [data.functionArn] }),
+          );
+        }
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
         case "documents:admin":
@@ -272,16 +282,20 @@ export class AgentStack extends Stack {
     };
 
     const functions = new Map<string, LambdaFunction>();
-    for (const spec of specs) {
+    // The data function first: the functions granted to invoke it are given its name.
+    const engineFirst = [...specs].sort((a, b) => Number(b.kind === "engine") - Number(a.kind === "engine"));
+    for (const spec of engineFirst) {
       const fn = this.lambda(
         spec,
-        spec.kind === "authorizer"
-          ? {
-              ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
-              ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
-              ...(settings.adminGroup ? { ADMIN_GROUP: settings.adminGroup, ADMIN_CLAIM: settings.adminClaim! } : {}),
-            }
-          : environment,
+        spec.kind === "engine"
+          ? {} // the data function: the bucket its grant names, and nothing of the rest
+          : spec.kind === "authorizer"
+            ? {
+                ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
+                ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
+                ...(settings.adminGroup ? { ADMIN_GROUP: settings.adminGroup, ADMIN_CLAIM: settings.adminClaim! } : {}),
+              }
+            : environment,
       );
       for (const name of spec.grants) grant(fn, name, spec);
       if (spec.kind === "upload") this.attachments.notify(fn);
@@ -582,7 +596,10 @@ export class AgentStack extends Stack {
   private lambda(spec: FunctionSpec, environment: Record<string, string>): LambdaFunction {
     const id = constructId(spec.name);
     const fn = new LambdaFunction(this, id, {
-      code: functionCode(join(FUNCTIONS, `${spec.name}.ts`), { langsmith: this.langsmith }),
+      code: functionCode(join(FUNCTIONS, `${spec.name}.ts`), {
+        langsmith: this.langsmith,
+        ...(spec.native ? { native: spec.native } : {}),
+      }),
       handler: "index.handler",
       runtime: Runtime.NODEJS_22_X,
       // Graviton, but for functions shipping DuckDB's x64 binding (infra/aws/bundle/native.ts).

@@ -36,6 +36,7 @@ import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { workerDataEngine } from "./data-worker";
 import { requestOrigin, withRequestOrigin } from "./request-origin";
 import { IntercomCustomer } from "./intercom-customer";
 import { SupportRuns } from "./support-runs";
@@ -111,10 +112,13 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
   const documentProcessor = workerDocumentProcessor();
+  // Data files are read by DuckDB on worker threads of their own, so a runaway query cannot either.
+  const dataEngine = workerDataEngine({ dir: localAttachmentsDir(dataDir), threads: config.SQL_CONCURRENCY });
   const close = async () => {
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
     await documentProcessor.close();
+    await dataEngine.close();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -153,6 +157,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         objects: new FolderFileObjects(dropDir, () => requestOrigin(url), "/_local/documents/"),
       },
       documentProcessor,
+      // The data function's stand-in: DuckDB on worker threads of its own (data-worker.ts).
+      dataEngine,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
       intercomFetch: (input, init) =>
         fetch(String(input).replace(config.INTERCOM_API_URL, `${url}/_local/intercom/api`), init),
@@ -162,7 +168,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const wiring: Wiring = { config: () => config, backends: async () => backends };
     const routes: Route[] = [];
     for (const fn of deployedFunctions({ intercom: true })) {
-      if (fn.kind === "authorizer") continue;
+      // No authorizer locally (shared/identity.ts); the data function's stand-in is the pool above.
+      if (fn.kind === "authorizer" || fn.kind === "engine") continue;
       const module = (await import(`../../functions/${fn.name}.ts`)) as { createHandler(wiring: Wiring): unknown };
       const handler = module.createHandler(wiring);
       // A completed local upload tells the upload function, as the bucket's notification does in AWS.

@@ -21,7 +21,29 @@ export interface SessionRecord {
   projectId: string | null | undefined;
   /** the tool groups on and whether the session is private (defaults for a session recorded before settings) */
   settings: SessionSettings;
+  /** the session's ready data files, as the prompt lists them (DATA_FILE_PREFIX attributes) */
+  dataFiles: DataFileSummary[];
 }
+
+/**
+ * A ready data file as the system prompt lists it, kept on the session's owner record (one
+ * attribute per file, DATA_FILE_PREFIX + its id) when the file becomes ready and removed when it
+ * is deleted: the turn's lease update returns the record, so the prompt needs no read of its own.
+ * Bounded: at most DATA_FILE_SUMMARY_COLUMN_BYTES of column list, its full count beside it.
+ */
+export interface DataFileSummary {
+  file_id: string;
+  name: string;
+  table: string;
+  row_count: number;
+  created_at: string;
+  columns: { name: string; type: string }[];
+  /** how many columns the file has (columns may list fewer) */
+  column_count: number;
+}
+
+export const DATA_FILE_PREFIX = "data_file_";
+export const DATA_FILE_SUMMARY_COLUMN_BYTES = 1024;
 
 /** What taking a session's lease found: the lease (absent while another run holds it) and the session (absent: not the caller's). */
 export interface SessionLeaseAttempt {
@@ -280,4 +302,8 @@ const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   userId: item.user_id as string,
   projectId: item.project_id as string | null | undefined,
   settings: storedSettings(item.settings),
+  dataFiles: Object.entries(item)
+    .filter(([name]) => name.startsWith(DATA_FILE_PREFIX))
+    .map(([, value]) => value as DataFileSummary)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at)),
 });
