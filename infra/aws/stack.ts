@@ -210,6 +210,8 @@ export class AgentStack extends Stack {
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
       ...(browserOrigins.length > 0 ? { CORS_ORIGINS: browserOrigins.join(",") } : {}),
       ...(settings.projectSettings ? { PROJECT_SETTINGS: settings.projectSettings } : {}),
+      ...(settings.userQuotas ? { USER_QUOTAS: settings.userQuotas } : {}),
+      ...(settings.sessionRetentionDays ? { SESSION_RETENTION_DAYS: String(settings.sessionRetentionDays) } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
