@@ -37,6 +37,8 @@ export type Grant =
   | "attachments:read"
   /** delete attachments (a session's files go with it) */
   | "attachments:delete"
+  /** list and delete a user's whole folder of attachments (erasure, retention) */
+  | "attachments:erase"
   /** the Intercom secrets, each to the function that needs it */
   | "intercom-token"
   | "intercom-client-secret";
@@ -184,6 +186,20 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     ],
     grants: ["supabase", "documents:admin", "bedrock-embeddings"],
     defers: "the store and S3 clients, and the search tool with its embedder",
+  },
+  {
+    name: "me",
+    kind: "api",
+    timeoutSeconds: 29, // API Gateway's limit: an erasure answers once it is complete (docs/user-data.md)
+    memoryMB: 512,
+    routes: [
+      { method: "GET", path: "/api/me/usage" },
+      { method: "GET", path: "/api/me/export" },
+      { method: "DELETE", path: "/api/me" },
+      { method: "DELETE", path: "/api/admin/users/{id}" },
+    ],
+    grants: ["checkpoints", "supabase", "attachments:erase"],
+    defers: "the store clients, and LangGraph's checkpoint package for an erasure",
   },
   {
     name: "health",

@@ -245,6 +245,8 @@ export class AgentStack extends Stack {
           return this.attachments.grant(fn, "read");
         case "attachments:delete":
           return this.attachments.grant(fn, "delete");
+        case "attachments:erase":
+          return this.attachments.grant(fn, "erase");
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
         case "documents:admin":

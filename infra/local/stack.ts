@@ -13,6 +13,7 @@ import { loadConfig } from "../../shared/config";
 import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel, createEmbeddings } from "../../shared/models";
+import { RpcUserData } from "../../shared/stores/user-data";
 import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
@@ -64,6 +65,8 @@ export interface LocalStack {
   dropFolderReconciled: Promise<void>;
   /** one line per backend, saying which is in use */
   describe: string[];
+  /** the Supabase stand-in, for tests that read what its tables hold (an erasure's scan) */
+  postgres: PGlite;
   close(): Promise<void>;
 }
 
@@ -135,6 +138,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dynamo: dynamo.client,
       conversations: new RpcConversationStore(sqlRpc(postgres)),
       store: new RpcAgentStore(sqlRpc(postgres)),
+      userData: new RpcUserData(sqlRpc(postgres)),
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),
@@ -222,6 +226,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       intercom,
       dropDir,
       dropFolderReconciled: watcher.reconciled,
+      postgres,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `playground: http://localhost:${port}/ (infra/playground)`,

@@ -43,6 +43,10 @@ export class FolderFileObjects implements FileObjects {
     for (const key of keys) rmSync(this.path(key), { force: true });
   }
 
+  async deleteUnder(prefix: string) {
+    rmSync(this.path(prefix), { force: true, recursive: true });
+  }
+
   /** Serves PUT/GET on signed URLs; false for any other path. */
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     if (!url.pathname.startsWith(this.urlPrefix)) return false;

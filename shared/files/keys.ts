@@ -4,8 +4,11 @@
  * handling removes, and the signed URL would name another key.
  */
 export function objectKey(userId: string, sessionId: string, fileId: string): string {
-  return `users/${encodeURIComponent(userId).replaceAll(".", "%2E")}/sessions/${sessionId}/${fileId}`;
+  return `${userFolder(userId)}sessions/${sessionId}/${fileId}`;
 }
+
+/** Every object of one user's is under this prefix (erasure removes it whole). */
+export const userFolder = (userId: string) => `users/${encodeURIComponent(userId).replaceAll(".", "%2E")}/`;
 
 /** The inverse, for the bucket's notifications; undefined for a key this API did not make. */
 export function parseObjectKey(key: string): { userId: string; sessionId: string; fileId: string } | undefined {

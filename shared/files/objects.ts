@@ -1,5 +1,6 @@
 import {
   DeleteObjectsCommand,
+  ListObjectsV2Command,
   GetObjectCommand,
   PutObjectCommand,
   type S3Client,
@@ -21,6 +22,8 @@ export interface FileObjects {
   /** replaces an object (a data file converted to UTF-8) */
   write(key: string, body: Uint8Array, mediaType: string): Promise<void>;
   delete(keys: string[]): Promise<void>;
+  /** removes every object whose key starts with `prefix` (a user's folder, on erasure) */
+  deleteUnder(prefix: string): Promise<void>;
 }
 
 export class S3FileObjects implements FileObjects {
@@ -74,5 +77,17 @@ export class S3FileObjects implements FileObjects {
         }),
       );
     }
+  }
+
+  async deleteUnder(prefix: string): Promise<void> {
+    // Listed page by page and each page deleted before the next: a continuation token stays valid.
+    let token: string | undefined;
+    do {
+      const out = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      await this.delete((out.Contents ?? []).map((o) => o.Key!));
+      token = out.NextContinuationToken;
+    } while (token);
   }
 }

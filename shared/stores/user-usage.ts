@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { quotaExceeded, type UserQuotas, windowsOf } from "../quotas";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
@@ -111,6 +111,23 @@ export class UserUsage {
       turnsThisMinute: Number(item[`m${minute}`] ?? 0),
     };
   }
+}
+
+/** Removes every usage item of the user's (erasure). */
+export async function deleteUsage(client: DynamoDBClient, tableName: string, userId: string): Promise<void> {
+  const doc = DynamoDBDocumentClient.from(client);
+  const out = await doc.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": usagePartition(userId) },
+      ProjectionExpression: "pk, sk",
+      ConsistentRead: true,
+    }),
+  );
+  // At most a few items: one per day, each expiring two days after it.
+  for (const item of out.Items ?? [])
+    await doc.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } }));
 }
 
 const expiresAt = (at: number) => Math.ceil(at / 1000) + KEEP_SECONDS;
