@@ -79,7 +79,9 @@ export interface FunctionSpec {
    * "api": behind routes; "consumer": fed by a queue; "authorizer": the API's JWT authorizer;
    * "upload": told of each object uploaded to the attachments bucket
    */
-  kind: "api" | "consumer" | "authorizer" | "upload";
+  kind: "api" | "consumer" | "authorizer" | "upload" | "schedule";
+  /** a "schedule" function: how often it runs (an EventBridge rule in AWS, a timer locally) */
+  everyMinutes?: number;
   timeoutSeconds: number;
   memoryMB: number;
   routes?: HttpRoute[];
@@ -200,6 +202,15 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     ],
     grants: ["checkpoints", "supabase", "attachments:erase"],
     defers: "the store clients, and LangGraph's checkpoint package for an erasure",
+  },
+  {
+    name: "session-retention",
+    kind: "schedule",
+    everyMinutes: 60,
+    timeoutSeconds: 300,
+    memoryMB: 512,
+    grants: ["checkpoints", "supabase", "attachments:delete"],
+    defers: "the store clients and LangGraph's checkpoint package",
   },
   {
     name: "health",

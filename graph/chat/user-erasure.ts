@@ -1,20 +1,18 @@
 import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { userFolder } from "../../shared/files/keys";
-import { fileService } from "../../shared/files/service";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { deleteUsage } from "../../shared/stores/user-usage";
 import type { ErasedCounts } from "../../shared/stores/user-data";
 import { DynamoDBSaver } from "../checkpoint";
-import { deleteSession } from "./session-deletion";
+import { deleteSessionEverywhere } from "./session-deletion";
 
 export interface ErasureReport extends Partial<ErasedCounts> {
   /** sessions (and Agent Server threads) removed from the state table, with their files and runs */
   sessions: number;
 }
 
-const notOwned = () => new AppError(404, "session_not_found", "no such session");
 const busy = () =>
   new AppError(409, "session_busy", "a message of this user's is still being answered; retry the erasure");
 
@@ -53,17 +51,8 @@ export async function eraseUser(
 
   const first = await supabase(sessionIds);
   const deleter = saver ?? new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE });
-  for (const sessionId of sessionIds) {
-    try {
-      await deleteSession(backends, userId, sessionId, { notFound: notOwned, busy }, deleter);
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === "session_not_found")) throw err;
-      // A thread record whose session is gone already (or never started): what is left of it goes.
-      await fileService(backends)?.deleteSessionFiles(sessionId);
-      await threads.remove(userId, sessionId);
-      await deleter.deleteThread(sessionId);
-    }
-  }
+  for (const sessionId of sessionIds)
+    await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
   await backends.files?.deleteUnder(userFolder(userId));
   await deleteUsage(dynamo, config.CHECKPOINT_TABLE, userId);
   const last = await supabase(sessionIds);

@@ -23,6 +23,8 @@ import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
@@ -289,6 +291,11 @@ export class AgentStack extends Stack {
       );
       for (const name of spec.grants) grant(fn, name, spec);
       if (spec.kind === "upload") this.attachments.notify(fn);
+      if (spec.kind === "schedule")
+        new Rule(this, `${constructId(spec.name)}Schedule`, {
+          schedule: Schedule.rate(Duration.minutes(spec.everyMinutes ?? 60)),
+          targets: [new LambdaTarget(fn, { retryAttempts: 0 })],
+        });
       if (spec.source)
         fn.addEventSource(
           new SqsEventSource(queues.get(spec.source.queue)!.queue, {

@@ -112,7 +112,9 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
   const documentProcessor = workerDocumentProcessor();
+  const timers: NodeJS.Timeout[] = [];
   const close = async () => {
+    for (const timer of timers) clearInterval(timer);
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
     await documentProcessor.close();
@@ -170,6 +172,16 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
           void (handler as (event: S3Event) => Promise<void>)(uploadEvent(key)).catch((err) =>
             console.error("upload notification failed", err),
           );
+      // A scheduled function runs on a timer, as EventBridge runs it in AWS (a sweep's failure is logged, the next runs).
+      if (fn.kind === "schedule") {
+        const run = handler as () => Promise<unknown>;
+        const timer = setInterval(
+          () => void run().catch((err) => console.error(`${fn.name} failed`, err)),
+          (fn.everyMinutes ?? 60) * 60_000,
+        );
+        timer.unref();
+        timers.push(timer);
+      }
       if (fn.source)
         queues[fn.source.queue].start(
           handler as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>,
