@@ -7,6 +7,7 @@ import { ChatService, type ChatTurn } from "../../graph/chat/service";
 import { chatTools } from "../../graph/tools/registry";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
 import { OfflineChatModel } from "../../shared/models/offline-chat-model";
+import { UserUsage } from "../../shared/stores/user-usage";
 import { meter } from "../support/dynamo-meter";
 import { backendsHarness } from "../support/stack";
 import { median, printTable } from "./table";
@@ -21,7 +22,7 @@ const commandsOf = (byCommand: Record<string, number>) =>
 export async function run() {
   const harness = await backendsHarness();
   try {
-    const { checkpointer, owners } = await harness.stateTables();
+    const { checkpointer, owners, tableName } = await harness.stateTables();
     const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.15 });
     const graph = buildChatGraph({ model: new OfflineChatModel(), tools, checkpointer });
     const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12 });
@@ -62,6 +63,19 @@ export async function run() {
       "two at once, the second queued (both turns)",
       { requests: m.requests, commands: commandsOf(m.byCommand) },
       "≤ 8 + polls",
+    );
+    // With USER_QUOTAS set: the admission before the model and the tokens after it (docs/user-data.md).
+    const limited = new ChatService({
+      graph,
+      owners,
+      conversations: harness.conversations,
+      recursionLimit: 12,
+      usage: new UserUsage(harness.dynamo.client, tableName, { turnsPerMinute: 1000, tokensPerDay: 10_000_000 }),
+    });
+    row(
+      "plain, with a quota set",
+      await counted(() => limited.reply({ userId: "a", sessionId: s1, message: "thanks, quota on" })),
+      "≤ 4",
     );
     m.detach();
     printTable("DynamoDB requests per chat turn (dynalite)", rows);
