@@ -8,7 +8,7 @@ import type { Config } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { AppError } from "../shared/errors";
-import { errorBody, parseJsonBody, standInHeaders } from "../shared/http";
+import { errorAnswer, parseJsonBody, standInHeaders } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { RouteSchemas } from "../shared/request-schemas";
@@ -24,10 +24,11 @@ function sendEvent(stream: Writable, name: string, data: unknown) {
 function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
   const app = err instanceof AppError ? err : undefined;
   if (!app || app.status >= 500) logger.error("run failed before it started", { error: err });
+  const { status, body, headers } = errorAnswer(err);
   awslambda.HttpResponseStream.from(stream, {
-    statusCode: app?.status ?? 500,
-    headers: { "content-type": "application/json", ...cors },
-  }).end(JSON.stringify(errorBody(app?.code ?? "internal_error", app?.message ?? "internal error")));
+    statusCode: status,
+    headers: { "content-type": "application/json", ...headers, ...cors },
+  }).end(JSON.stringify(body));
 }
 
 /**

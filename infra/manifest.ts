@@ -41,6 +41,8 @@ export type Grant =
   | "attachments:read"
   /** invoke the data function (functions/data.ts): DuckDB over the data files */
   | "invoke:data"
+  /** list and delete a user's whole folder of attachments (erasure, retention) */
+  | "attachments:erase"
   /** the Intercom secrets, each to the function that needs it */
   | "intercom-token"
   | "intercom-client-secret";
@@ -82,7 +84,9 @@ export interface FunctionSpec {
    * "upload": told of each object uploaded to the attachments bucket; "engine": invoked by the
    * other functions only (no route, no queue)
    */
-  kind: "api" | "consumer" | "authorizer" | "upload" | "engine";
+  kind: "api" | "consumer" | "authorizer" | "upload" | "engine" | "schedule";
+  /** a "schedule" function: how often it runs (an EventBridge rule in AWS, a timer locally) */
+  everyMinutes?: number;
   timeoutSeconds: number;
   memoryMB: number;
   routes?: HttpRoute[];
@@ -200,6 +204,29 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     ],
     grants: ["supabase", "documents:admin", "bedrock-embeddings"],
     defers: "the store and S3 clients, and the search tool with its embedder",
+  },
+  {
+    name: "me",
+    kind: "api",
+    timeoutSeconds: 29, // API Gateway's limit: an erasure answers once it is complete (docs/user-data.md)
+    memoryMB: 512,
+    routes: [
+      { method: "GET", path: "/api/me/usage" },
+      { method: "GET", path: "/api/me/export" },
+      { method: "DELETE", path: "/api/me" },
+      { method: "DELETE", path: "/api/admin/users/{id}" },
+    ],
+    grants: ["checkpoints", "supabase", "attachments:erase"],
+    defers: "the store clients, and LangGraph's checkpoint package for an erasure",
+  },
+  {
+    name: "session-retention",
+    kind: "schedule",
+    everyMinutes: 60,
+    timeoutSeconds: 300,
+    memoryMB: 512,
+    grants: ["checkpoints", "supabase", "attachments:delete"],
+    defers: "the store clients and LangGraph's checkpoint package",
   },
   {
     name: "health",

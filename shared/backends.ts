@@ -13,6 +13,7 @@ import { SqsPublisher, type QueuePublisher } from "./queue";
 import type { AgentStore } from "./stores/agent-store";
 import { RpcAgentStore } from "./stores/rpc-agent-store";
 import { RpcConversationStore } from "./stores/rpc-conversations";
+import { RpcUserData, type UserDataStore } from "./stores/user-data";
 import { postgrestRpc, supabaseRest } from "./stores/postgrest";
 import type { FileObjects } from "./files/objects";
 import type { DataEngine } from "./files/data-engine";
@@ -24,6 +25,8 @@ export interface Backends {
   /** Supabase: absent when none is configured; the agent then runs without memory or history. */
   conversations?: ConversationStore;
   store?: AgentStore;
+  /** a user's data in Supabase as a whole (export, erasure, retention); with the two above */
+  userData?: UserDataStore;
   /** where each finished turn goes for memory extraction; absent: no extraction */
   extractionQueue?: QueuePublisher;
   /** the attachments bucket (a folder locally); absent: no file routes, no data tools */
@@ -70,6 +73,7 @@ export const awsBackends = once(async (): Promise<Backends> => {
     ...files,
     conversations: new RpcConversationStore(rpc),
     store: new RpcAgentStore(rpc),
+    userData: new RpcUserData(rpc),
     ...queues(config),
   };
 });

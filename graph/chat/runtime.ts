@@ -2,6 +2,7 @@ import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
 import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SessionOwners } from "../../shared/stores/session-owners";
+import { UserUsage } from "../../shared/stores/user-usage";
 import { DynamoDBSaver } from "../checkpoint";
 import { defaultContextBudget } from "./context";
 import { buildChatGraph, type ChatGraph } from "./graph";
@@ -103,6 +104,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
         logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
       onExtractionPublishFailure: (error) =>
         logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
+      usage: new UserUsage(dynamo, config.CHECKPOINT_TABLE, config.USER_QUOTAS),
+      onUsageFailure: (error) => logger?.error("token count failed", { error, metric: "UsageCountFailed" }),
     }),
     descriptions: [
       model.description,

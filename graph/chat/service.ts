@@ -23,6 +23,7 @@ import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared
 import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
 import type { DataFileSummary, SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
+import type { UserUsage } from "../../shared/stores/user-usage";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
 import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
@@ -109,6 +110,10 @@ export interface ChatServiceDeps {
   files?: { get(sessionId: string, fileId: string): Promise<FileRecord | undefined> };
   /** stores a message's inline images as ready files of the session, all or none (shared/files/service.ts) */
   storeImages?: (userId: string, sessionId: string, images: InlineImage[]) => Promise<FileRecord[]>;
+  /** the caller's quotas (USER_QUOTAS): a turn is admitted before any model call, its tokens added after */
+  usage?: Pick<UserUsage, "admit" | "addTokens">;
+  /** a failed token count is reported here and never fails the reply */
+  onUsageFailure?: (err: unknown) => void;
 }
 
 const projectMismatch = (project: string | null) =>
@@ -167,6 +172,8 @@ export class ChatService {
     const inline = await checkInlineImages(turn.images, attached.length);
     if (inline.length > 0 && !this.deps.storeImages)
       throw badRequest("attachments_unavailable", "this deployment has no attachments bucket");
+    // Counted before the session is touched or any model called: over a quota, nothing runs (429).
+    await this.deps.usage?.admit(turn.userId);
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
@@ -198,11 +205,11 @@ export class ChatService {
     const startedAt = new Date();
     const graphRun = graphRunSettled();
     let ran = false;
+    const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
     try {
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
       const naming = isNew ? this.name(turn.message, signal) : undefined;
-      const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
       tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), duration_ms: 0, settings });
       const askedAt = new Date().toISOString();
       ran = true;
@@ -277,8 +284,15 @@ export class ChatService {
       } else if (ran && !keep) await this.undoTurn(sessionId, human.id!);
       throw err;
     } finally {
-      await lease.release();
+      // A failed turn's model calls cost as much as a finished one's: their tokens count too.
+      await Promise.all([lease.release(), this.countTokens(turn.userId, tracer.steps)]);
     }
+  }
+
+  /** Adds the turn's reported model tokens to the caller's day; a failure is reported, never the reply's. */
+  private async countTokens(userId: string, steps: TraceStep[]) {
+    const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
+    await this.deps.usage?.addTokens(userId, tokens).catch((err) => this.deps.onUsageFailure?.(err));
   }
 
   /**

@@ -23,6 +23,8 @@ import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
@@ -210,6 +212,8 @@ export class AgentStack extends Stack {
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
       ...(browserOrigins.length > 0 ? { CORS_ORIGINS: browserOrigins.join(",") } : {}),
       ...(settings.projectSettings ? { PROJECT_SETTINGS: settings.projectSettings } : {}),
+      ...(settings.userQuotas ? { USER_QUOTAS: settings.userQuotas } : {}),
+      ...(settings.sessionRetentionDays ? { SESSION_RETENTION_DAYS: String(settings.sessionRetentionDays) } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
@@ -253,6 +257,8 @@ export class AgentStack extends Stack {
             new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [data.functionArn] }),
           );
         }
+        case "attachments:erase":
+          return this.attachments.grant(fn, "erase");
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
         case "documents:admin":
@@ -299,6 +305,11 @@ export class AgentStack extends Stack {
       );
       for (const name of spec.grants) grant(fn, name, spec);
       if (spec.kind === "upload") this.attachments.notify(fn);
+      if (spec.kind === "schedule")
+        new Rule(this, `${constructId(spec.name)}Schedule`, {
+          schedule: Schedule.rate(Duration.minutes(spec.everyMinutes ?? 60)),
+          targets: [new LambdaTarget(fn, { retryAttempts: 0 })],
+        });
       if (spec.source)
         fn.addEventSource(
           new SqsEventSource(queues.get(spec.source.queue)!.queue, {

@@ -13,6 +13,7 @@ import { loadConfig } from "../../shared/config";
 import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel, createEmbeddings } from "../../shared/models";
+import { RpcUserData } from "../../shared/stores/user-data";
 import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
@@ -67,6 +68,8 @@ export interface LocalStack {
   dropFolderReconciled: Promise<void>;
   /** one line per backend, saying which is in use */
   describe: string[];
+  /** the Supabase stand-in, for tests that read what its tables hold (an erasure's scan) */
+  postgres: PGlite;
   close(): Promise<void>;
 }
 
@@ -114,7 +117,9 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const documentProcessor = workerDocumentProcessor();
   // Data files are read by DuckDB on worker threads of their own, so a runaway query cannot either.
   const dataEngine = workerDataEngine({ dir: localAttachmentsDir(dataDir), threads: config.SQL_CONCURRENCY });
+  const timers: NodeJS.Timeout[] = [];
   const close = async () => {
+    for (const timer of timers) clearInterval(timer);
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
     await documentProcessor.close();
@@ -141,6 +146,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dynamo: dynamo.client,
       conversations: new RpcConversationStore(sqlRpc(postgres)),
       store: new RpcAgentStore(sqlRpc(postgres)),
+      userData: new RpcUserData(sqlRpc(postgres)),
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),
@@ -178,6 +184,16 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
           void (handler as (event: S3Event) => Promise<void>)(uploadEvent(key)).catch((err) =>
             console.error("upload notification failed", err),
           );
+      // A scheduled function runs on a timer, as EventBridge runs it in AWS (a sweep's failure is logged, the next runs).
+      if (fn.kind === "schedule") {
+        const run = handler as () => Promise<unknown>;
+        const timer = setInterval(
+          () => void run().catch((err) => console.error(`${fn.name} failed`, err)),
+          (fn.everyMinutes ?? 60) * 60_000,
+        );
+        timer.unref();
+        timers.push(timer);
+      }
       if (fn.source)
         queues[fn.source.queue].start(
           handler as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>,
@@ -240,6 +256,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       intercom,
       dropDir,
       dropFolderReconciled: watcher.reconciled,
+      postgres,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `playground: http://localhost:${port}/ (infra/playground)`,

@@ -6,6 +6,7 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  ScanCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
@@ -251,6 +252,31 @@ export class SessionOwners {
       }
     }
     return found;
+  }
+
+  /**
+   * Every session `userId` owns. The table has no index by user (a turn never needs one, and an
+   * index would cost every owner write), so this is a filtered Scan of the owner records: for
+   * erasure and export, which are rare, never on a turn's path.
+   */
+  async sessionsOf(userId: string): Promise<string[]> {
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ProjectionExpression: "pk",
+          FilterExpression: "sk = :s AND user_id = :u",
+          ExpressionAttributeValues: { ":s": OWNER_SORT_KEY, ":u": userId },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) ids.push(item.pk as string);
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
+    return ids;
   }
 
   /** The owner, or undefined for a session that does not exist. */
