@@ -46,7 +46,7 @@ async function upload(user: string, sessionId: string) {
   const put = await fetch(created.body.upload_url, {
     method: "PUT",
     body: bytes,
-    headers: { "content-type": "text/csv" },
+    headers: created.body.headers,
   });
   expect(put.status).toBe(200);
   const done = await call("POST", `/api/sessions/${sessionId}/files/${created.body.file_id}/complete`, user);
