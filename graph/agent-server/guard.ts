@@ -1,0 +1,31 @@
+import type { APIGatewayProxyEvent } from "aws-lambda";
+import { AppError } from "../../shared/errors";
+import type { ThreadService } from "./threads";
+
+/** The run routes whose body may ask for the thread to be made (`if_not_exists: "create"`). */
+const RUN_ROUTES = new Set(["POST /threads/{thread_id}/runs/wait", "POST /threads/{thread_id}/runs/stream"]);
+
+/**
+ * Ownership before effect, for a route naming a thread: first, before anything is parsed, read,
+ * written or cancelled, for anyone but its owner. A run asking for its thread to be made when it
+ * does not exist makes it the caller's, only if nobody has it (a conditional put): anyone else's
+ * thread stays 404.
+ */
+export async function guardThread(threads: ThreadService, userId: string, event: APIGatewayProxyEvent) {
+  const threadId = event.pathParameters?.thread_id;
+  try {
+    await threads.assertOwned(userId, threadId);
+  } catch (err) {
+    const key = `${event.httpMethod} ${event.resource}`;
+    if (!(err instanceof AppError && err.status === 404 && RUN_ROUTES.has(key) && asksToCreate(event.body))) throw err;
+    await threads.createIfAbsent(userId, threadId!);
+  }
+}
+
+function asksToCreate(body: string | null): boolean {
+  try {
+    return (JSON.parse(body ?? "null") as { if_not_exists?: unknown } | null)?.if_not_exists === "create";
+  } catch {
+    return false;
+  }
+}
