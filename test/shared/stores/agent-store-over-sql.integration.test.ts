@@ -27,6 +27,7 @@ describe("row level security", () => {
       "agent_conversations",
       "agent_memories",
       "agent_sessions",
+      "erased_sessions",
       "execution_traces",
       "knowledge_chunks",
       "knowledge_documents",
