@@ -9,7 +9,7 @@ import { type Config, DEFAULT_MAX_MESSAGE_BYTES } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { AppError } from "../shared/errors";
 import { runDeadline } from "../shared/deadline";
-import { errorBody, standInHeaders } from "../shared/http";
+import { errorAnswer, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
 import type { RouteSchemas } from "../shared/request-schemas";
 import { createMetrics, recordTurnMetrics } from "../shared/metrics";
@@ -25,12 +25,12 @@ function send(stream: Writable, event: Record<string, unknown>) {
 function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
   const app = err instanceof AppError ? err : undefined;
   if (!app || app.status >= 500) logger.error("stream failed", { error: err });
-  const status = app?.status ?? 500;
+  const { status, body, headers } = errorAnswer(err);
   const out = awslambda.HttpResponseStream.from(stream, {
     statusCode: status,
-    headers: { "content-type": "application/json", ...cors },
+    headers: { "content-type": "application/json", ...headers, ...cors },
   });
-  out.end(JSON.stringify(errorBody(app?.code ?? "internal_error", app?.message ?? "internal error")));
+  out.end(JSON.stringify(body));
 }
 
 /**

@@ -37,6 +37,12 @@ export type Grant =
   | "attachments:chat"
   /** delete attachments (a session's files go with it) */
   | "attachments:delete"
+  /** read attachments and nothing else: the data function */
+  | "attachments:read"
+  /** invoke the data function (functions/data.ts): DuckDB over the data files */
+  | "invoke:data"
+  /** list and delete a user's whole folder of attachments (erasure, retention) */
+  | "attachments:erase"
   /** the Intercom secrets, each to the function that needs it */
   | "intercom-token"
   | "intercom-client-secret";
@@ -75,9 +81,12 @@ export interface FunctionSpec {
   name: string;
   /**
    * "api": behind routes; "consumer": fed by a queue; "authorizer": the API's JWT authorizer;
-   * "upload": told of each object uploaded to the attachments bucket
+   * "upload": told of each object uploaded to the attachments bucket; "engine": invoked by the
+   * other functions only (no route, no queue)
    */
-  kind: "api" | "consumer" | "authorizer" | "upload";
+  kind: "api" | "consumer" | "authorizer" | "upload" | "engine" | "schedule";
+  /** a "schedule" function: how often it runs (an EventBridge rule in AWS, a timer locally) */
+  everyMinutes?: number;
   timeoutSeconds: number;
   memoryMB: number;
   routes?: HttpRoute[];
@@ -89,7 +98,9 @@ export interface FunctionSpec {
   defers?: string;
   /**
    * A native module its code ships with (infra/aws/bundle/native.ts): DuckDB's binding is Linux
-   * x64's, so the function runs on x86_64 instead of Graviton.
+   * x64's, so the function runs on x86_64 instead of Graviton. Only the data function has one;
+   * every other function runs on arm64, and a bundle that ships native code its manifest entry
+   * does not declare fails the build.
    */
   native?: "duckdb";
 }
@@ -100,22 +111,20 @@ export const VISIBILITY_FACTOR = 6;
 export const FUNCTIONS: readonly FunctionSpec[] = [
   {
     name: "chat",
-    native: "duckdb",
     kind: "api",
     timeoutSeconds: 29, // API Gateway's limit for a buffered response
     memoryMB: 1024,
     routes: [{ method: "POST", path: "/api/chat", chatBody: true }],
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:chat"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:chat", "invoke:data"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
     name: "chat-stream",
-    native: "duckdb",
     kind: "api",
     timeoutSeconds: 120,
     memoryMB: 1024,
     routes: [{ method: "POST", path: "/api/chat/stream", streaming: true, chatBody: true }],
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:chat"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "attachments:chat", "invoke:data"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -146,7 +155,6 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     name: "files",
-    native: "duckdb",
     kind: "api",
     timeoutSeconds: 29,
     memoryMB: 1024,
@@ -157,17 +165,29 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/api/sessions/{id}/files/{file_id}/complete" },
       { method: "GET", path: "/api/files/{file_id}" },
     ],
-    grants: ["checkpoints", "attachments"],
+    grants: ["checkpoints", "attachments", "invoke:data"],
     defers: "the S3 client and the file inspection",
   },
   {
     name: "file-uploaded",
-    native: "duckdb",
     kind: "upload",
     timeoutSeconds: 60,
     memoryMB: 1024,
-    grants: ["checkpoints", "attachments"],
+    grants: ["checkpoints", "attachments", "invoke:data"],
     defers: "the S3 client and the file inspection",
+  },
+  {
+    // DuckDB over a session's data files: upload checks and the data tools invoke it. Its memory,
+    // measured by `npm run bench -- data-files`: a process answering a query over a 7.4 MB CSV
+    // peaks at 164 MB resident (86 MB of it Node and the engine at start); DuckDB itself is capped
+    // at SQL_MEMORY_MB (256). 1024 MB holds both with the files' bytes (FILES_MAX_BYTES each, read
+    // one at a time) and Lambda's CPU share at this size keeps a load of 100k rows near 120 ms.
+    name: "data",
+    native: "duckdb",
+    kind: "engine",
+    timeoutSeconds: 30,
+    memoryMB: 1024,
+    grants: ["attachments:read"],
   },
   {
     // The knowledge base as its admins manage it (functions/knowledge.ts)
@@ -184,6 +204,29 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     ],
     grants: ["supabase", "documents:admin", "bedrock-embeddings"],
     defers: "the store and S3 clients, and the search tool with its embedder",
+  },
+  {
+    name: "me",
+    kind: "api",
+    timeoutSeconds: 29, // API Gateway's limit: an erasure answers once it is complete (docs/user-data.md)
+    memoryMB: 512,
+    routes: [
+      { method: "GET", path: "/api/me/usage" },
+      { method: "GET", path: "/api/me/export" },
+      { method: "DELETE", path: "/api/me" },
+      { method: "DELETE", path: "/api/admin/users/{id}" },
+    ],
+    grants: ["checkpoints", "supabase", "attachments:erase"],
+    defers: "the store clients, and LangGraph's checkpoint package for an erasure",
+  },
+  {
+    name: "session-retention",
+    kind: "schedule",
+    everyMinutes: 60,
+    timeoutSeconds: 300,
+    memoryMB: 512,
+    grants: ["checkpoints", "supabase", "attachments:delete"],
+    defers: "the store clients and LangGraph's checkpoint package",
   },
   {
     name: "health",

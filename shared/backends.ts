@@ -13,8 +13,10 @@ import { SqsPublisher, type QueuePublisher } from "./queue";
 import type { AgentStore } from "./stores/agent-store";
 import { RpcAgentStore } from "./stores/rpc-agent-store";
 import { RpcConversationStore } from "./stores/rpc-conversations";
+import { RpcUserData, type UserDataStore } from "./stores/user-data";
 import { postgrestRpc, supabaseRest } from "./stores/postgrest";
 import type { FileObjects } from "./files/objects";
+import type { DataEngine } from "./files/data-engine";
 
 /** What the handlers run against; the local stack builds the same from its stand-ins. */
 export interface Backends {
@@ -23,10 +25,14 @@ export interface Backends {
   /** Supabase: absent when none is configured; the agent then runs without memory or history. */
   conversations?: ConversationStore;
   store?: AgentStore;
+  /** a user's data in Supabase as a whole (export, erasure, retention); with the two above */
+  userData?: UserDataStore;
   /** where each finished turn goes for memory extraction; absent: no extraction */
   extractionQueue?: QueuePublisher;
   /** the attachments bucket (a folder locally); absent: no file routes, no data tools */
   files?: FileObjects;
+  /** DuckDB over the data files: the data function in AWS, a worker pool locally; absent: data files unavailable */
+  dataEngine?: DataEngine;
   /** where the Intercom webhook queues notifications for the support worker */
   supportQueue?: QueuePublisher;
   /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
@@ -67,16 +73,21 @@ export const awsBackends = once(async (): Promise<Backends> => {
     ...files,
     conversations: new RpcConversationStore(rpc),
     store: new RpcAgentStore(rpc),
+    userData: new RpcUserData(rpc),
     ...queues(config),
   };
 });
 
 /** The attachments bucket when the stack configured one; S3's client is loaded only then. */
-async function attachmentsBucket(config: Config): Promise<{ files?: FileObjects }> {
+async function attachmentsBucket(config: Config): Promise<Pick<Backends, "files" | "dataEngine">> {
   if (!config.ATTACHMENTS_BUCKET) return {};
   const { S3FileObjects } = await import("./files/objects");
+  // The data function, by Lambda Invoke, where the stack granted it (its client loaded only then).
+  const engine = config.DATA_FUNCTION_NAME
+    ? { dataEngine: (await import("./files/lambda-engine")).lambdaDataEngine(config.DATA_FUNCTION_NAME) }
+    : {};
   // A file's bytes are checked once, so they are written once: no PUT may replace them.
-  return { files: new S3FileObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }) };
+  return { files: new S3FileObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }), ...engine };
 }
 
 /** The documents bucket when the stack granted this function its admin side (the knowledge routes). */

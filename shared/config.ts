@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { UserQuotas } from "./quotas";
 import { ProjectSettings } from "./session-settings";
 
 /**
@@ -7,6 +8,25 @@ import { ProjectSettings } from "./session-settings";
  */
 /** Longest accepted chat message by default, in UTF-8 bytes (MAX_MESSAGE_BYTES). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024;
+
+/** A setting holding a JSON object, parsed and checked against `schema`; "{}" when unset. */
+const jsonSetting = <S extends z.ZodType>(schema: S) =>
+  z
+    .string()
+    .default("{}")
+    .transform((text, ctx): z.infer<S> => {
+      try {
+        const parsed = schema.safeParse(JSON.parse(text));
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({
+          code: "custom",
+          message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join(", "),
+        });
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+      }
+      return z.NEVER;
+    });
 
 const Settings = z.object({
   /** DynamoDB table holding graph checkpoints. */
@@ -109,22 +129,17 @@ const Settings = z.object({
    * The settings new sessions start with, per project, as JSON: {"<project id>": {"memory": false},
    * "*": {...}} ("*" applies to every session, a project's entry over it). See shared/session-settings.ts.
    */
-  PROJECT_SETTINGS: z
-    .string()
-    .default("{}")
-    .transform((text, ctx) => {
-      try {
-        const parsed = ProjectSettings.safeParse(JSON.parse(text));
-        if (parsed.success) return parsed.data;
-        ctx.addIssue({
-          code: "custom",
-          message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join(", "),
-        });
-      } catch {
-        ctx.addIssue({ code: "custom", message: "must be a JSON object" });
-      }
-      return z.NEVER;
-    }),
+  PROJECT_SETTINGS: jsonSetting(ProjectSettings),
+  /**
+   * Per-user limits, as JSON: {"turnsPerMinute": 10, "tokensPerDay": 200000} (shared/quotas.ts).
+   * Over one, a turn answers 429 quota_exceeded with Retry-After before any model call. Unset: none.
+   */
+  USER_QUOTAS: jsonSetting(UserQuotas),
+  /**
+   * Days a session may stay idle (no turn) before it is erased everywhere: state, transcript, files,
+   * runs (graph/chat/retention.ts). Unset: sessions are kept until deleted.
+   */
+  SESSION_RETENTION_DAYS: z.coerce.number().positive().max(36_500).optional(),
   /**
    * Model ids declared without tool support (comma-separated): a session on one of them binds no
    * tools, and its prompt says it has none.
@@ -179,6 +194,8 @@ const Settings = z.object({
     .default(50 * 1024 * 1024),
   /** Attachments (files of a session): the S3 bucket; unset in AWS means no file routes or data tools. */
   ATTACHMENTS_BUCKET: z.string().min(3).optional(),
+  /** The data function (functions/data.ts) the data tools and upload checks invoke; unset: none. */
+  DATA_FUNCTION_NAME: z.string().min(1).optional(),
   /** Largest accepted file, files per session, rows loaded per data file. */
   FILES_MAX_BYTES: z.coerce
     .number()

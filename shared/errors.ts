@@ -7,11 +7,22 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: {
+      cause?: unknown;
+      /** more fields of the error object, beside code and message (a quota's limit) */
+      details?: Record<string, unknown>;
+      /** headers the answer carries (Retry-After) */
+      headers?: Record<string, string>;
+    },
   ) {
     super(message, options);
     this.name = "AppError";
+    this.details = options?.details;
+    this.headers = options?.headers;
   }
+
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
 }
 
 export const badRequest = (code: string, message: string) => new AppError(400, code, message);

@@ -17,8 +17,19 @@ export function standInHeaders(config: { BEDROCK_MODEL_ID?: string }): Record<st
   return config.BEDROCK_MODEL_ID ? {} : { [STAND_IN_HEADER]: "offline rule-based model, not Bedrock" };
 }
 
-export function errorBody(code: string, message: string) {
-  return { error: { code, message } };
+export function errorBody(code: string, message: string, details?: Record<string, unknown>) {
+  return { error: { ...details, code, message } };
+}
+
+/** An AppError's body and headers, for every place that answers one. */
+export function appErrorParts(err: AppError) {
+  return { body: errorBody(err.code, err.message, err.details), headers: err.headers ?? {} };
+}
+
+/** What a streaming function answers for an error before its stream started: an AppError as itself, else a bare 500. */
+export function errorAnswer(err: unknown): { status: number; body: unknown; headers: Record<string, string> } {
+  if (err instanceof AppError) return { status: err.status, ...appErrorParts(err) };
+  return { status: 500, body: errorBody("internal_error", "internal error"), headers: {} };
 }
 
 /** The raw body as text; API Gateway hands binary media types over base64-encoded. */
@@ -71,7 +82,8 @@ export function jsonErrors(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, 
       const err = request.error;
       if (err instanceof AppError) {
         if (err.status >= 500) logger.error("request failed", { code: err.code, error: err, cause: err.cause });
-        request.response = json(err.status, errorBody(err.code, err.message));
+        const { body, headers } = appErrorParts(err);
+        request.response = json(err.status, body, headers);
         return;
       }
       logger.error("unhandled error", { error: err });

@@ -39,6 +39,11 @@ function asAgentServer(err: AppError): AppError {
  */
 export function agentServerErrorResponse(error: AppError, headers: Record<string, string> = {}) {
   const err = asAgentServer(error);
-  return json(err.status, { detail: err.message, ...errorBody(err.code, err.message) }, headers);
+  // The error's own headers too: a quota's 429 carries Retry-After.
+  return json(
+    err.status,
+    { detail: err.message, ...errorBody(err.code, err.message) },
+    { ...error.headers, ...headers },
+  );
 }
 export const agentServerErrorStatus = (error: AppError) => asAgentServer(error).status;

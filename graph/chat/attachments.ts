@@ -1,5 +1,5 @@
 import { badRequest } from "../../shared/errors";
-import { inspectFile } from "../../shared/files/inspect";
+import { claimedKind, inspectImage } from "../../shared/files/inspect";
 import type { FileRecord } from "../../shared/files/records";
 import { IMAGE_LIMITS, type ImageRef } from "./images";
 
@@ -69,7 +69,10 @@ export async function checkInlineImages(
   const checked: InlineImage[] = [];
   for (const [i, image] of images.entries()) {
     const name = `image-${i + 1}.${image.media_type.replace("image/", "").replace("jpeg", "jpg")}`;
-    const found = await inspectFile(image.bytes, { name, media_type: image.media_type }, 0);
+    const found =
+      claimedKind(image.media_type) === "image"
+        ? await inspectImage(image.bytes)
+        : { ok: false as const, reason: `unsupported media type ${image.media_type}` };
     if (!found.ok || found.kind !== "image")
       throw badRequest("invalid_image", `images.${i}: ${found.ok ? "not an image" : found.reason}`);
     if (image.bytes.byteLength > IMAGE_LIMITS.bytes)

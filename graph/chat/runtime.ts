@@ -2,6 +2,7 @@ import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
 import { createChatModel, createEmbeddings } from "../../shared/models";
 import { SessionOwners } from "../../shared/stores/session-owners";
+import { UserUsage } from "../../shared/stores/user-usage";
 import { DynamoDBSaver } from "../checkpoint";
 import { defaultContextBudget } from "./context";
 import { buildChatGraph, type ChatGraph } from "./graph";
@@ -9,10 +10,12 @@ import { promptCachePolicy } from "./prompt-cache";
 import { ChatService } from "./service";
 import { settingsOf } from "../tools/groups";
 import { chatTools } from "../tools/registry";
-import { dataFileTools, describeDataFilesForPrompt, sessionFiles } from "../tools/data-files";
+import { dataFileTools, describeDataFilesForPrompt } from "../tools/data-files";
+import type { DataFileSummary } from "../../shared/stores/session-owners";
 import { FileRecords } from "../../shared/files/records";
 import { fileService } from "../../shared/files/service";
-import { sqlLimitsOf } from "../../shared/files/sql-sandbox";
+import { sqlLimitsOf } from "../../shared/files/sql-errors";
+import { noDataEngine } from "../../shared/files/data-engine";
 
 export interface ChatRuntime extends Backends {
   chat: ChatService;
@@ -33,7 +36,7 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
   const onError = (tool: string, error: unknown) => logger?.error("tool failed", { tool, error });
   const dataFiles = backends.files && {
     records: new FileRecords(dynamo, config.CHECKPOINT_TABLE),
-    objects: backends.files,
+    engine: backends.dataEngine ?? noDataEngine,
     limits: sqlLimitsOf(config),
     onError,
   };
@@ -63,12 +66,13 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       cache: promptCachePolicy(config.BEDROCK_MODEL_ID),
       onSummaryError: (error) => logger?.error("summary update failed", { error, metric: "SummaryFailed" }),
     },
-    // Only the files' records are read here: the SQL engine loads when a data tool runs.
+    // The data files come with the session's owner record, which the turn's lease update returns
+    // (ChatService passes them as `data_files`): no read of the session's files per turn.
     ...(dataFiles
       ? {
           promptContext: async (c) =>
             settingsOf(c).files
-              ? describeDataFilesForPrompt(await sessionFiles(dataFiles, c).catch(() => []))
+              ? describeDataFilesForPrompt((c?.configurable?.data_files as DataFileSummary[] | undefined) ?? [])
               : undefined,
         }
       : {}),
@@ -102,6 +106,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
         logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
       onExtractionPublishFailure: (error) =>
         logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
+      usage: new UserUsage(dynamo, config.CHECKPOINT_TABLE, config.USER_QUOTAS),
+      onUsageFailure: (error) => logger?.error("token count failed", { error, metric: "UsageCountFailed" }),
     }),
     descriptions: [
       model.description,

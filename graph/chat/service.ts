@@ -16,7 +16,8 @@ import {
 import { toStorableDeep, toStorableText } from "../../shared/text";
 import type { ConversationMessage, ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
-import type { SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
+import type { DataFileSummary, SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
+import type { UserUsage } from "../../shared/stores/user-usage";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
 import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
@@ -146,6 +147,10 @@ export interface ChatServiceDeps {
   files?: { get(sessionId: string, fileId: string): Promise<FileRecord | undefined> };
   /** stores a message's inline images as ready files of the session, all or none (shared/files/service.ts) */
   storeImages?: (userId: string, sessionId: string, images: InlineImage[]) => Promise<FileRecord[]>;
+  /** the caller's quotas (USER_QUOTAS): a turn is admitted before any model call, its tokens added after */
+  usage?: Pick<UserUsage, "admit" | "addTokens">;
+  /** a failed token count is reported here and never fails the reply */
+  onUsageFailure?: (err: unknown) => void;
 }
 
 const projectMismatch = (project: string | null) =>
@@ -226,19 +231,22 @@ export class ChatService {
     const inline = await checkInlineImages(turn.images, attached.length);
     if (inline.length > 0 && !this.deps.storeImages)
       throw badRequest("attachments_unavailable", "this deployment has no attachments bucket");
+    // Counted before the session is touched or any model called: over a quota, nothing runs (429).
+    await this.deps.usage?.admit(turn.userId);
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
     // lease, so a turn never writes into a session deleted meanwhile.
     const taken = isNew ? await this.claimSession(sessionId, turn) : await this.takeSession(sessionId, turn);
-    const { lease, projectId } = taken;
+    const { lease, projectId, dataFiles } = taken;
     const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
     const signal = runSignal(lease.signal, turn.deadline);
-    const settle = async (ended: { outcome?: RunOutcome; error?: unknown }) => {
+    // A failed turn's model calls cost as much as a finished one's: their tokens count too.
+    const settle = async (ended: { outcome?: RunOutcome; error?: unknown }, steps: TraceStep[]) => {
       try {
         await turn.settle?.(ended);
       } finally {
-        await lease.release();
+        await Promise.all([lease.release(), this.countTokens(turn.userId, steps)]);
       }
     };
     await this.checkStart(isNew, sessionId, turn).catch(async (err) => {
@@ -266,13 +274,13 @@ export class ChatService {
     const startedAt = new Date();
     const graphRun = graphRunSettled();
     let ran = false;
+    const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
     let outcome: RunOutcome | undefined;
     try {
       await turn.begin?.(sessionId);
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
       const naming = isNew && turn.message !== undefined ? this.name(turn.message, signal) : undefined;
-      const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
       tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), duration_ms: 0, settings });
       const askedAt = new Date().toISOString();
       ran = true;
@@ -280,6 +288,7 @@ export class ChatService {
         sessionId,
         { ...turn, projectId: projectId ?? undefined },
         settings,
+        dataFiles ?? [],
         human,
         [tracer, graphRun.handler],
         observer,
@@ -365,11 +374,17 @@ export class ChatService {
         // Rollback removes the stopped run's checkpoints, so its steps are not in the history either.
         await this.deps.removeCheckpointsSince(sessionId, startedAt).catch((e) => this.deps.onUndoFailure?.(e));
       } else if (ran && !keep && human) await this.undoTurn(sessionId, human.id!);
-      await settle({ error: err });
+      await settle({ error: err }, tracer.steps);
       throw err;
     }
-    await settle({ outcome });
+    await settle({ outcome }, tracer.steps);
     return outcome;
+  }
+
+  /** Adds the turn's reported model tokens to the caller's day; a failure is reported, never the reply's. */
+  private async countTokens(userId: string, steps: TraceStep[]) {
+    const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
+    await this.deps.usage?.addTokens(userId, tokens).catch((err) => this.deps.onUsageFailure?.(err));
   }
 
   /**
@@ -439,6 +454,7 @@ export class ChatService {
     sessionId: string,
     turn: GraphTurn,
     settings: SessionSettings,
+    dataFiles: DataFileSummary[],
     human: HumanMessage | undefined,
     callbacks: BaseCallbackHandler[],
     observer: TurnObserver,
@@ -460,6 +476,8 @@ export class ChatService {
             user_id: turn.userId,
             project_id: turn.projectId,
             settings,
+            // what the prompt lists of the session's data files (graph/chat/runtime.ts)
+            data_files: dataFiles,
             ...(options.checkpointId ? { checkpoint_id: options.checkpointId, checkpoint_ns: "" } : {}),
           },
           recursionLimit,
@@ -552,6 +570,7 @@ export class ChatService {
       lease,
       projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
       settings: session.settings,
+      dataFiles: session.dataFiles,
     };
   }
 }
@@ -560,6 +579,8 @@ interface TakenSession {
   lease: Lease;
   projectId: string | null;
   settings: SessionSettings;
+  /** the session's ready data files, from its owner record (a new session has none) */
+  dataFiles?: DataFileSummary[];
 }
 
 /** Aborted when the lease is lost or the deadline passes, whichever comes first. */

@@ -1,5 +1,5 @@
 import type { Backends } from "../../shared/backends";
-import { type AppError, storeUnavailable } from "../../shared/errors";
+import { AppError, storeUnavailable } from "../../shared/errors";
 import { fileService } from "../../shared/files/service";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
@@ -50,4 +50,37 @@ export async function deleteSession(
   } finally {
     await lease.release();
   }
+}
+
+const gone = () => new AppError(404, "session_not_found", "no such session");
+
+/**
+ * The one deletion, for a session the system removes on its own (a user's erasure, retention):
+ * when its owner record is gone already (DynamoDB's TTL, or a thread record whose session never
+ * started), what is left of it anywhere goes all the same. Answers false when the session was busy
+ * (a turn running), so nothing was deleted; `busy` rethrows that instead.
+ */
+export async function deleteSessionEverywhere(
+  backends: Backends,
+  userId: string,
+  sessionId: string,
+  saver: Pick<DynamoDBSaver, "deleteThread">,
+  onBusy: "skip" | "throw",
+  busy: () => AppError,
+): Promise<boolean> {
+  try {
+    await deleteSession(backends, userId, sessionId, { notFound: gone, busy }, saver);
+    return true;
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    if (err.status === 409 && onBusy === "skip") return false;
+    if (err.code !== "session_not_found") throw err;
+  }
+  await backends.conversations?.deleteSession(sessionId, userId).catch((err) => {
+    throw storeUnavailable(err);
+  });
+  await fileService(backends)?.deleteSessionFiles(sessionId);
+  await new AgentThreads(backends.dynamo, backends.config.CHECKPOINT_TABLE).remove(userId, sessionId);
+  await saver.deleteThread(sessionId);
+  return true;
 }

@@ -1,19 +1,46 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { SESSION_ERASED_SQLSTATE } from "../../shared/stores/user-data";
 import { extractFacts } from "./extract";
 import type { ExtractionMessage } from "./message";
 import { reconcile, type ReconcileDeps, type ReconcileResult } from "./reconcile";
 
 export interface ExtractionResult extends ReconcileResult {
   facts: number;
+  /** the turn's session was erased with its user: nothing was extracted or stored */
+  erased?: true;
+}
+
+const NOTHING: ExtractionResult = { facts: 0, added: 0, duplicates: 0, superseded: 0 };
+
+/** Whether a store error is the database refusing a memory of an erased session (012_user_data.sql). */
+function isSessionErased(err: unknown): boolean {
+  for (let e = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause)
+    if ((e as { code?: unknown }).code === SESSION_ERASED_SQLSTATE) return true;
+  return false;
 }
 
 /** One queued turn: extract its facts, then reconcile them with what the user's memory holds. */
 export class MemoryExtractor {
-  constructor(private readonly deps: ReconcileDeps & { model: BaseChatModel }) {}
+  constructor(
+    private readonly deps: ReconcileDeps & {
+      model: BaseChatModel;
+      /** whether the session was erased with its user (a tombstone): its turn is dropped */
+      sessionErased?: (sessionId: string) => Promise<boolean>;
+    },
+  ) {}
 
   async process(turn: ExtractionMessage): Promise<ExtractionResult> {
+    // A message in flight (or redelivered) after its user's erasure brings nothing back. Asked
+    // first, so no model call is spent on it; the database refuses the memory anyway if the
+    // erasure lands while this runs.
+    if (await this.deps.sessionErased?.(turn.session_id)) return { ...NOTHING, erased: true };
     const facts = await extractFacts(this.deps.model, turn);
     const scope = { userId: turn.user_id, projectId: turn.project_id, sessionId: turn.session_id };
-    return { facts: facts.length, ...(await reconcile(this.deps, scope, facts)) };
+    try {
+      return { facts: facts.length, ...(await reconcile(this.deps, scope, facts)) };
+    } catch (err) {
+      if (isSessionErased(err)) return { ...NOTHING, facts: facts.length, erased: true };
+      throw err;
+    }
   }
 }

@@ -15,6 +15,7 @@ export async function buildExtractionRuntime(backends: Backends) {
       store,
       embeddings: embeddings.value,
       duplicateThreshold: config.MEMORY_DUPLICATE_THRESHOLD,
+      ...(backends.userData ? { sessionErased: (id: string) => backends.userData!.sessionErased(id) } : {}),
     }),
     idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "turn_id"),
   };

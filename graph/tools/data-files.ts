@@ -1,13 +1,9 @@
 import { tool } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as z from "zod";
-import { textOf } from "../../shared/files/inspect";
-import type { FileObjects } from "../../shared/files/objects";
+import type { DataEngine, TableRef } from "../../shared/files/data-engine";
 import type { FileRecord, FileRecords } from "../../shared/files/records";
-import { SqlError, SqlSandbox, type SqlLimits } from "../../shared/files/sql-sandbox";
+import { SqlError, type SqlLimits } from "../../shared/files/sql-errors";
 import { withTableNames } from "../../shared/files/table-names";
 import { textTokens } from "../../shared/models/token-estimate";
 import { truncateCodePoints } from "../../shared/text";
@@ -17,7 +13,7 @@ import { scopeOf } from "./tool";
 
 /** A SQL statement in backticks: the offline stand-in runs it as written; it cannot write SQL itself. */
 const SQL_IN_BACKTICKS = /`\s*((?:select|with|from)\b[^`]*)`/i;
-const DATA_FILE_NAME = /[\w.-]+\.(?:csv|tsv)\b/i;
+const DATA_FILE_NAME = /[\w.-]+\.(?:csv|tsv|jsonl|ndjson|parquet)\b/i;
 const ABOUT_FILE_CONTENTS = /\b(columns?|fields?|contents?|schema|headers?|what(?:'s| is) in|look like|rows?)\b/i;
 export const CANNOT_WRITE_SQL =
   "I'm the offline stand-in, not a language model: I cannot turn a plain-language question into SQL. " +
@@ -57,7 +53,8 @@ const QUERY_HINT: OfflineHint = {
 
 export interface DataFileDeps {
   records: FileRecords;
-  objects: FileObjects;
+  /** the data function (a worker pool locally): DuckDB never runs in the chat process */
+  engine: DataEngine;
   limits: SqlLimits;
   onError?: (tool: string, err: unknown) => void;
 }
@@ -73,6 +70,13 @@ export async function sessionFiles(deps: Pick<DataFileDeps, "records">, config: 
   return withTableNames(ready);
 }
 
+/** What the prompt's line for a data file needs: a file's record, or its summary on the session's owner record. */
+export type PromptDataFile = Pick<FileRecord, "name" | "table" | "row_count" | "columns"> & {
+  kind?: FileRecord["kind"];
+  /** the file's column count, when `columns` lists fewer */
+  column_count?: number;
+};
+
 /** The tokens the data files' lines may take in the system prompt, all files together. */
 export const DATA_FILES_PROMPT_TOKENS = 1_500;
 
@@ -84,28 +88,30 @@ export const DATA_FILES_PROMPT_TOKENS = 1_500;
  * quoted, as a query must write them (any script, a keyword like "select").
  */
 export function describeDataFilesForPrompt(
-  files: FileRecord[],
+  files: PromptDataFile[],
   budgetTokens = DATA_FILES_PROMPT_TOKENS,
 ): string | undefined {
-  const data = files.filter((f) => f.kind === "data");
+  const data = files.filter((f) => f.kind === undefined || f.kind === "data");
   if (data.length === 0) return undefined;
   const heading =
     "Data files of this session (query them with query_data; each is a table, named as shown in double quotes):";
   // Each file's share, in bytes (the token rule is 4 bytes a token), one more for its line break.
   const share = Math.max(0, Math.floor((budgetTokens - textTokens(heading)) / data.length) * 4 - 4);
   const bytes = (text: string) => Buffer.byteLength(text);
-  const line = (f: FileRecord) => {
+  const line = (f: PromptDataFile) => {
     const head = `- ${truncateCodePoints(f.name, 80)} as table ${quoteIdentifier(f.table!)}: ${f.row_count} rows; columns `;
     const entries = (f.columns ?? []).map((c) => `${quoteIdentifier(c.name)} ${c.type}`);
     const more = (n: number) => `… and ${n} more (describe_data_file lists them)`;
+    // A summary may list fewer columns than the file has (DataFileSummary): the rest are counted.
+    const total = Math.max(f.column_count ?? entries.length, entries.length);
     let used = bytes(head);
     for (const [i, entry] of entries.entries()) {
-      const rest = entries.length - i - 1;
+      const rest = total - i - 1;
       const needed = bytes(entry) + (rest > 0 ? 2 + bytes(more(rest)) : 0);
-      if (used + needed > share) return `${head}${[...entries.slice(0, i), more(entries.length - i)].join(", ")}`;
+      if (used + needed > share) return `${head}${[...entries.slice(0, i), more(total - i)].join(", ")}`;
       used += bytes(entry) + 2;
     }
-    return `${head}${entries.join(", ")}`;
+    return `${head}${[...entries, ...(total > entries.length ? [more(total - entries.length)] : [])].join(", ")}`;
   };
   const lines = [heading];
   let total = textTokens(heading);
@@ -125,26 +131,13 @@ export function describeDataFilesForPrompt(
 /** A name as a query can always write it, whatever its script or a keyword it equals: in double quotes. */
 const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-/**
- * Opens the sandbox over the session's data files, copied to a private temporary folder
- * (the engine reads local files; in Lambda the objects come from S3), and removes it after.
- */
-async function withSandbox<T>(deps: DataFileDeps, files: FileRecord[], use: (s: SqlSandbox) => Promise<T>) {
-  const dir = mkdtempSync(join(tmpdir(), "data-files-"));
-  try {
-    const tables = [];
-    for (const f of files) {
-      const bytes = await deps.objects.read(f.key);
-      if (!bytes) continue;
-      const path = join(dir, f.file_id);
-      writeFileSync(path, textOf(bytes, f.encoding));
-      tables.push({ name: f.table!, path, format: f.format! });
-    }
-    return await SqlSandbox.run(tables, deps.limits, use);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+/** A ready data file as the engine reads it. */
+const tableRef = (f: FileRecord): TableRef => ({
+  name: f.table!,
+  key: f.key,
+  format: f.format!,
+  ...(f.encoding ? { encoding: f.encoding } : {}),
+});
 
 /** Runs a tool body: a SqlError is the model's to fix, anything else is reported and hidden. */
 async function run(deps: DataFileDeps, name: string, body: () => Promise<Record<string, unknown>>) {
@@ -173,7 +166,8 @@ export function listFilesTool(deps: DataFileDeps) {
     {
       name: "list_files",
       metadata: switchMetadata({ group: "files" }),
-      description: "List the files the user attached to this session: data files (CSV/TSV) and images.",
+      description:
+        "List the files the user attached to this session: data files (CSV, TSV, JSON lines, Parquet) and images.",
       schema: z.object({}),
     },
   );
@@ -190,7 +184,7 @@ export function describeDataFileTool(deps: DataFileDeps) {
           throw new SqlError(
             `no data file named ${file} in this session${files.length ? `; there are: ${files.map((f) => f.name).join(", ")}` : ""}`,
           );
-        const described = await withSandbox(deps, [match], (s) => s.describe(match.table!));
+        const described = await deps.engine.describe({ table: tableRef(match), limits: deps.limits });
         return { success: true, file: match.name, ...described };
       }),
     {
@@ -211,7 +205,7 @@ export function queryDataTool(deps: DataFileDeps) {
       run(deps, "query_data", async () => {
         const files = (await sessionFiles(deps, config)).filter((f) => f.kind === "data");
         if (files.length === 0) throw new SqlError("this session has no data files to query");
-        const result = await withSandbox(deps, files, (s) => s.query(sql));
+        const result = await deps.engine.query({ tables: files.map(tableRef), sql, limits: deps.limits });
         return {
           success: true,
           ...result,

@@ -9,7 +9,7 @@ import { Construct } from "constructs";
 export const USERS_PREFIX = "users/";
 
 /** What a function may do with attachments: each grant of the manifest names one of these. */
-export type AttachmentAccess = "files" | "chat" | "delete";
+export type AttachmentAccess = "files" | "chat" | "delete" | "read" | "erase";
 
 const ACTIONS: Record<AttachmentAccess, string[]> = {
   // A presigned URL acts with its signer's permissions: PutObject for uploads, GetObject for
@@ -19,6 +19,11 @@ const ACTIONS: Record<AttachmentAccess, string[]> = {
   // the bucket takes only onto no object, so it cannot replace one).
   chat: ["s3:GetObject", "s3:PutObject"],
   delete: ["s3:DeleteObject"],
+  // The data function reads the files it is asked about; it writes and deletes nothing.
+  read: ["s3:GetObject"],
+  // A user's export signs download links (GetObject); erasure lists what is under the user's folder
+  // too, since an upload never completed has no record (ListBucket, on the bucket: grant below).
+  erase: ["s3:DeleteObject", "s3:GetObject"],
 };
 
 /**
@@ -75,6 +80,14 @@ export class Attachments extends Construct {
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ACTIONS[access], resources: [this.bucket.arnForObjects(`${USERS_PREFIX}*`)] }),
     );
+    if (access === "erase")
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ["s3:ListBucket"],
+          resources: [this.bucket.bucketArn],
+          conditions: { StringLike: { "s3:prefix": [`${USERS_PREFIX}*`] } },
+        }),
+      );
   }
 
   /** The function settles each upload when its object lands (the complete route does the same). */

@@ -35,6 +35,10 @@ export interface StackSettings {
   adminClaim?: string;
   /** The settings new sessions start with, per project: {"<project>": {"memory": false}, "*": {...}}. */
   projectSettings?: string;
+  /** Per-user limits, JSON {"turnsPerMinute": 10, "tokensPerDay": 200000}: the functions' USER_QUOTAS. */
+  userQuotas?: string;
+  /** Days a session may stay idle before it is erased everywhere (SESSION_RETENTION_DAYS); unset: kept. */
+  sessionRetentionDays?: number;
   /** The Intercom admin (bot) the support agent replies as; setting it turns the Intercom agent on. */
   intercomAdminId?: string;
   /** Whether the Intercom webhook, queue and worker are deployed. */
@@ -96,15 +100,16 @@ export const REQUIRED_SETTINGS = {
   intercomAdminId: "the Intercom admin id the support agent replies as (Intercom is on)",
 } as const;
 
-/** Checked at synth, as the functions will check it at init: a bad value fails here, naming it. */
-function projectSettings(value: string | undefined): string | undefined {
+/**
+ * A context value the functions read as the setting `env`, checked at synth as they will check it
+ * at init: a bad value fails here, naming the context key.
+ */
+function checkedSetting(key: string, env: "PROJECT_SETTINGS" | "USER_QUOTAS", value: string | undefined) {
   if (value === undefined) return undefined;
   try {
-    loadConfig({ PROJECT_SETTINGS: value });
+    loadConfig({ [env]: value });
   } catch (err) {
-    throw new SettingsError(
-      `projectSettings: ${(err as Error).message.replace(/^Invalid configuration: PROJECT_SETTINGS: /, "")}`,
-    );
+    throw new SettingsError(`${key}: ${(err as Error).message.replace(`Invalid configuration: ${env}: `, "")}`);
   }
   return value;
 }
@@ -150,7 +155,9 @@ export function readSettings(scope: Construct): StackSettings {
     oidcAudience: get("oidcAudience"),
     adminGroup: get("adminGroup"),
     adminClaim: get("adminClaim") ?? (get("adminGroup") ? "cognito:groups" : undefined),
-    projectSettings: projectSettings(get("projectSettings")),
+    projectSettings: checkedSetting("projectSettings", "PROJECT_SETTINGS", get("projectSettings")),
+    userQuotas: checkedSetting("userQuotas", "USER_QUOTAS", get("userQuotas")),
+    sessionRetentionDays: wholeNumber("sessionRetentionDays", get("sessionRetentionDays"), 1, 36_500),
     tracing: flag("tracing", get("tracing")) ?? false,
     langsmith: flag("langsmith", get("langsmith")) ?? false,
     alarmEmail: email(get("alarmEmail")),

@@ -23,6 +23,8 @@ import { functionCode } from "./bundle/code";
 import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
 import { Secret, type ISecret } from "aws-cdk-lib/aws-secretsmanager";
 import { SqsEventSource } from "aws-cdk-lib/aws-lambda-event-sources";
+import { Rule, Schedule } from "aws-cdk-lib/aws-events";
+import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
 import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
@@ -210,6 +212,8 @@ export class AgentStack extends Stack {
       ...(settings.maxMessageBytes ? { MAX_MESSAGE_BYTES: String(settings.maxMessageBytes) } : {}),
       ...(browserOrigins.length > 0 ? { CORS_ORIGINS: browserOrigins.join(",") } : {}),
       ...(settings.projectSettings ? { PROJECT_SETTINGS: settings.projectSettings } : {}),
+      ...(settings.userQuotas ? { USER_QUOTAS: settings.userQuotas } : {}),
+      ...(settings.sessionRetentionDays ? { SESSION_RETENTION_DAYS: String(settings.sessionRetentionDays) } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
@@ -243,6 +247,18 @@ export class AgentStack extends Stack {
           return this.attachments.grant(fn, "chat");
         case "attachments:delete":
           return this.attachments.grant(fn, "delete");
+        case "attachments:read":
+          return this.attachments.grant(fn, "read");
+        case "invoke:data": {
+          const data = functions.get("data")!;
+          fn.addEnvironment("DATA_FUNCTION_NAME", data.functionName);
+          // The unqualified function only (grantInvoke adds every version and alias, `:*`).
+          return fn.addToRolePolicy(
+            new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [data.functionArn] }),
+          );
+        }
+        case "attachments:erase":
+          return this.attachments.grant(fn, "erase");
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
         case "documents:admin":
@@ -272,19 +288,28 @@ export class AgentStack extends Stack {
     };
 
     const functions = new Map<string, LambdaFunction>();
-    for (const spec of specs) {
+    // The data function first: the functions granted to invoke it are given its name.
+    const engineFirst = [...specs].sort((a, b) => Number(b.kind === "engine") - Number(a.kind === "engine"));
+    for (const spec of engineFirst) {
       const fn = this.lambda(
         spec,
-        spec.kind === "authorizer"
-          ? {
-              ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
-              ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
-              ...(settings.adminGroup ? { ADMIN_GROUP: settings.adminGroup, ADMIN_CLAIM: settings.adminClaim! } : {}),
-            }
-          : environment,
+        spec.kind === "engine"
+          ? {} // the data function: the bucket its grant names, and nothing of the rest
+          : spec.kind === "authorizer"
+            ? {
+                ...(settings.oidcIssuer ? { OIDC_ISSUER: settings.oidcIssuer } : {}),
+                ...(settings.oidcAudience ? { OIDC_AUDIENCE: settings.oidcAudience } : {}),
+                ...(settings.adminGroup ? { ADMIN_GROUP: settings.adminGroup, ADMIN_CLAIM: settings.adminClaim! } : {}),
+              }
+            : environment,
       );
       for (const name of spec.grants) grant(fn, name, spec);
       if (spec.kind === "upload") this.attachments.notify(fn);
+      if (spec.kind === "schedule")
+        new Rule(this, `${constructId(spec.name)}Schedule`, {
+          schedule: Schedule.rate(Duration.minutes(spec.everyMinutes ?? 60)),
+          targets: [new LambdaTarget(fn, { retryAttempts: 0 })],
+        });
       if (spec.source)
         fn.addEventSource(
           new SqsEventSource(queues.get(spec.source.queue)!.queue, {
@@ -582,7 +607,10 @@ export class AgentStack extends Stack {
   private lambda(spec: FunctionSpec, environment: Record<string, string>): LambdaFunction {
     const id = constructId(spec.name);
     const fn = new LambdaFunction(this, id, {
-      code: functionCode(join(FUNCTIONS, `${spec.name}.ts`), { langsmith: this.langsmith }),
+      code: functionCode(join(FUNCTIONS, `${spec.name}.ts`), {
+        langsmith: this.langsmith,
+        ...(spec.native ? { native: spec.native } : {}),
+      }),
       handler: "index.handler",
       runtime: Runtime.NODEJS_22_X,
       // Graviton, but for functions shipping DuckDB's x64 binding (infra/aws/bundle/native.ts).

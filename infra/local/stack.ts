@@ -13,6 +13,7 @@ import { loadConfig } from "../../shared/config";
 import { corsHeaders, parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel, createEmbeddings } from "../../shared/models";
+import { RpcUserData } from "../../shared/stores/user-data";
 import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
@@ -36,6 +37,7 @@ import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { workerDataEngine } from "./data-worker";
 import { requestOrigin, withRequestOrigin } from "./request-origin";
 import { IntercomCustomer } from "./intercom-customer";
 import { SupportRuns } from "./support-runs";
@@ -66,6 +68,8 @@ export interface LocalStack {
   dropFolderReconciled: Promise<void>;
   /** one line per backend, saying which is in use */
   describe: string[];
+  /** the Supabase stand-in, for tests that read what its tables hold (an erasure's scan) */
+  postgres: PGlite;
   close(): Promise<void>;
 }
 
@@ -111,10 +115,15 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
   const documentProcessor = workerDocumentProcessor();
+  // Data files are read by DuckDB on worker threads of their own, so a runaway query cannot either.
+  const dataEngine = workerDataEngine({ dir: localAttachmentsDir(dataDir), threads: config.SQL_CONCURRENCY });
+  const timers: NodeJS.Timeout[] = [];
   const close = async () => {
+    for (const timer of timers) clearInterval(timer);
     await watcher?.close();
     await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
     await documentProcessor.close();
+    await dataEngine.close();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     server?.closeAllConnections();
     await postgres?.close();
@@ -137,6 +146,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dynamo: dynamo.client,
       conversations: new RpcConversationStore(sqlRpc(postgres)),
       store: new RpcAgentStore(sqlRpc(postgres)),
+      userData: new RpcUserData(sqlRpc(postgres)),
       extractionQueue: extraction,
       supportQueue: support,
       documents: new FolderObjectSource(dropDir),
@@ -153,6 +163,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         objects: new FolderFileObjects(dropDir, () => requestOrigin(url), "/_local/documents/"),
       },
       documentProcessor,
+      // The data function's stand-in: DuckDB on worker threads of its own (data-worker.ts).
+      dataEngine,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
       intercomFetch: (input, init) =>
         fetch(String(input).replace(config.INTERCOM_API_URL, `${url}/_local/intercom/api`), init),
@@ -162,7 +174,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     const wiring: Wiring = { config: () => config, backends: async () => backends };
     const routes: Route[] = [];
     for (const fn of deployedFunctions({ intercom: true })) {
-      if (fn.kind === "authorizer") continue;
+      // No authorizer locally (shared/identity.ts); the data function's stand-in is the pool above.
+      if (fn.kind === "authorizer" || fn.kind === "engine") continue;
       const module = (await import(`../../functions/${fn.name}.ts`)) as { createHandler(wiring: Wiring): unknown };
       const handler = module.createHandler(wiring);
       // A completed local upload tells the upload function, as the bucket's notification does in AWS.
@@ -171,6 +184,16 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
           void (handler as (event: S3Event) => Promise<void>)(uploadEvent(key)).catch((err) =>
             console.error("upload notification failed", err),
           );
+      // A scheduled function runs on a timer, as EventBridge runs it in AWS (a sweep's failure is logged, the next runs).
+      if (fn.kind === "schedule") {
+        const run = handler as () => Promise<unknown>;
+        const timer = setInterval(
+          () => void run().catch((err) => console.error(`${fn.name} failed`, err)),
+          (fn.everyMinutes ?? 60) * 60_000,
+        );
+        timer.unref();
+        timers.push(timer);
+      }
       if (fn.source)
         queues[fn.source.queue].start(
           handler as (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>,
@@ -233,6 +256,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       intercom,
       dropDir,
       dropFolderReconciled: watcher.reconciled,
+      postgres,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `playground: http://localhost:${port}/ (infra/playground)`,

@@ -66,6 +66,10 @@ export class FolderFileObjects implements FileObjects {
     for (const key of keys) rmSync(this.path(key), { force: true });
   }
 
+  async deleteUnder(prefix: string) {
+    rmSync(this.path(prefix), { force: true, recursive: true });
+  }
+
   /**
    * Serves PUT/GET on signed URLs; false for any other path. Never rejects: whatever a request
    * does (a malformed path, a key the folder cannot hold, a client gone mid-body), it gets S3's

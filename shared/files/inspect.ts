@@ -1,15 +1,22 @@
 import { imageSize } from "image-size";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type ImageFormat, imageStructureProblem } from "./image-structure";
 import type { Column, FileKind } from "./records";
-import { DEFAULT_SQL_LIMITS, SqlBusy, SqlEngineUnavailable, SqlSandbox, type SqlLimits } from "./sql-sandbox";
-import { tableName } from "./table-names";
+import type { DataFormat } from "./sql-errors";
 
 /** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
 export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
-export const DATA_TYPES = ["text/csv", "text/tab-separated-values"] as const;
+/** Data files by media type, each with the format its rows are read in. */
+export const DATA_FORMATS = {
+  "text/csv": "csv",
+  "text/tab-separated-values": "tsv",
+  "application/jsonl": "jsonl",
+  "application/x-ndjson": "jsonl",
+  "application/vnd.apache.parquet": "parquet",
+} as const satisfies Record<string, DataFormat>;
+export const DATA_TYPES = Object.keys(DATA_FORMATS) as (keyof typeof DATA_FORMATS)[];
+/** The format a data file's media type announces. */
+export const formatOf = (mediaType: string): DataFormat | undefined =>
+  (DATA_FORMATS as Record<string, DataFormat>)[mediaType];
 export const ACCEPTED_MEDIA_TYPES = [...Object.values(IMAGE_TYPES), ...DATA_TYPES] as string[];
 
 export type Inspection =
@@ -18,7 +25,7 @@ export type Inspection =
       ok: true;
       kind: "data";
       media_type: string;
-      format: "csv" | "tsv";
+      format: DataFormat;
       table: string;
       columns: Column[];
       row_count: number;
@@ -47,7 +54,7 @@ export const MAX_COLUMNS_BYTES = 64 * 1024;
  * Why a data file's column list cannot be kept, or undefined. Checked before anything is written:
  * a list past DynamoDB's item size made the complete call a 500 and left the file pending for good.
  */
-function columnListProblem(columns: Column[]): string | undefined {
+export function columnListProblem(columns: Column[]): string | undefined {
   const long = columns.find((c) => Array.from(c.name).length > MAX_COLUMN_NAME_CHARS);
   if (long) return `a column name is longer than ${MAX_COLUMN_NAME_CHARS} characters (is the first line a header?)`;
   const size = Buffer.byteLength(JSON.stringify(columns));
@@ -64,77 +71,22 @@ export function claimedKind(mediaType: string): FileKind | undefined {
 }
 
 /**
- * Checks an uploaded file by its bytes, not its claimed type: an image must be one of
- * Converse's formats by its magic bytes (image-size reads them and the dimensions), at least
- * 1x1, and whole (image-structure.ts walks it to its end); a
- * data file must be text a CSV reader can load, UTF-8 or else read as Windows-1252, with at
- * most maxRows rows.
+ * Checks an image by its bytes, not its claimed type: one of Converse's formats by its magic
+ * bytes (image-size reads them and the dimensions), at least 1x1, and whole (image-structure.ts
+ * walks it to its end). Data files are checked by the data function (shared/files/data-engine.ts).
  */
-export async function inspectFile(
-  bytes: Uint8Array,
-  claimed: { name: string; media_type: string },
-  maxRows: number,
-  limits: SqlLimits = DEFAULT_SQL_LIMITS,
-): Promise<Inspection> {
-  const kind = claimedKind(claimed.media_type);
-  if (kind === "image") {
-    let info: ReturnType<typeof imageSize> | undefined;
-    try {
-      info = imageSize(bytes);
-    } catch {
-      info = undefined;
-    }
-    const mediaType = info?.type ? IMAGE_TYPES[info.type as keyof typeof IMAGE_TYPES] : undefined;
-    if (!info || !mediaType) return { ok: false, reason: "not a PNG, JPEG, GIF or WebP image (checked by its bytes)" };
-    if (!(info.width > 0 && info.height > 0))
-      return { ok: false, reason: `the image has no pixels (${info.width ?? 0}x${info.height ?? 0})` };
-    const broken = await imageStructureProblem(info.type as ImageFormat, bytes);
-    if (broken) return { ok: false, reason: `not a whole ${info.type!.toUpperCase()} image: ${broken}` };
-    return { ok: true, kind: "image", media_type: mediaType, width: info.width, height: info.height };
+export async function inspectImage(bytes: Uint8Array): Promise<Inspection> {
+  let info: ReturnType<typeof imageSize> | undefined;
+  try {
+    info = imageSize(bytes);
+  } catch {
+    info = undefined;
   }
-  if (kind === "data") {
-    if (bytes.subarray(0, 8192).includes(0)) return { ok: false, reason: "not a text file (it holds NUL bytes)" };
-    let encoding: TextEncoding | undefined;
-    try {
-      new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    } catch {
-      encoding = "windows-1252";
-    }
-    const format = claimed.media_type === "text/tab-separated-values" ? "tsv" : "csv";
-    const table = tableName(claimed.name);
-    const dir = mkdtempSync(join(tmpdir(), "inspect-"));
-    try {
-      const path = join(dir, "data");
-      writeFileSync(path, textOf(bytes, encoding));
-      const described = await SqlSandbox.run(
-        [{ name: table, path, format }],
-        { ...limits, maxFileRows: maxRows + 1 },
-        (sandbox) => sandbox.describe(table, 0),
-      );
-      if (described.row_count > maxRows) return { ok: false, reason: `more than ${maxRows} rows (FILES_MAX_ROWS)` };
-      if (described.columns.length === 0) return { ok: false, reason: "no columns found" };
-      const columnsProblem = columnListProblem(described.columns);
-      if (columnsProblem) return { ok: false, reason: columnsProblem };
-      return {
-        ok: true,
-        kind: "data",
-        media_type: claimed.media_type,
-        format,
-        table,
-        columns: described.columns,
-        row_count: described.row_count,
-        ...(encoding ? { encoding } : {}),
-      };
-    } catch (err) {
-      if (err instanceof SqlBusy) throw err; // the engine's, not the file's: the check is tried again
-      if (err instanceof SqlEngineUnavailable) return { ok: false, reason: err.message };
-      return {
-        ok: false,
-        reason: `not a readable ${format.toUpperCase()} file: ${err instanceof Error ? err.message.split("\n")[0] : err}`,
-      };
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  return { ok: false, reason: `unsupported media type ${claimed.media_type}` };
+  const mediaType = info?.type ? IMAGE_TYPES[info.type as keyof typeof IMAGE_TYPES] : undefined;
+  if (!info || !mediaType) return { ok: false, reason: "not a PNG, JPEG, GIF or WebP image (checked by its bytes)" };
+  if (!(info.width > 0 && info.height > 0))
+    return { ok: false, reason: `the image has no pixels (${info.width ?? 0}x${info.height ?? 0})` };
+  const broken = await imageStructureProblem(info.type as ImageFormat, bytes);
+  if (broken) return { ok: false, reason: `not a whole ${info.type!.toUpperCase()} image: ${broken}` };
+  return { ok: true, kind: "image", media_type: mediaType, width: info.width, height: info.height };
 }

@@ -14,9 +14,11 @@ export function userKeyPart(userId: string): string {
   return PLAIN_USER.test(userId) ? userId : `~${createHash("sha256").update(userId, "utf8").digest("base64url")}`;
 }
 
-/** Objects go under a per-user prefix, so a grant can be scoped to users/* and a user's objects listed alone. */
+/** Every object of one user's is under this prefix: a grant can be scoped to users/*, and erasure removes it whole. */
+export const userFolder = (userId: string) => `users/${userKeyPart(userId)}/`;
+
 export function objectKey(userId: string, sessionId: string, fileId: string): string {
-  return `users/${userKeyPart(userId)}/sessions/${sessionId}/${fileId}`;
+  return `${userFolder(userId)}sessions/${sessionId}/${fileId}`;
 }
 
 /** The session and file of a key this API made, for the bucket's notifications; undefined for any other key. */

@@ -1,5 +1,6 @@
 import {
   DeleteObjectsCommand,
+  ListObjectsV2Command,
   GetObjectCommand,
   PutObjectCommand,
   S3Client,
@@ -27,6 +28,8 @@ export interface FileObjects {
   /** writes an object the server made itself (an image sent inline) */
   write(key: string, body: Uint8Array, mediaType: string): Promise<void>;
   delete(keys: string[]): Promise<void>;
+  /** removes every object whose key starts with `prefix` (a user's folder, on erasure) */
+  deleteUnder(prefix: string): Promise<void>;
 }
 
 export interface BucketOptions {
@@ -113,5 +116,17 @@ export class S3FileObjects implements FileObjects {
         }),
       );
     }
+  }
+
+  async deleteUnder(prefix: string): Promise<void> {
+    // Listed page by page and each page deleted before the next: a continuation token stays valid.
+    let token: string | undefined;
+    do {
+      const out = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      await this.delete((out.Contents ?? []).map((o) => o.Key!));
+      token = out.NextContinuationToken;
+    } while (token);
   }
 }

@@ -8,7 +8,13 @@ import {
   QueryCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { OWNER_SORT_KEY } from "../stores/session-owners";
+import {
+  DATA_FILE_PREFIX,
+  DATA_FILE_SUMMARY_COLUMN_BYTES,
+  type DataFileSummary,
+  OWNER_SORT_KEY,
+} from "../stores/session-owners";
+import type { DataFormat } from "./sql-errors";
 
 export type FileStatus = "pending" | "ready" | "rejected";
 export type FileKind = "image" | "data";
@@ -38,7 +44,7 @@ export interface FileRecord {
   height?: number;
   /** data files */
   table?: string;
-  format?: "csv" | "tsv";
+  format?: DataFormat;
   /** set when the data file is not UTF-8: its bytes are read as this (shared/files/inspect.ts textOf) */
   encoding?: "windows-1252";
   columns?: Column[];
@@ -136,11 +142,34 @@ export class FileRecords {
           ExpressionAttributeValues: { ":pending": "pending" },
         }),
       );
-      return true;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
+    if (record.status === "ready" && record.kind === "data") await this.noteDataFile(record);
+    return true;
+  }
+
+  /**
+   * Lists a ready data file on its session's owner record (DataFileSummary), which every turn's
+   * lease update returns: the prompt's lines come with it, with no read of the session's files per
+   * turn. Nothing when the session is gone (its owner record with it).
+   */
+  private async noteDataFile(record: FileRecord): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: record.session_id, sk: OWNER_SORT_KEY },
+          UpdateExpression: "SET #f = :summary",
+          ConditionExpression: "attribute_exists(user_id)",
+          ExpressionAttributeNames: { "#f": `${DATA_FILE_PREFIX}${record.file_id}` },
+          ExpressionAttributeValues: { ":summary": summaryOf(record) },
+        }),
+      )
+      .catch((err) => {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      });
   }
 
   /** Deletes a file's record and pointer; true when this call removed the record (false: already gone). */
@@ -153,6 +182,20 @@ export class FileRecords {
       }),
     );
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: pointerKey(fileId) }));
+    if (out.Attributes?.kind === "data")
+      await this.doc
+        .send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+            UpdateExpression: "REMOVE #f",
+            ConditionExpression: "attribute_exists(user_id)",
+            ExpressionAttributeNames: { "#f": `${DATA_FILE_PREFIX}${fileId}` },
+          }),
+        )
+        .catch((err) => {
+          if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        });
     return out.Attributes !== undefined;
   }
 
@@ -230,6 +273,27 @@ export class FileRecords {
 
 /** The session's file count, on its owner record (shared/stores/session-owners.ts), beside its lease. */
 const FILE_COUNT = "file_count";
+
+/** A ready data file as the prompt lists it: its columns up to DATA_FILE_SUMMARY_COLUMN_BYTES, their count beside. */
+export function summaryOf(record: FileRecord): DataFileSummary {
+  const all = record.columns ?? [];
+  const columns: DataFileSummary["columns"] = [];
+  let bytes = 0;
+  for (const c of all) {
+    bytes += Buffer.byteLength(JSON.stringify({ name: c.name, type: c.type })) + 1;
+    if (bytes > DATA_FILE_SUMMARY_COLUMN_BYTES) break;
+    columns.push({ name: c.name, type: c.type });
+  }
+  return {
+    file_id: record.file_id,
+    name: record.name,
+    table: record.table!,
+    row_count: record.row_count ?? 0,
+    created_at: record.created_at,
+    columns,
+    column_count: all.length,
+  };
+}
 
 function strip(item: Record<string, unknown>): FileRecord {
   const { pk: _pk, sk: _sk, ...record } = item;

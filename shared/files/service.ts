@@ -4,9 +4,10 @@ import type { Config } from "../config";
 import { AppError, badRequest, notFound } from "../errors";
 import { ownedSession } from "../ownership";
 import { SessionOwners } from "../stores/session-owners";
-import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectFile } from "./inspect";
+import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectImage, type Inspection } from "./inspect";
+import { noDataEngine, type DataEngine } from "./data-engine";
 import { objectKey, parseObjectKey } from "./keys";
-import { SqlBusy, sqlLimitsOf } from "./sql-sandbox";
+import { SqlBusy, SqlEngineUnavailable, SqlError, sqlLimitsOf } from "./sql-errors";
 import { assignTableNames, withTableNames } from "./table-names";
 import { truncateCodePoints } from "../text";
 import type { FileObjects } from "./objects";
@@ -38,7 +39,14 @@ export function publicFile(record: FileRecord) {
  */
 export class FileService {
   constructor(
-    private readonly deps: { records: FileRecords; objects: FileObjects; owners: SessionOwners; config: FilesConfig },
+    private readonly deps: {
+      records: FileRecords;
+      objects: FileObjects;
+      owners: SessionOwners;
+      config: FilesConfig;
+      /** where data files are checked: the data function (or its local stand-in) */
+      engine?: DataEngine;
+    },
   ) {}
 
   async create(userId: string, sessionId: string, input: { name: string; media_type: string; bytes: number }) {
@@ -187,15 +195,7 @@ export class FileService {
         reason: `uploaded ${bytes.byteLength} bytes, announced ${record.bytes}`,
       };
     } else {
-      const found = await inspectFile(
-        bytes,
-        record,
-        this.deps.config.FILES_MAX_ROWS,
-        sqlLimitsOf(this.deps.config),
-      ).catch((err) => {
-        if (err instanceof SqlBusy) throw new AppError(503, "files_busy", err.message);
-        throw err;
-      });
+      const found = await this.inspect(bytes, record);
       if (!found.ok)
         settled = { ...record, status: "rejected", reason: truncateCodePoints(found.reason, MAX_REASON_CHARS) };
       else if (found.kind === "image")
@@ -236,6 +236,29 @@ export class FileService {
     }
     if (now.status === "rejected") await this.deps.objects.delete([record.key]);
     return now;
+  }
+
+  /** An image here, a data file by the engine (which reads the object itself); busy is a 503 to retry. */
+  private async inspect(bytes: Uint8Array, record: FileRecord): Promise<Inspection> {
+    const kind = claimedKind(record.media_type);
+    if (kind === "image") return inspectImage(bytes);
+    if (kind !== "data") return { ok: false, reason: `unsupported media type ${record.media_type}` };
+    const { config, engine = noDataEngine } = this.deps;
+    try {
+      return await engine.inspect({
+        key: record.key,
+        name: record.name,
+        media_type: record.media_type,
+        maxRows: config.FILES_MAX_ROWS,
+        limits: sqlLimitsOf(config),
+      });
+    } catch (err) {
+      if (err instanceof SqlBusy) throw new AppError(503, "files_busy", err.message);
+      if (err instanceof SqlEngineUnavailable) return { ok: false, reason: err.message };
+      // The engine's failure (it ran out of time or memory on this file): the file's, told as such.
+      if (err instanceof SqlError) return { ok: false, reason: `not a readable data file: ${err.message}` };
+      throw err;
+    }
   }
 
   /**
@@ -328,11 +351,12 @@ export class FileService {
 
 /** The file service over the backends' bucket (or local folder); undefined when none is configured. */
 export function fileService(backends: Backends): FileService | undefined {
-  const { config, dynamo, files } = backends;
+  const { config, dynamo, files, dataEngine } = backends;
   if (!files) return undefined;
   return new FileService({
     records: new FileRecords(dynamo, config.CHECKPOINT_TABLE),
     objects: files,
+    ...(dataEngine ? { engine: dataEngine } : {}),
     owners: new SessionOwners(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS),
     config,
   });

@@ -1,98 +1,16 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBResult } from "@duckdb/node-api";
 import pLimit, { type LimitFunction } from "p-limit";
-import type { Config } from "../config";
+import {
+  DEFAULT_SQL_LIMITS,
+  SqlBusy,
+  SqlEngineUnavailable,
+  SqlError,
+  type DataTable,
+  type QueryResult,
+  type SqlLimits,
+} from "./sql-errors";
 
-/** One data file of the session, exposed to SQL as a table. */
-export interface DataTable {
-  /** the table name the model uses (see table-names.ts) */
-  name: string;
-  /** a local path the engine reads once, while loading */
-  path: string;
-  format: "csv" | "tsv";
-}
-
-export interface SqlLimits {
-  /** loading the files, and then each statement: still running after this, it is interrupted */
-  timeoutMs: number;
-  /** DuckDB's memory_limit, in MB: a query needing more fails instead of taking the process down */
-  memoryLimitMb: number;
-  /** rows returned to the model; more are cut and the result says so */
-  maxRows: number;
-  /** rows loaded per data file */
-  maxFileRows: number;
-  /** bytes of rows (as JSON) returned to the model; the rows past it are cut and the result says so */
-  maxResultBytes: number;
-  /** characters of one text cell returned; a longer one is cut, ending in "…" */
-  maxCellChars: number;
-  /**
-   * Sandboxes open at once in this process; another waits (at most timeoutMs) for one to close.
-   * DuckDB's calls run on libuv's thread pool (4 threads): four runaway queries filled it, and
-   * every file, DNS and zlib call of every other request stalled behind them.
-   */
-  concurrency: number;
-}
-
-export const DEFAULT_SQL_LIMITS: SqlLimits = {
-  timeoutMs: 5_000,
-  memoryLimitMb: 256,
-  maxRows: 200,
-  maxFileRows: 1_000_000,
-  maxResultBytes: 64 * 1024,
-  maxCellChars: 2_000,
-  concurrency: 2,
-};
-
-/** The limits a deployment configured (shared/config.ts), the defaults for what it leaves out. */
-export function sqlLimitsOf(
-  config: Partial<
-    Pick<
-      Config,
-      | "SQL_TIMEOUT_MS"
-      | "SQL_MEMORY_MB"
-      | "SQL_MAX_ROWS"
-      | "SQL_MAX_RESULT_BYTES"
-      | "SQL_CONCURRENCY"
-      | "FILES_MAX_ROWS"
-    >
-  >,
-): SqlLimits {
-  const d = DEFAULT_SQL_LIMITS;
-  return {
-    timeoutMs: config.SQL_TIMEOUT_MS ?? d.timeoutMs,
-    memoryLimitMb: config.SQL_MEMORY_MB ?? d.memoryLimitMb,
-    maxRows: config.SQL_MAX_ROWS ?? d.maxRows,
-    maxFileRows: config.FILES_MAX_ROWS ?? d.maxFileRows,
-    maxResultBytes: config.SQL_MAX_RESULT_BYTES ?? d.maxResultBytes,
-    maxCellChars: d.maxCellChars,
-    concurrency: config.SQL_CONCURRENCY ?? d.concurrency,
-  };
-}
-
-/** A query the sandbox refused or that failed: the message is meant for the model. */
-export class SqlError extends Error {}
-
-/** Every slot was taken for longer than the wait allowed: the engine's state, not the query's fault. */
-export class SqlBusy extends SqlError {
-  constructor() {
-    super("the SQL engine is busy with other queries; try again in a moment");
-    this.name = "SqlBusy";
-  }
-}
-
-/**
- * DuckDB's native binding is not installed for this platform (a Lambda bundle built without it):
- * data files cannot be read here. Said plainly to the model and on a rejected upload, never as a
- * misleading "not a readable CSV".
- */
-export class SqlEngineUnavailable extends SqlError {
-  constructor(cause: unknown) {
-    super(
-      "data files are not available in this deployment: the SQL engine (DuckDB) is not installed for this platform",
-      { cause },
-    );
-    this.name = "SqlEngineUnavailable";
-  }
-}
+export * from "./sql-errors";
 
 /** DuckDB, loaded on first use. */
 export async function loadDuckDb(): Promise<typeof import("@duckdb/node-api")> {
@@ -101,15 +19,6 @@ export async function loadDuckDb(): Promise<typeof import("@duckdb/node-api")> {
   } catch (err) {
     throw new SqlEngineUnavailable(err);
   }
-}
-
-export interface QueryResult {
-  columns: { name: string; type: string }[];
-  rows: Record<string, unknown>[];
-  /** true when the query returned more rows than are here (past maxRows or maxResultBytes) */
-  truncated: boolean;
-  /** true when a text cell was cut to maxCellChars */
-  cut_cells?: boolean;
 }
 
 /** The process's sandbox slots: p-limit queues the rest (its concurrency follows the latest limits). */
@@ -133,6 +42,21 @@ function takeSlot(concurrency: number, waitMs: number): Promise<() => void> {
       return new Promise<void>((release) => resolve(() => release()));
     });
   });
+}
+
+/** The table function that reads one data file, by its format. */
+function reader(table: DataTable): string {
+  const path = quoteString(table.path);
+  switch (table.format) {
+    case "csv":
+    case "tsv":
+      return `read_csv(${path}, header = true, delim = ${quoteString(table.format === "tsv" ? "\t" : ",")}, sample_size = 20480)`;
+    case "jsonl":
+      // One object per line; the columns are the keys found in the first lines.
+      return `read_json(${path}, format = 'newline_delimited', records = true, sample_size = 20480)`;
+    case "parquet":
+      return `read_parquet(${path})`;
+  }
 }
 
 const QUERY_KEYWORDS = new Set(["SELECT", "WITH", "FROM", "VALUES"]);
@@ -192,10 +116,8 @@ export class SqlSandbox {
       const open = connection;
       await interruptAfter(open, limits.timeoutMs, "loading the data files", async () => {
         for (const table of tables) {
-          const delim = table.format === "tsv" ? "\t" : ",";
           await open.run(
-            `CREATE TABLE ${quoteIdent(table.name)} AS SELECT * FROM read_csv(${quoteString(table.path)}, ` +
-              `header = true, delim = ${quoteString(delim)}, sample_size = 20480) LIMIT ${limits.maxFileRows}`,
+            `CREATE TABLE ${quoteIdent(table.name)} AS SELECT * FROM ${reader(table)} LIMIT ${limits.maxFileRows}`,
           );
         }
       });

@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 
 export type RunStatus = "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
 export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
@@ -78,18 +78,38 @@ export class AgentRuns {
         ConsistentRead: true,
       }),
     );
-    const item = out.Item;
-    if (!item) return undefined;
-    return {
-      runId: item.run_id as string,
-      threadId,
-      assistantId: item.assistant_id as string,
-      status: item.status as RunStatus,
-      multitaskStrategy: item.multitask_strategy as MultitaskStrategy,
-      metadata: (item.metadata as Record<string, unknown> | undefined) ?? {},
-      createdAt: item.created_at as string,
-      updatedAt: item.updated_at as string,
-      ...(item.error ? { error: item.error as RunRecord["error"] } : {}),
-    };
+    return out.Item ? runOf(threadId, out.Item) : undefined;
+  }
+
+  /** Every run of a thread, oldest first (a user's export). */
+  async list(threadId: string): Promise<RunRecord[]> {
+    const runs: RunRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: "pk = :pk AND begins_with(sk, :r)",
+          ExpressionAttributeValues: { ":pk": threadId, ":r": RUN_PREFIX },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) runs.push(runOf(threadId, item));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return runs.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 }
+
+const runOf = (threadId: string, item: Record<string, unknown>): RunRecord => ({
+  runId: item.run_id as string,
+  threadId,
+  assistantId: item.assistant_id as string,
+  status: item.status as RunStatus,
+  multitaskStrategy: item.multitask_strategy as MultitaskStrategy,
+  metadata: (item.metadata as Record<string, unknown> | undefined) ?? {},
+  createdAt: item.created_at as string,
+  updatedAt: item.updated_at as string,
+  ...(item.error ? { error: item.error as RunRecord["error"] } : {}),
+});

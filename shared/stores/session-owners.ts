@@ -6,6 +6,7 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  ScanCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
@@ -21,7 +22,29 @@ export interface SessionRecord {
   projectId: string | null | undefined;
   /** the tool groups on and whether the session is private (defaults for a session recorded before settings) */
   settings: SessionSettings;
+  /** the session's ready data files, as the prompt lists them (DATA_FILE_PREFIX attributes) */
+  dataFiles: DataFileSummary[];
 }
+
+/**
+ * A ready data file as the system prompt lists it, kept on the session's owner record (one
+ * attribute per file, DATA_FILE_PREFIX + its id) when the file becomes ready and removed when it
+ * is deleted: the turn's lease update returns the record, so the prompt needs no read of its own.
+ * Bounded: at most DATA_FILE_SUMMARY_COLUMN_BYTES of column list, its full count beside it.
+ */
+export interface DataFileSummary {
+  file_id: string;
+  name: string;
+  table: string;
+  row_count: number;
+  created_at: string;
+  columns: { name: string; type: string }[];
+  /** how many columns the file has (columns may list fewer) */
+  column_count: number;
+}
+
+export const DATA_FILE_PREFIX = "data_file_";
+export const DATA_FILE_SUMMARY_COLUMN_BYTES = 1024;
 
 /** What taking a session's lease found: the lease (absent while another run holds it) and the session (absent: not the caller's). */
 export interface SessionLeaseAttempt {
@@ -231,6 +254,31 @@ export class SessionOwners {
     return found;
   }
 
+  /**
+   * Every session `userId` owns. The table has no index by user (a turn never needs one, and an
+   * index would cost every owner write), so this is a filtered Scan of the owner records: for
+   * erasure and export, which are rare, never on a turn's path.
+   */
+  async sessionsOf(userId: string): Promise<string[]> {
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          ProjectionExpression: "pk",
+          FilterExpression: "sk = :s AND user_id = :u",
+          ExpressionAttributeValues: { ":s": OWNER_SORT_KEY, ":u": userId },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) ids.push(item.pk as string);
+      start = out.LastEvaluatedKey;
+    } while (start !== undefined);
+    return ids;
+  }
+
   /** The owner, or undefined for a session that does not exist. */
   async owner(sessionId: string): Promise<string | undefined> {
     return (await this.session(sessionId))?.userId;
@@ -280,4 +328,8 @@ const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   userId: item.user_id as string,
   projectId: item.project_id as string | null | undefined,
   settings: storedSettings(item.settings),
+  dataFiles: Object.entries(item)
+    .filter(([name]) => name.startsWith(DATA_FILE_PREFIX))
+    .map(([, value]) => value as DataFileSummary)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at)),
 });

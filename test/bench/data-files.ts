@@ -2,6 +2,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { inProcessEngine } from "../../shared/files/data-core";
+import type { DataEngine } from "../../shared/files/data-engine";
+import { DEFAULT_SQL_LIMITS } from "../../shared/files/sql-errors";
+import { workerDataEngine } from "../../infra/local/data-worker";
 import { median, printTable } from "./table";
 
 /**
@@ -136,6 +140,7 @@ export async function run() {
         "on disk MB": (bytes / 1e6).toFixed(1),
       });
     }
+    await invocations(dir, csv);
     printTable(
       `SQL engines on a ${ROWS.toLocaleString("en")}-row, 10-column CSV (${(statSync(csv).size / 1e6).toFixed(1)} MB), median of ${RUNS} cold processes`,
       rows,
@@ -145,5 +150,82 @@ export async function run() {
   }
 }
 
+/**
+ * A query_data call as the chat function makes it (the files loaded, the group-by run, the rows
+ * read) through the invocation, against the engine in this process: the local worker pool (the
+ * data function's stand-in: a message to a thread and back) and this process directly. Then the
+ * memory the data function needs for it, measured: the peak RSS of a fresh process answering it.
+ */
+async function invocations(dir: string, csv: string) {
+  const key = "users/bench/sessions/00000000-0000-4000-8000-000000000001/00000000-0000-4000-8000-000000000002";
+  const bytes = new Uint8Array(readFileSync(csv));
+  const request = {
+    tables: [{ name: "t", key, format: "csv" as const }],
+    sql: GROUP_BY,
+    limits: { ...DEFAULT_SQL_LIMITS, timeoutMs: 30_000 },
+  };
+  const { mkdirSync, writeFileSync: write } = await import("node:fs");
+  mkdirSync(join(dir, key, ".."), { recursive: true });
+  write(join(dir, key), bytes);
+  const pool = workerDataEngine({ dir, threads: 1 });
+  const engines: [string, DataEngine][] = [
+    ["in process", inProcessEngine(async () => bytes)],
+    ["worker pool (local data function)", pool],
+  ];
+  const rows: Record<string, string>[] = [];
+  try {
+    for (const [name, engine] of engines) {
+      await engine.query(request); // warm: the engine loaded, the thread started
+      const times: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const t0 = performance.now();
+        await engine.query(request);
+        times.push(performance.now() - t0);
+      }
+      rows.push({
+        path: name,
+        "query_data ms (median)": median(times).toFixed(1),
+        "min ms": Math.min(...times).toFixed(1),
+      });
+    }
+  } finally {
+    await pool.close();
+  }
+  printTable(
+    `query_data over the ${ROWS.toLocaleString("en")}-row CSV: through the invocation vs in process, warm, ${RUNS} runs`,
+    rows,
+  );
+  const rss = JSON.parse(
+    execFileSync(process.execPath, ["--import", "tsx", import.meta.filename, "--rss", csv], {
+      cwd: ROOT,
+      encoding: "utf8",
+    })
+      .trim()
+      .split("\n")
+      .pop()!,
+  ) as { beforeMb: number; peakMb: number };
+  printTable("the data function's memory, measured (a fresh process answering that query_data)", [
+    {
+      "RSS at start MB": rss.beforeMb.toFixed(0),
+      "peak RSS MB": rss.peakMb.toFixed(0),
+      "SQL_MEMORY_MB (DuckDB's cap)": String(DEFAULT_SQL_LIMITS.memoryLimitMb),
+    },
+  ]);
+}
+
+/** The child for --rss: one query_data in a fresh process, its peak resident memory. */
+async function rssChild(csv: string) {
+  const beforeMb = process.memoryUsage().rss / 2 ** 20;
+  const bytes = new Uint8Array(readFileSync(csv));
+  await inProcessEngine(async () => bytes).query({
+    tables: [{ name: "t", key: "k", format: "csv" }],
+    sql: GROUP_BY,
+    limits: { ...DEFAULT_SQL_LIMITS, timeoutMs: 30_000 },
+  });
+  console.log(JSON.stringify({ beforeMb, peakMb: process.resourceUsage().maxRSS / 1024 }));
+}
+
+const rssAt = process.argv.indexOf("--rss");
+if (rssAt >= 0) await rssChild(process.argv[rssAt + 1]!);
 const at = process.argv.indexOf("--child");
 if (at >= 0) await child(process.argv[at + 1] as Engine, process.argv[at + 2]!);

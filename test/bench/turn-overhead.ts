@@ -1,13 +1,12 @@
 // What the platform adds to a chat turn beside the model: DynamoDB requests per turn type, and
 // the turn's wall time on dynalite + PGlite with the offline stand-in model (deterministic, not a
 // language model, so the time measured is the platform's own) at 1, 8 and 32 concurrent clients.
+// The chat service is the production wiring (graph/chat/runtime.ts), attachments and data engine
+// included, as Lambda and the local stack build it.
 import { performance } from "node:perf_hooks";
-import { buildChatGraph } from "../../graph/chat/graph";
-import { ChatService, type ChatTurn } from "../../graph/chat/service";
-import { chatTools } from "../../graph/tools/registry";
-import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
-import { OfflineChatModel } from "../../shared/models/offline-chat-model";
+import type { ChatTurn } from "../../graph/chat/service";
 import { meter } from "../support/dynamo-meter";
+import { productionChat } from "../support/production-chat";
 import { backendsHarness } from "../support/stack";
 import { median, printTable } from "./table";
 
@@ -21,10 +20,8 @@ const commandsOf = (byCommand: Record<string, number>) =>
 export async function run() {
   const harness = await backendsHarness();
   try {
-    const { checkpointer, owners } = await harness.stateTables();
-    const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.15 });
-    const graph = buildChatGraph({ model: new OfflineChatModel(), tools, checkpointer });
-    const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12 });
+    const production = await productionChat(harness);
+    const { chat } = production;
     const m = meter(harness.dynamo.client);
     const counted = async (turn: () => Promise<unknown>) => {
       m.reset();
@@ -35,14 +32,33 @@ export async function run() {
 
     // Requests per turn type, each on a session that already has a turn (but the new session's).
     const rows: Record<string, string | number>[] = [];
-    const row = (type: string, { requests, commands }: { requests: number; commands: string }, goal: string) =>
-      rows.push({ "turn type": type, requests, goal, commands });
+    // Before: the production wiring as issue 30 found it, a Query of the session's files on every turn.
+    const row = (
+      type: string,
+      { requests, commands }: { requests: number; commands: string },
+      goal: string,
+      before: string,
+    ) => rows.push({ "turn type": type, requests, "before (issue 30)": before, goal, commands });
     const s1 = await session("a");
-    row("plain", await counted(() => chat.reply({ userId: "a", sessionId: s1, message: "thanks, all good" })), "≤ 4");
+    row(
+      "plain",
+      await counted(() => chat.reply({ userId: "a", sessionId: s1, message: "thanks, all good" })),
+      "≤ 4",
+      "5",
+    );
+    const withData = await session("d");
+    await production.attachCsv("d", withData, "sales.csv", "region,amount\nnorth,1\nsouth,2\n");
+    row(
+      "plain, a data file in the session",
+      await counted(() => chat.reply({ userId: "d", sessionId: withData, message: "thanks, all good" })),
+      "≤ 4",
+      "5",
+    );
     row(
       "one tool call",
       await counted(() => chat.reply({ userId: "a", sessionId: s1, message: "remember that my cat is Tom" })),
       "≤ 6",
+      "5",
     );
     row(
       "streamed",
@@ -50,8 +66,9 @@ export async function run() {
         chat.reply({ userId: "a", sessionId: s1, message: "thanks again" }, { onToken: () => undefined }),
       ),
       "≤ 4",
+      "5",
     );
-    row("new session", await counted(() => chat.reply({ userId: "a", message: "hello there" })), "≤ 4");
+    row("new session", await counted(() => chat.reply({ userId: "a", message: "hello there" })), "≤ 4", "5");
     // A double-text: the second message waits for the first's lease, polling while it waits.
     const s2 = await session("b");
     m.reset();
@@ -62,6 +79,7 @@ export async function run() {
       "two at once, the second queued (both turns)",
       { requests: m.requests, commands: commandsOf(m.byCommand) },
       "≤ 8 + polls",
+      "",
     );
     m.detach();
     printTable("DynamoDB requests per chat turn (dynalite)", rows);
@@ -96,6 +114,7 @@ export async function run() {
       `Plain turn wall time, ${TURNS_PER_CLIENT} turns per client (offline stand-in model, dynalite, PGlite, one process)`,
       latency,
     );
+    production.close();
   } finally {
     await harness.close();
   }

@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { bundleFunction } from "../../infra/aws/bundle/build";
+import { DEFAULT_SQL_LIMITS } from "../../shared/files/sql-errors";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { chatEvent } from "../support/events";
 
@@ -109,19 +110,9 @@ describe("the deployed chat bundle", () => {
     expect(await stackIn({})).not.toMatch(/functions\/chat\.ts/);
   });
 
-  it("ships DuckDB beside the bundle, loadable from the function's own folder", async () => {
-    // The data tools import DuckDB from the function's folder in Lambda: nothing outside it.
-    writeFileSync(
-      join(outdir, "probe.mjs"),
-      'const { DuckDBInstance } = await import("@duckdb/node-api");' +
-        'const c = await (await DuckDBInstance.create(":memory:")).connect();' +
-        'process.stdout.write(String((await c.runAndReadAll("select 40 + 2")).getRows()[0][0]));',
-    );
-    const { stdout } = await promisify(execFile)(process.execPath, [join(outdir, "probe.mjs")], {
-      cwd: outdir,
-      env: { PATH: process.env.PATH },
-    });
-    expect(stdout).toBe("42");
+  it("ships no native code: DuckDB runs in the data function, not here", () => {
+    expect(readdirSync(outdir)).not.toContain("node_modules");
+    expect(bundleText(outdir)).not.toContain("@duckdb/node-api");
   });
 
   it("rejects bad input with a 400", async () => {
@@ -142,4 +133,77 @@ describe("the deployed chat bundle", () => {
       rmSync(traced, { recursive: true, force: true });
     }
   });
+});
+
+/**
+ * The data function as the stack deploys it: its bundle and DuckDB's packages, in a folder with
+ * nothing else, run by a fresh Node process that inspects an upload and runs a query the way the
+ * other functions invoke it (an EngineRequest in, an EngineAnswer out), reading the objects
+ * through the handler's own reader.
+ */
+describe("the deployed data bundle", () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "bundle-data-"));
+    await bundleFunction({ entry: join(ROOT, "functions/data.ts"), outdir: dataDir, native: "duckdb" });
+  }, 120_000);
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const KEY = "users/u-1/sessions/00000000-0000-4000-8000-000000000001/00000000-0000-4000-8000-000000000002";
+  const limits = { ...DEFAULT_SQL_LIMITS, concurrency: 1 };
+  async function ask(requests: unknown[]): Promise<unknown[]> {
+    const script = `
+      const { createDataHandler } = await import("./index.mjs");
+      const objects = { [${JSON.stringify(KEY)}]: new TextEncoder().encode("region,amount\\neast,3\\nwest,4\\neast,5\\n") };
+      const handler = createDataHandler(async () => async (key) => objects[key]);
+      const out = [];
+      for (const request of JSON.parse(process.env.REQUESTS)) out.push(await handler(request));
+      process.stdout.write(JSON.stringify(out));`;
+    writeFileSync(join(dataDir, "probe.mjs"), script);
+    const { stdout } = await promisify(execFile)(process.execPath, [join(dataDir, "probe.mjs")], {
+      cwd: dataDir,
+      timeout: 60_000,
+      env: { PATH: process.env.PATH, REQUESTS: JSON.stringify(requests), AWS_REGION: "us-east-1" },
+    });
+    return JSON.parse(stdout);
+  }
+
+  it("holds only its bundle and DuckDB's packages, with the Linux x64 binding", () => {
+    expect(readdirSync(join(dataDir, "node_modules/@duckdb")).sort()).toEqual([
+      "node-api",
+      "node-bindings",
+      "node-bindings-linux-x64",
+    ]);
+  });
+
+  it("inspects an upload and runs a query from its own folder", async () => {
+    const table = { name: "sales", key: KEY, format: "csv" };
+    const [inspected, queried, refused] = await ask([
+      { op: "inspect", key: KEY, name: "sales.csv", media_type: "text/csv", maxRows: 100, limits },
+      {
+        op: "query",
+        tables: [table],
+        sql: "SELECT region, SUM(amount)::INTEGER AS total FROM sales GROUP BY region ORDER BY region",
+        limits,
+      },
+      { op: "query", tables: [{ ...table, key: "knowledge/secret.pdf" }], sql: "SELECT 1", limits },
+    ]);
+    expect(inspected).toMatchObject({ ok: true, value: { ok: true, kind: "data", table: "sales", row_count: 3 } });
+    expect(queried).toEqual({
+      ok: true,
+      value: {
+        columns: [
+          { name: "region", type: "VARCHAR" },
+          { name: "total", type: "INTEGER" },
+        ],
+        rows: [
+          { region: "east", total: 8 },
+          { region: "west", total: 4 },
+        ],
+        truncated: false,
+      },
+    });
+    // A key this API did not make is refused before anything is read.
+    expect(refused).toEqual({ ok: false, error: "sql", message: expect.stringMatching(/not one of this API's/) });
+  }, 60_000);
 });

@@ -65,6 +65,9 @@ describe("synth refuses a broken deployment", () => {
     expect(bad({ stage: "Prod_1" })).toThrow(/stage/);
     expect(bad({ memoryMinScore: "2" })).toThrow(/memoryMinScore/);
     expect(bad({ alarmEmail: "oncall" })).toThrow(/alarmEmail/);
+    expect(bad({ userQuotas: '{"turnsPerMinute":0}' })).toThrow(/userQuotas: turnsPerMinute/);
+    expect(bad({ userQuotas: "ten a minute" })).toThrow(/userQuotas: must be a JSON object/);
+    expect(bad({ sessionRetentionDays: "0" })).toThrow(/sessionRetentionDays/);
   });
 });
 
@@ -168,6 +171,16 @@ describe("a production deployment", () => {
     expect(api.Properties.Name).toBe("AgentBackend-staging-api");
     const [, dashboard] = ofType(staged, "AWS::CloudWatch::Dashboard")[0]!;
     expect(dashboard.Properties.DashboardName).toBe("AgentBackend-staging");
+  });
+
+  it("hands the user quotas and the session retention to the functions from context", () => {
+    const quotas = '{"turnsPerMinute":5,"tokensPerDay":100000}';
+    const settings = readSettings(
+      new App({ context: { ...PRODUCTION_CONTEXT, userQuotas: quotas, sessionRetentionDays: "30" } }),
+    );
+    const t = synth("Limited", settings);
+    const [, chat] = ofType(t, "AWS::Lambda::Function").find(([id]) => id.startsWith("ChatFunction"))!;
+    expect(chat.Properties.Environment.Variables).toMatchObject({ USER_QUOTAS: quotas, SESSION_RETENTION_DAYS: "30" });
   });
 
   it("hands the message cap and the memory thresholds to the functions from context", () => {

@@ -65,13 +65,8 @@ it("runs on x86_64 exactly the functions the manifest says ship a native module"
   const x86 = Object.values(template.findResources("AWS::Lambda::Function")).filter((r) =>
     String(JSON.stringify(r.Properties.Architectures)).includes("x86_64"),
   );
-  expect(FUNCTIONS.filter((f) => f.native === "duckdb").map((f) => f.name)).toEqual([
-    "chat",
-    "chat-stream",
-    "files",
-    "file-uploaded",
-  ]);
-  expect(x86).toHaveLength(4);
+  expect(FUNCTIONS.filter((f) => f.native === "duckdb").map((f) => f.name)).toEqual(["data"]);
+  expect(x86).toHaveLength(1);
 });
 
 describe("checkpoint table", () => {
@@ -101,11 +96,11 @@ describe("checkpoint table", () => {
 });
 
 describe("functions", () => {
-  it("run Node 22 (on arm64 unless they ship DuckDB's x64 binding) with the table name and no plain-text secret", () => {
+  it("run Node 22 on arm64 with the table name and no plain-text secret", () => {
     for (const f of ourFunctions()) {
       const fn = { Properties: propsOf(f) };
       expect(fn.Properties.Runtime).toBe("nodejs22.x");
-      expect(fn.Properties.Architectures).toEqual([f === stack.chatFunction ? "x86_64" : "arm64"]);
+      expect(fn.Properties.Architectures).toEqual(["arm64"]);
       const env = fn.Properties.Environment.Variables;
       expect(env.CHECKPOINT_TABLE).toEqual(ref(stack.checkpointTable));
       expect(env.SUPABASE_SERVICE_ROLE_KEY).toBeUndefined();

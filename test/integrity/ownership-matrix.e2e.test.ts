@@ -131,6 +131,11 @@ const ASKS: Record<
     params: (o) => ({ file_id: o.file }),
     asks: () => [{}],
   },
+  // The caller's own data: nothing of anyone else's is named, shown or erased (docs/user-data.md).
+  "GET /api/me/usage": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "GET /api/me/export": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "DELETE /api/me": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "DELETE /api/admin/users/{id}": { kind: "ADMIN", params: () => ({ id: "alice" }), asks: () => [{}] },
   "GET /api/knowledge/documents": { kind: "ADMIN", asks: () => [{}] },
   "GET /api/knowledge/documents/{source}": {
     kind: "ADMIN",

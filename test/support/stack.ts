@@ -8,6 +8,7 @@ import { SessionOwners } from "../../shared/stores/session-owners";
 import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
+import { RpcUserData } from "../../shared/stores/user-data";
 
 /** dynalite and an in-memory PGlite with the migrations applied, shared by one test file. */
 export async function backendsHarness() {
@@ -17,6 +18,7 @@ export async function backendsHarness() {
     postgres,
     conversations: new RpcConversationStore(sqlRpc(postgres)),
     store: new RpcAgentStore(sqlRpc(postgres)),
+    userData: new RpcUserData(sqlRpc(postgres)),
     async checkpointer() {
       const tableName = `checkpoints-${randomUUID()}`;
       await createCheckpointTable(dynamo.client, tableName);

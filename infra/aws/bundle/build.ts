@@ -1,5 +1,5 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
-import { copyNativeModules } from "./native";
+import { copyNativeModules, type NativeModule } from "./native";
 import { langchainLoadMap, langsmithClientOff, sideEffectFree, zodNamespaceImports, type Trim } from "./trims";
 
 export interface BundleOptions {
@@ -9,6 +9,8 @@ export interface BundleOptions {
   outdir: string;
   /** bundle LangSmith's client for tracing to LangSmith; otherwise it is left out */
   langsmith?: boolean;
+  /** the native module the function declares (infra/manifest.ts); without one it ships none */
+  native?: NativeModule;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface BundleOptions {
  * included, loaded only for attachments), where requiring the runtime's four CommonJS clients it
  * uses compiles 1,149 KB in 43 files (86 ms on the bench machine), most of a first request's load.
  */
-export async function bundleFunction({ entry, outdir, langsmith = false }: BundleOptions): Promise<Metafile> {
+export async function bundleFunction({ entry, outdir, langsmith = false, native }: BundleOptions): Promise<Metafile> {
   const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree()];
   if (!langsmith) trims.push(langsmithClientOff());
   const result = await build({
@@ -38,8 +40,8 @@ export async function bundleFunction({ entry, outdir, langsmith = false }: Bundl
     // ES module builds of packages that ship both, so tree shaking can work.
     mainFields: ["module", "main"],
     // DuckDB is a native addon (a .node binary per platform) that esbuild cannot bundle: its
-    // packages are copied beside the bundle (./native.ts), and it is loaded only when a session
-    // has data files (shared/files/sql-sandbox.ts).
+    // packages are copied beside the data function's bundle (./native.ts); any other function
+    // that imports it fails the build.
     external: ["@duckdb/*"],
     // CommonJS dependencies inside an ES module still call require() for Node's built-ins.
     banner: {
@@ -52,7 +54,7 @@ export async function bundleFunction({ entry, outdir, langsmith = false }: Bundl
     throw new Error(
       `bundle trims found nothing to rewrite: ${missed.map((t) => t.name).join(", ")}; a library upgrade moved their target (infra/aws/bundle/trims.ts)`,
     );
-  copyNativeModules(result.metafile, outdir);
+  copyNativeModules(result.metafile, outdir, native);
   return result.metafile;
 }
 

@@ -2,6 +2,7 @@ import { AssetHashType } from "aws-cdk-lib";
 import { Code } from "aws-cdk-lib/aws-lambda";
 import { relative, resolve } from "node:path";
 import { localBundling } from "./local-bundling";
+import type { NativeModule } from "./native";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 
@@ -10,7 +11,7 @@ const ROOT = resolve(import.meta.dirname, "../../..");
  * NodejsFunction builds its assets, but with the trims its CLI-driven esbuild cannot run.
  * The asset hash is the bundle's, so an unchanged bundle is not uploaded again.
  */
-export function functionCode(entry: string, options: { langsmith?: boolean } = {}): Code {
+export function functionCode(entry: string, options: { langsmith?: boolean; native?: NativeModule } = {}): Code {
   const args = (outdir: string) => [
     "--import",
     "tsx",
@@ -18,6 +19,7 @@ export function functionCode(entry: string, options: { langsmith?: boolean } = {
     relative(ROOT, entry),
     outdir,
     ...(options.langsmith ? ["--langsmith"] : []),
+    ...(options.native ? [`--native=${options.native}`] : []),
   ];
   return Code.fromAsset(ROOT, { assetHashType: AssetHashType.OUTPUT, bundling: localBundling(args) });
 }

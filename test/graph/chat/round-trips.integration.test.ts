@@ -1,15 +1,15 @@
-import { buildChatGraph } from "../../../graph/chat/graph";
-import { ChatService, type ChatReply } from "../../../graph/chat/service";
-import { chatTools } from "../../../graph/tools/registry";
-import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
-import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import type { ChatReply } from "../../../graph/chat/service";
+import { SessionOwners } from "../../../shared/stores/session-owners";
 import { meter, type Meter } from "../../support/dynamo-meter";
+import { productionChat } from "../../support/production-chat";
 import { backendsHarness } from "../../support/stack";
 
 // DynamoDB requests on a chat turn's path, every one a network round trip in a region: the
 // session's owner record (owner check, project and lease in one conditional update; released in
 // one more), the checkpoint read, and the checkpoint written once when the run exits. The offline
-// stand-in model (not a language model) drives the turns deterministically.
+// stand-in model (not a language model) drives the turns deterministically. The chat service is
+// the production one (graph/chat/runtime.ts, as Lambda and the local stack build it), attachments
+// bucket and data engine included: a read any turn adds, wherever it is wired, is counted here.
 
 let harness: Awaited<ReturnType<typeof backendsHarness>>;
 let m: Meter;
@@ -17,13 +17,21 @@ beforeAll(async () => {
   harness = await backendsHarness();
   m = meter(harness.dynamo.client);
 }, 60_000);
-afterAll(() => harness.close());
+const closing: (() => void)[] = [];
+afterAll(async () => {
+  await harness.close();
+  for (const close of closing) close();
+});
+
+/** The production wiring on a fresh table and attachments folder. */
+async function production() {
+  const made = await productionChat(harness);
+  closing.push(made.close);
+  return made;
+}
 
 async function service() {
-  const { checkpointer, owners } = await harness.stateTables();
-  const tools = chatTools({ store: harness.store, embeddings: new HashingEmbeddings(1024), minMemoryScore: 0.15 });
-  const graph = buildChatGraph({ model: new OfflineChatModel(), tools, checkpointer });
-  return new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12 });
+  return (await production()).chat;
 }
 
 async function counted(run: () => Promise<ChatReply>) {
@@ -75,5 +83,25 @@ describe("DynamoDB requests per chat turn", () => {
         expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
       }
     }
+  });
+
+  it("stays at 4 with data files in the session: the prompt's lines come with the owner record", async () => {
+    const { chat, tableName, attachCsv, files } = await production();
+    const { sessionId } = await chat.reply({ userId: "ria", message: "hello there" });
+    const record = await attachCsv("ria", sessionId, "sales.csv", "region,amount\nnorth,1\nsouth,2\n");
+    expect(record).toMatchObject({ status: "ready", table: "sales" });
+    // What the prompt lists is on the owner record the lease update returns.
+    const owner = await new SessionOwners(harness.dynamo.client, tableName).session(sessionId);
+    expect(owner!.dataFiles).toMatchObject([{ name: "sales.csv", table: "sales", row_count: 2, column_count: 2 }]);
+    for (const observer of [{}, { onToken: () => undefined }]) {
+      const plain = await counted(() =>
+        chat.reply({ userId: "ria", sessionId, message: "thanks, all good" }, observer),
+      );
+      expect(toolCalls(plain.reply)).toEqual([]);
+      expect(plain.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
+    }
+    // A deleted file leaves the owner record with it.
+    await files.remove("ria", sessionId, record.file_id);
+    expect((await new SessionOwners(harness.dynamo.client, tableName).session(sessionId))!.dataFiles).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import type { FileRecord } from "../../../shared/files/records";
+import { summaryOf, type FileRecord } from "../../../shared/files/records";
 import { textTokens } from "../../../shared/models/token-estimate";
 import { DATA_FILES_PROMPT_TOKENS, describeDataFilesForPrompt } from "../../../graph/tools/data-files";
 
@@ -48,5 +48,19 @@ describe("the data files in the system prompt", () => {
     expect(textTokens(prompt)).toBeLessThanOrEqual(DATA_FILES_PROMPT_TOKENS);
     expect(prompt).toContain('as table "f0"');
     expect(prompt).toMatch(/… and \d+ more data files \(list_files lists them\)$/);
+  });
+
+  it("lists a file from its summary on the owner record, counting the columns the summary leaves out", () => {
+    const summary = summaryOf(dataFile("wide.csv", "wide", 2_000));
+    expect(summary.columns.length).toBeLessThan(2_000);
+    expect(Buffer.byteLength(JSON.stringify(summary))).toBeLessThan(2_048);
+    const prompt = describeDataFilesForPrompt([summary])!;
+    expect(prompt).toMatch(/- wide.csv as table "wide": 3 rows; columns "c0xxxxxx" VARCHAR, .*… and \d+ more/);
+    const shown = (prompt.match(/VARCHAR/g) ?? []).length;
+    expect(prompt).toContain(`… and ${2_000 - shown} more (describe_data_file lists them)`);
+    // A summary of a narrow file is the whole file.
+    expect(describeDataFilesForPrompt([summaryOf(dataFile("sales.csv", "sales", 2, 2))])).toBe(
+      describeDataFilesForPrompt([dataFile("sales.csv", "sales", 2, 2)]),
+    );
   });
 });

@@ -6,7 +6,7 @@ vi.mock("@duckdb/node-api", () => {
   throw new Error("Cannot find module '@duckdb/node-bindings-linux-arm64/duckdb.node'");
 });
 
-const { inspectFile } = await import("../../../shared/files/inspect");
+const { inspectFile } = await import("../../../shared/files/data-inspect");
 const { SqlEngineUnavailable, SqlSandbox } = await import("../../../shared/files/sql-sandbox");
 
 describe("without the SQL engine", () => {

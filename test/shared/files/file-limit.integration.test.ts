@@ -24,6 +24,9 @@ function memoryObjects(): FileObjects & { stored: Map<string, Uint8Array> } {
     downloadUrl: async (key) => `memory://${key}`,
     read: async (key) => stored.get(key),
     write: async (key, body) => void stored.set(key, body),
+    deleteUnder: async (prefix) => {
+      for (const k of [...stored.keys()]) if (k.startsWith(prefix)) stored.delete(k);
+    },
     delete: async (keys) => {
       for (const k of keys) stored.delete(k);
     },

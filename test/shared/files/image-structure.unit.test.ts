@@ -1,4 +1,4 @@
-import { inspectFile } from "../../../shared/files/inspect";
+import { inspectFile } from "../../../shared/files/data-inspect";
 import { GIF_1X1, JPEG_3X2, pngBytes, WEBP_3X2, WEBP_LOSSLESS_3X2 } from "../../support/images";
 
 // An image is checked by its bytes to its end: a truncated or empty one, which the model's API

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { inspectFile, textOf } from "../../../shared/files/inspect";
+import { inspectFile } from "../../../shared/files/data-inspect";
+import { textOf } from "../../../shared/files/inspect";
 import { pngBytes } from "../../support/images";
 
 const png = pngBytes;

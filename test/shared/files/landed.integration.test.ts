@@ -32,6 +32,9 @@ function announcingObjects(onWrite: (key: string) => Promise<unknown>) {
       stored.set(key, body);
       await onWrite(key);
     },
+    deleteUnder: async (prefix) => {
+      for (const k of [...stored.keys()]) if (k.startsWith(prefix)) stored.delete(k);
+    },
     delete: async (keys) => {
       for (const k of keys) stored.delete(k);
     },

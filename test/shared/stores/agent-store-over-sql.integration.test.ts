@@ -28,6 +28,7 @@ describe("row level security", () => {
       "agent_memories",
       "agent_sessions",
       "agent_store_items",
+      "erased_sessions",
       "execution_traces",
       "knowledge_chunks",
       "knowledge_documents",

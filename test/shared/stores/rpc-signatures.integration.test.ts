@@ -2,6 +2,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { startLocalPostgres } from "../../../infra/local/postgres";
 import { AGENT_STORE_CALLS } from "../../../shared/stores/rpc-agent-store";
 import { CONVERSATION_STORE_CALLS } from "../../../shared/stores/rpc-conversations";
+import { USER_DATA_CALLS } from "../../../shared/stores/user-data";
 import { heldToTable, signatureProblems } from "../../support/rpc-signatures";
 
 // Every call the stores make names a function of the migrations and its arguments exactly, as
@@ -14,9 +15,10 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 describe("the stores' calls against the migrations' functions", () => {
-  it("match a function and its argument names, for every call of both stores", async () => {
+  it("match a function and its argument names, for every call of every store", async () => {
     expect(await signatureProblems(db, AGENT_STORE_CALLS)).toEqual([]);
     expect(await signatureProblems(db, CONVERSATION_STORE_CALLS)).toEqual([]);
+    expect(await signatureProblems(db, USER_DATA_CALLS)).toEqual([]);
   });
 
   it("reports a misnamed argument, naming the function as declared", async () => {

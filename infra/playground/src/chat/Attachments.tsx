@@ -23,6 +23,9 @@ interface Props {
 const TYPES: Record<string, string> = {
   csv: "text/csv",
   tsv: "text/tab-separated-values",
+  jsonl: "application/jsonl",
+  ndjson: "application/x-ndjson",
+  parquet: "application/vnd.apache.parquet",
   png: "image/png",
   jpg: "image/jpeg",
   jpeg: "image/jpeg",
@@ -91,7 +94,7 @@ export function Attachments({ user, threadId, ensureThread }: Props) {
         id="attach"
         type="file"
         multiple
-        accept=".csv,.tsv,image/png,image/jpeg,image/gif,image/webp"
+        accept=".csv,.tsv,.jsonl,.ndjson,.parquet,image/png,image/jpeg,image/gif,image/webp"
         onChange={(e) => {
           void attach(e.target.files);
           e.target.value = "";

@@ -1,0 +1,89 @@
+import * as z from "zod";
+import { apiHandler } from "../shared/api-handler";
+import type { Backends } from "../shared/backends";
+import { badRequest, forbidden } from "../shared/errors";
+import { json } from "../shared/http";
+import { callerId, isAdminCaller } from "../shared/identity";
+import { createLogger } from "../shared/logger";
+import type { RouteSchemas } from "../shared/request-schemas";
+import { UserUsage } from "../shared/stores/user-usage";
+import { identifier } from "../shared/text";
+import { awsWiring, type Wiring } from "../shared/wiring";
+
+const logger = createLogger("me");
+
+const UserPath = z.object({ id: identifier() });
+
+/**
+ * A user's own data (docs/user-data.md):
+ * GET    /api/me/usage              today's turns and tokens against the deployment's quotas
+ * GET    /api/me/export             everything held about the caller, as one JSON document
+ * DELETE /api/me                    erases everything held about the caller, in every store
+ * DELETE /api/admin/users/{id}      the same for any user, by an admin (anyone else: 403)
+ * Each acts on the caller's own id only (the admin route excepted): there is nobody else's to name.
+ */
+export function createMeHandler(backends: () => Promise<Backends> | Backends, corsOrigins?: () => string | undefined) {
+  return apiHandler(
+    logger,
+    async (event) => {
+      const all = await backends();
+      const { config } = all;
+      const route = `${event.httpMethod} ${event.resource}`;
+      if (route === "DELETE /api/admin/users/{id}") {
+        // The role first: a non-admin learns nothing, not even whether the id is well formed.
+        if (!isAdminCaller(event, config.AUTH_MODE)) throw forbidden("users are erased by admins only");
+        const id = UserPath.safeParse(event.pathParameters ?? {});
+        if (!id.success) throw badRequest("invalid_user_id", `id: ${id.error.issues[0]!.message}`);
+        return erase(all, id.data.id, callerId(event, config.AUTH_MODE));
+      }
+      const userId = callerId(event, config.AUTH_MODE);
+      if (route === "GET /api/me/usage") {
+        const usage = new UserUsage(all.dynamo, config.CHECKPOINT_TABLE, config.USER_QUOTAS);
+        const today = await usage.today(userId);
+        return json(200, {
+          day: today.day,
+          turns: today.turns,
+          tokens: today.tokens,
+          turns_this_minute: today.turnsThisMinute,
+          limits: {
+            turns_per_minute: config.USER_QUOTAS.turnsPerMinute ?? null,
+            tokens_per_day: config.USER_QUOTAS.tokensPerDay ?? null,
+          },
+          // With no quota set, turns are not counted (a turn then costs no request for it).
+          counted: usage.enabled,
+        });
+      }
+      if (route === "GET /api/me/export") {
+        const { exportUser } = await import("../shared/user-export");
+        return json(200, await exportUser(all, userId), {
+          "content-disposition": 'attachment; filename="export.json"',
+          "cache-control": "no-store",
+        });
+      }
+      return erase(all, userId, userId);
+    },
+    { corsOrigins },
+  );
+}
+
+async function erase(backends: Backends, userId: string, by: string) {
+  // Loaded here: only an erasure needs the saver, and it brings LangGraph's checkpoint package.
+  const { eraseUser } = await import("../graph/chat/user-erasure");
+  const report = await eraseUser(backends, userId);
+  logger.info("user erased", { erasedBy: by === userId ? "self" : "admin", report });
+  return json(200, { erased: true, ...report });
+}
+
+/** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
+export const requestSchemas: RouteSchemas = {
+  "GET /api/me/usage": {},
+  "GET /api/me/export": {},
+  "DELETE /api/me": {},
+  "DELETE /api/admin/users/{id}": { path: UserPath },
+};
+
+/** The handler on any wiring: Lambda's below, or the local stack's. */
+export const createHandler = ({ config, backends }: Wiring) => createMeHandler(backends, () => config().CORS_ORIGINS);
+
+export const handler = createHandler(awsWiring());
+export { loadDeferred } from "../shared/deferred";

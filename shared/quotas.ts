@@ -1,0 +1,42 @@
+import * as z from "zod";
+import { AppError } from "./errors";
+
+/**
+ * A deployment's per-user limits (USER_QUOTAS): turns per calendar minute and model tokens per UTC
+ * day. Either may be left out (no limit on it); `{}` or unset limits nothing.
+ */
+export const UserQuotas = z
+  .object({
+    turnsPerMinute: z.number().int().min(1).max(100_000).optional(),
+    tokensPerDay: z.number().int().min(1).max(1_000_000_000_000).optional(),
+  })
+  .strict();
+export type UserQuotas = z.infer<typeof UserQuotas>;
+
+export type QuotaLimit = keyof UserQuotas;
+
+/** The windows a moment falls in: its minute (epoch minutes) and its UTC day (YYYY-MM-DD). */
+export function windowsOf(nowMs: number) {
+  const minute = Math.floor(nowMs / 60_000);
+  const day = new Date(nowMs).toISOString().slice(0, 10);
+  return { minute, day };
+}
+
+/** Whole seconds until the window `limit` counts in starts again (at least 1). */
+export function retryAfterSeconds(limit: QuotaLimit, nowMs: number): number {
+  const next =
+    limit === "turnsPerMinute"
+      ? (Math.floor(nowMs / 60_000) + 1) * 60_000
+      : Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate() + 1);
+  return Math.max(1, Math.ceil((next - nowMs) / 1000));
+}
+
+/** 429 quota_exceeded: which limit, its value, and when to come back (also as Retry-After). */
+export function quotaExceeded(limit: QuotaLimit, value: number, nowMs: number): AppError {
+  const retryAfter = retryAfterSeconds(limit, nowMs);
+  const what = limit === "turnsPerMinute" ? `${value} turns a minute` : `${value} model tokens a day`;
+  return new AppError(429, "quota_exceeded", `over this deployment's limit of ${what}; retry in ${retryAfter} s`, {
+    details: { limit, value, retry_after_seconds: retryAfter },
+    headers: { "retry-after": String(retryAfter) },
+  });
+}

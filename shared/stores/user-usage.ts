@@ -1,0 +1,133 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { quotaExceeded, type UserQuotas, windowsOf } from "../quotas";
+import { CHECKPOINT_TABLE } from "./checkpoint-table";
+
+/** Partition key of a user's usage items in the checkpoint table; one item per UTC day, its sort key the day. */
+export const usagePartition = (userId: string) => `usage#${userId}`;
+
+/** A day's item outlives its day by this much, for GET /api/me/usage around midnight; TTL removes it after. */
+const KEEP_SECONDS = 2 * 86_400;
+
+export interface UsageToday {
+  day: string;
+  turns: number;
+  tokens: number;
+  /** turns in the current minute */
+  turnsThisMinute: number;
+}
+
+/**
+ * Counts each user's turns and model tokens against the deployment's quotas (USER_QUOTAS). The
+ * day's item holds the day's turns and tokens and one counter per minute (`m<epoch minute>`), so a
+ * turn is admitted, counted and checked against both limits in one conditional UpdateItem: no read
+ * first, and two turns at once cannot both slip under a limit. Each admission removes the previous
+ * minute's counter; a minute followed by a longer pause stays until the day's item expires.
+ */
+export class UserUsage {
+  private readonly doc: DynamoDBDocumentClient;
+
+  constructor(
+    client: DynamoDBClient,
+    private readonly tableName: string,
+    readonly quotas: UserQuotas,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.doc = DynamoDBDocumentClient.from(client);
+  }
+
+  /** Whether any limit is set: with none, turns are not counted (and cost no request). */
+  get enabled(): boolean {
+    return this.quotas.turnsPerMinute !== undefined || this.quotas.tokensPerDay !== undefined;
+  }
+
+  /** Counts a turn, or throws 429 quota_exceeded (with the limit hit and Retry-After) when it is over one. */
+  async admit(userId: string): Promise<void> {
+    if (!this.enabled) return;
+    const at = this.now();
+    const { minute, day } = windowsOf(at);
+    const { turnsPerMinute, tokensPerDay } = this.quotas;
+    const conditions = [
+      ...(turnsPerMinute !== undefined ? ["(attribute_not_exists(#m) OR #m < :tpm)"] : []),
+      ...(tokensPerDay !== undefined ? ["(attribute_not_exists(tokens) OR tokens < :tpd)"] : []),
+    ];
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: usagePartition(userId), sk: day },
+          UpdateExpression: "ADD turns :one, #m :one SET #e = :e REMOVE #prev",
+          ConditionExpression: conditions.join(" AND "),
+          ExpressionAttributeNames: {
+            "#m": `m${minute}`,
+            "#prev": `m${minute - 1}`,
+            "#e": CHECKPOINT_TABLE.ttlAttribute,
+          },
+          ExpressionAttributeValues: {
+            ":one": 1,
+            ":e": expiresAt(at),
+            ...(turnsPerMinute !== undefined ? { ":tpm": turnsPerMinute } : {}),
+            ...(tokensPerDay !== undefined ? { ":tpd": tokensPerDay } : {}),
+          },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
+      const usage = await this.today(userId, at);
+      if (turnsPerMinute !== undefined && usage.turnsThisMinute >= turnsPerMinute)
+        throw quotaExceeded("turnsPerMinute", turnsPerMinute, at);
+      throw quotaExceeded("tokensPerDay", tokensPerDay ?? 0, at);
+    }
+  }
+
+  /** Adds a finished turn's model tokens to the user's day. */
+  async addTokens(userId: string, tokens: number): Promise<void> {
+    if (!this.enabled || !(tokens > 0)) return;
+    const at = this.now();
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: usagePartition(userId), sk: windowsOf(at).day },
+        UpdateExpression: "ADD tokens :n SET #e = :e",
+        ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
+        ExpressionAttributeValues: { ":n": Math.round(tokens), ":e": expiresAt(at) },
+      }),
+    );
+  }
+
+  /** The user's turns and tokens today (UTC), and turns this minute. */
+  async today(userId: string, at = this.now()): Promise<UsageToday> {
+    const { minute, day } = windowsOf(at);
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: usagePartition(userId), sk: day }, ConsistentRead: true }),
+    );
+    const item = out.Item ?? {};
+    return {
+      day,
+      turns: Number(item.turns ?? 0),
+      tokens: Number(item.tokens ?? 0),
+      turnsThisMinute: Number(item[`m${minute}`] ?? 0),
+    };
+  }
+}
+
+/** Removes every usage item of the user's (erasure). */
+export async function deleteUsage(client: DynamoDBClient, tableName: string, userId: string): Promise<void> {
+  const doc = DynamoDBDocumentClient.from(client);
+  const out = await doc.send(
+    new QueryCommand({
+      TableName: tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": usagePartition(userId) },
+      ProjectionExpression: "pk, sk",
+      ConsistentRead: true,
+    }),
+  );
+  // At most a few items: one per day, each expiring two days after it.
+  for (const item of out.Items ?? [])
+    await doc.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } }));
+}
+
+const expiresAt = (at: number) => Math.ceil(at / 1000) + KEEP_SECONDS;

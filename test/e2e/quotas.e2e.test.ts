@@ -1,0 +1,60 @@
+import { freshUser, localStackForTests } from "../support/local-stack";
+
+// Quotas over HTTP on the stack `npm start` runs, with USER_QUOTAS set: the turn over the limit is
+// 429 quota_exceeded with the limit and Retry-After on every way in (chat, stream, an Agent Server
+// run), another user is unaffected, and GET /api/me/usage shows the day against the limits.
+const holder = localStackForTests("quotas-e2e", {
+  USER_QUOTAS: JSON.stringify({ turnsPerMinute: 2, tokensPerDay: 1_000_000 }),
+  OFFLINE_STREAM_DELAY_MS: "0",
+});
+
+async function post(path: string, user: string, body: unknown) {
+  const res = await fetch(`${holder.stack.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-user-id": user },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+describe("per-user quotas over HTTP", () => {
+  it("refuses the turn over the per-minute limit with 429, the limit and Retry-After, on every way in", async () => {
+    // Two turns fit a minute: started right after a minute begins, so the test cannot straddle one.
+    const wait = 60_000 - (Date.now() % 60_000);
+    if (wait < 15_000) await new Promise((r) => setTimeout(r, wait + 50));
+    const user = freshUser("quinn");
+    expect((await post("/api/chat", user, { message: "hello" })).status).toBe(200);
+    expect((await post("/api/chat", user, { message: "hello again" })).status).toBe(200);
+
+    const refused = await post("/api/chat", user, { message: "one more" });
+    expect(refused.status).toBe(429);
+    expect(refused.json().error).toMatchObject({ code: "quota_exceeded", limit: "turnsPerMinute", value: 2 });
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+
+    const streamed = await post("/api/chat/stream", user, { message: "one more, streamed" });
+    expect(streamed.status).toBe(429);
+    expect(streamed.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(streamed.json().error.code).toBe("quota_exceeded");
+
+    const run = await post("/runs/wait", user, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "and an Agent Server run" }] },
+    });
+    expect(run.status).toBe(429);
+    expect(run.headers.get("retry-after")).toMatch(/^\d+$/);
+
+    expect((await post("/api/chat", freshUser("rae"), { message: "hi" })).status).toBe(200);
+
+    const usage = await fetch(`${holder.stack.url}/api/me/usage`, { headers: { "x-user-id": user } });
+    expect(await usage.json()).toMatchObject({
+      turns: 2,
+      turns_this_minute: 2,
+      tokens: expect.any(Number),
+      limits: { turns_per_minute: 2, tokens_per_day: 1_000_000 },
+      counted: true,
+    });
+  }, 90_000);
+});

@@ -1,0 +1,120 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { buildChatGraph } from "../../../graph/chat/graph";
+import { ChatService } from "../../../graph/chat/service";
+import { AppError } from "../../../shared/errors";
+import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import type { UserQuotas } from "../../../shared/quotas";
+import { UserUsage } from "../../../shared/stores/user-usage";
+import { meter, type Meter } from "../../support/dynamo-meter";
+import { backendsHarness } from "../../support/stack";
+
+// Per-user quotas (USER_QUOTAS) on the chat turn, with the clock injected: the turn over a limit is
+// refused with 429 before the model is called, another user is unaffected, and the next window
+// admits again. The offline stand-in model reports token usage as Bedrock does.
+
+let harness: Awaited<ReturnType<typeof backendsHarness>>;
+let m: Meter;
+beforeAll(async () => {
+  harness = await backendsHarness();
+  m = meter(harness.dynamo.client);
+}, 60_000);
+afterAll(() => harness.close());
+
+/** A model that counts its calls, so "before any model call" is observed, not assumed. */
+class CountingModel extends OfflineChatModel {
+  calls = 0;
+  override async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]) {
+    this.calls += 1;
+    return super._generate(messages, options);
+  }
+}
+
+async function service(quotas: UserQuotas, clock: { now: number }) {
+  const { checkpointer, owners, tableName } = await harness.stateTables();
+  const model = new CountingModel();
+  const graph = buildChatGraph({ model, tools: [], checkpointer });
+  const usage = new UserUsage(harness.dynamo.client, tableName, quotas, () => clock.now);
+  const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12, usage });
+  return { chat, usage, model };
+}
+
+async function refusal(run: Promise<unknown>): Promise<AppError> {
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
+}
+
+const START = Date.UTC(2026, 10, 23, 10, 0, 15);
+
+describe("per-user quotas on chat turns", () => {
+  it("refuses the turn over the per-minute limit with 429, the limit and Retry-After, before any model call", async () => {
+    const clock = { now: START };
+    const { chat, model } = await service({ turnsPerMinute: 2 }, clock);
+    const { sessionId } = await chat.reply({ userId: "ann", message: "hello" });
+    await chat.reply({ userId: "ann", sessionId, message: "again" });
+    const calls = model.calls;
+    expect(calls).toBeGreaterThan(0);
+    const err = await refusal(chat.reply({ userId: "ann", sessionId, message: "one more" }));
+    expect(err.status).toBe(429);
+    expect(err.code).toBe("quota_exceeded");
+    expect(err.details).toMatchObject({ limit: "turnsPerMinute", value: 2, retry_after_seconds: 45 });
+    expect(err.headers).toEqual({ "retry-after": "45" });
+    expect(model.calls).toBe(calls);
+    // A new session is no way around it: the count is the user's, not the session's.
+    expect((await refusal(chat.reply({ userId: "ann", message: "new session" }))).status).toBe(429);
+    // Another user is unaffected.
+    await expect(chat.reply({ userId: "bob", message: "hi" })).resolves.toMatchObject({ reply: expect.any(String) });
+    // The next minute admits again.
+    clock.now = START + 45_000;
+    await expect(chat.reply({ userId: "ann", sessionId, message: "next minute" })).resolves.toMatchObject({
+      sessionId,
+    });
+  });
+
+  it("refuses once the day's tokens are spent, until the next UTC day", async () => {
+    const clock = { now: START };
+    const { chat, usage } = await service({ tokensPerDay: 50 }, clock);
+    const { sessionId } = await chat.reply({ userId: "cy", message: "hello, tell me something about the weather" });
+    const spent = await usage.today("cy");
+    expect(spent.turns).toBe(1);
+    expect(spent.tokens).toBeGreaterThan(0);
+    while ((await usage.today("cy")).tokens < 50) await chat.reply({ userId: "cy", sessionId, message: "and more" });
+    const err = await refusal(chat.reply({ userId: "cy", sessionId, message: "over" }));
+    expect(err.details).toMatchObject({ limit: "tokensPerDay", value: 50 });
+    // 10:00:15 UTC: the day starts again in 13 h 59 min 45 s.
+    expect(err.headers?.["retry-after"]).toBe(String(14 * 3600 - 15));
+    clock.now = Date.UTC(2026, 10, 24, 0, 0, 1);
+    await expect(chat.reply({ userId: "cy", sessionId, message: "a new day" })).resolves.toBeDefined();
+    expect(await usage.today("cy")).toMatchObject({ day: "2026-11-24", turns: 1 });
+  });
+
+  it("counts the same when many turns arrive at once: never more admitted than the limit", async () => {
+    const clock = { now: START };
+    const { chat } = await service({ turnsPerMinute: 3 }, clock);
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => chat.reply({ userId: "dee", message: `parallel ${i}` })),
+    );
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
+    for (const r of results.filter((r) => r.status === "rejected"))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 429 });
+  });
+
+  it("costs a plain turn two DynamoDB requests more with a quota set, none without", async () => {
+    const clock = { now: START };
+    const limited = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 }, clock);
+    const { sessionId } = await limited.chat.reply({ userId: "eve", message: "hello there" });
+    m.reset();
+    await limited.chat.reply({ userId: "eve", sessionId, message: "thanks, all good" });
+    // lease, admission, checkpoint read, checkpoint write, release, tokens
+    expect(m.byCommand).toEqual({ UpdateItemCommand: 4, QueryCommand: 1, BatchWriteItemCommand: 1 });
+
+    const open = await service({}, clock);
+    const first = await open.chat.reply({ userId: "eve", message: "hello there" });
+    m.reset();
+    await open.chat.reply({ userId: "eve", sessionId: first.sessionId, message: "thanks, all good" });
+    expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
+  });
+});
