@@ -1,8 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
 import * as z from "zod";
-import { agentServerErrorResponse } from "../graph/agent-server/errors";
-import { guardThread } from "../graph/agent-server/guard";
 import { RunCreate } from "../graph/agent-server/requests";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
@@ -10,7 +8,7 @@ import type { Config } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { AppError } from "../shared/errors";
-import { parseJsonBody, standInHeaders } from "../shared/http";
+import { errorAnswer, parseJsonBody, standInHeaders } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { RouteSchemas } from "../shared/request-schemas";
@@ -24,20 +22,19 @@ function sendEvent(stream: Writable, name: string, data: unknown) {
 }
 
 function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
-  const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error");
-  if (app.status >= 500) logger.error("run failed before it started", { error: err });
-  // LangGraph's wording beside the project's codes, as the JSON routes answer (functions/agent-server.ts).
-  const response = agentServerErrorResponse(app, cors);
+  const app = err instanceof AppError ? err : undefined;
+  if (!app || app.status >= 500) logger.error("run failed before it started", { error: err });
+  const { status, body, headers } = errorAnswer(err);
   awslambda.HttpResponseStream.from(stream, {
-    statusCode: response.statusCode,
-    headers: response.headers as Record<string, string>,
-  }).end(response.body);
+    statusCode: status,
+    headers: { "content-type": "application/json", ...headers, ...cors },
+  }).end(JSON.stringify(body));
 }
 
 /**
  * POST /threads/{thread_id}/runs/stream and stateless POST /runs/stream: a run as the platform
  * streams it, `event: metadata` with the run id first, then `event: <mode>` per chunk in the
- * modes asked for (graph/agent-server/run-stream.ts), `event: error` if the
+ * modes asked for (values, updates, messages for messages-tuple, custom), `event: error` if the
  * run fails, then the end of the response. A run refused before it starts (bad input, unknown
  * thread, busy under multitask_strategy reject) is a plain JSON error with its status. Wrapped
  * by hand, as chat-stream.ts is, so the invocation lasts until the run is saved.
@@ -53,7 +50,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
       const userId = callerId(event, config.AUTH_MODE);
       const threadId = event.pathParameters?.thread_id;
       // Ownership before effect, as every thread route (functions/agent-server.ts): first, for anyone but the owner.
-      if (event.resource.includes("{thread_id}")) await guardThread(ready.threads, userId, event);
+      if (event.resource.includes("{thread_id}")) await ready.threads.assertOwned(userId, threadId);
       const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
       await executeRun(ready.runDeps, { userId, threadId, deadline: runDeadline(context) }, body, {
         started: (run) => {
@@ -75,7 +72,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     } catch (err) {
       if (!sse) return sendError(responseStream, err, cors);
       logger.error("stream failed", { error: err });
-      sendEvent(sse, "error", { error: "internal_error", message: "internal error", code: "internal_error" });
+      sendEvent(sse, "error", { error: "internal_error", message: "internal error" });
     } finally {
       logger.resetKeys();
     }

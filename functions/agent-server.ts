@@ -1,18 +1,13 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import * as z from "zod";
 import { assistant, graphJson, graphOf, graphSchemas, searchAssistants } from "../graph/agent-server/assistants";
-import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
-import { guardThread } from "../graph/agent-server/guard";
 import {
   AssistantSearch,
   HistoryQuery,
   RunCreate,
-  StateAtCheckpoint,
-  ThreadCount,
   ThreadCreate,
   ThreadPatch,
   ThreadSearch,
-  ThreadStateUpdate,
 } from "../graph/agent-server/requests";
 import { executeRun, runJson } from "../graph/agent-server/runs";
 import { ItemKey, ItemQuery, ListNamespaces, PutItem, SearchItems } from "../graph/agent-server/store";
@@ -20,7 +15,7 @@ import { type AgentServer, deferredAgentServer } from "../graph/agent-server/run
 import { apiHandler } from "../shared/api-handler";
 import type { Config } from "../shared/config";
 import { runDeadline } from "../shared/deadline";
-import { AppError, notFound } from "../shared/errors";
+import { notFound } from "../shared/errors";
 import { json, parseJsonBody, parseQuery } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
@@ -113,39 +108,7 @@ const ROUTES: Record<string, Route> = {
   }),
   "POST /threads/search": route({
     body: ThreadSearch,
-    handle: async ({ body, server, userId }) => {
-      const { threads, total } = await server.threads.search(userId, body);
-      const next = body.offset + threads.length;
-      return json(200, threads, {
-        "x-pagination-total": String(total),
-        ...(next < total ? { "x-pagination-next": String(next) } : {}),
-      });
-    },
-  }),
-  "POST /threads/count": route({
-    body: ThreadCount,
-    handle: async ({ body, server, userId }) => server.threads.count(userId, body),
-  }),
-  "POST /threads/{thread_id}/copy": route({
-    path: ThreadPath,
-    handle: async ({ path, server, userId }) => server.threads.copy(userId, path.thread_id),
-  }),
-  "POST /threads/{thread_id}/state": route({
-    path: ThreadPath,
-    body: ThreadStateUpdate,
-    handle: async ({ path, body, server, userId }) =>
-      server.threads.updateState(userId, path.thread_id, {
-        values: body.values,
-        ...(body.as_node ? { asNode: body.as_node } : {}),
-        ...(body.checkpoint?.checkpoint_id || body.checkpoint_id
-          ? { checkpointId: (body.checkpoint?.checkpoint_id ?? body.checkpoint_id)! }
-          : {}),
-      }),
-  }),
-  "POST /threads/{thread_id}/state/checkpoint": route({
-    path: ThreadPath,
-    body: StateAtCheckpoint,
-    handle: async ({ path, body, server }) => server.threads.state(path.thread_id, body.checkpoint.checkpoint_id),
+    handle: async ({ body, server, userId }) => server.threads.search(userId, body),
   }),
   "GET /threads/{thread_id}": route({
     path: ThreadPath,
@@ -243,16 +206,18 @@ async function wait(
     event: () => {},
   });
   const location = { "content-location": `/threads/${result.threadId}/runs/${result.runId}` };
-  if (result.error) return json(200, { __error__: result.error }, location);
+  if (result.error)
+    return json(200, { __error__: { error: result.error.code, message: result.error.message } }, location);
   return json(200, result.values ?? {}, location);
 }
 
-/** A path parameter that cannot be an id of its kind is 400, as LangGraph's server answers it: it names nothing. */
+/** A path parameter that names nothing (not an id of its kind) is a 404 for it, as an unknown one is. */
 function parsePath(event: APIGatewayProxyEvent, schema: z.ZodType | undefined) {
   if (!schema) return undefined;
   const parsed = schema.safeParse(event.pathParameters ?? {});
   if (parsed.success) return parsed.data;
-  throw malformedId(String(parsed.error.issues[0]!.path[0] ?? "path"));
+  const name = String(parsed.error.issues[0]!.path[0] ?? "path").replace(/_id$/, "");
+  throw notFound(`${name}_not_found`, `no such ${name}`);
 }
 
 /**
@@ -270,29 +235,24 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
         return json(200, { version: "agent-server-api", flags: { assistants: true, crons: false, langsmith: false } });
       const route = ROUTES[key];
       if (!route) throw notFound("not_found", `no route for ${key}`);
-      try {
-        const ready = await server();
-        const userId = callerId(event, ready.config.AUTH_MODE);
-        // Ownership before effect: nothing of a thread is touched, not even its request parsed, for anyone but its owner.
-        if (event.resource.includes("{thread_id}")) await guardThread(ready.threads, userId, event);
-        const result = await route.handle({
-          server: ready,
-          userId,
-          event,
-          context,
-          path: parsePath(event, route.path),
-          query: route.query ? parseQuery(event, route.query) : undefined,
-          body: route.body ? parseJsonBody(event, route.body, { maxBytes: 1024 * 1024 }) : undefined,
-        });
-        if (result === undefined) return { statusCode: 204, body: "" };
-        if (typeof result === "object" && result !== null && "statusCode" in result)
-          return result as ReturnType<typeof json>;
-        return json(200, result);
-      } catch (err) {
-        // LangGraph's wording beside the project's codes; anything else is the middleware's 500.
-        if (err instanceof AppError && err.status < 500) return agentServerErrorResponse(err);
-        throw err;
-      }
+      const ready = await server();
+      const userId = callerId(event, ready.config.AUTH_MODE);
+      // Ownership before effect: nothing of a thread is touched, not even its request parsed, for anyone but its owner.
+      if (event.resource.includes("{thread_id}"))
+        await ready.threads.assertOwned(userId, event.pathParameters?.thread_id);
+      const result = await route.handle({
+        server: ready,
+        userId,
+        event,
+        context,
+        path: parsePath(event, route.path),
+        query: route.query ? parseQuery(event, route.query) : undefined,
+        body: route.body ? parseJsonBody(event, route.body, { maxBytes: 1024 * 1024 }) : undefined,
+      });
+      if (result === undefined) return { statusCode: 204, body: "" };
+      if (typeof result === "object" && result !== null && "statusCode" in result)
+        return result as ReturnType<typeof json>;
+      return json(200, result);
     },
     { corsOrigins: () => config.CORS_ORIGINS },
   );

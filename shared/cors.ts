@@ -3,15 +3,7 @@
  * app). CORS_ORIGINS lists the origins allowed, comma-separated; "*" allows any; empty (the default
  * in AWS without `corsOrigins` or the playground) allows none, and the responses carry no CORS headers.
  */
-// x-auth-scheme: Agent Chat UI and LangGraph's SDK send it with their API key.
-export const CORS_ALLOW_HEADERS = [
-  "authorization",
-  "content-type",
-  "x-api-key",
-  "x-auth-scheme",
-  "x-user-id",
-  "last-event-id",
-];
+export const CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key", "x-user-id", "last-event-id"];
 export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 export function parseOrigins(value: string | undefined): string[] {
@@ -27,9 +19,8 @@ export function corsHeaders(allowed: readonly string[], origin: string | undefin
   if (!allowAll && (origin === undefined || !allowed.includes(origin))) return {};
   return {
     "access-control-allow-origin": allowAll ? "*" : origin!,
-    // The SDK reads the run's id from Content-Location (onRunCreated), and a search's page from
-    // X-Pagination-Total and X-Pagination-Next.
-    "access-control-expose-headers": "content-location,x-pagination-total,x-pagination-next",
+    // The SDK reads the run's id from Content-Location (onRunCreated).
+    "access-control-expose-headers": "content-location",
     ...(allowAll ? {} : { vary: "origin" }),
   };
 }

@@ -1,6 +1,5 @@
-import { v5 as uuid5 } from "@langchain/core/utils/uuid";
+import { createHash } from "node:crypto";
 import { notFound } from "../../shared/errors";
-import { noAssistantFor } from "./errors";
 
 /** The graphs this deployment serves: `chat` runs; `support` is shown but runs from Intercom only. */
 export const GRAPHS = {
@@ -12,34 +11,28 @@ export const GRAPHS = {
 } as const;
 export type GraphId = keyof typeof GRAPHS;
 
-// A graph's assistant id is a name-based uuid5 of its graph id in LangGraph's own namespace for
-// graphs (NAMESPACE_GRAPH in its server), as LangGraph Platform derives its default assistants'
-// ids: stable across deployments, and the same id a client computes.
-const NAMESPACE = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
-export const assistantIdOf = (graphId: string): string => uuid5(graphId, NAMESPACE);
+// A graph's assistant id is a name-based uuid5 of its graph id, as LangGraph Platform derives its
+// default assistants' ids: stable across deployments. Hand-written: Node has no uuid5.
+const NAMESPACE = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
+export function assistantIdOf(graphId: string): string {
+  const hash = createHash("sha1")
+    .update(Buffer.from(NAMESPACE.replaceAll("-", ""), "hex"))
+    .update(graphId)
+    .digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 // The deployment's graphs do not change while it runs: their assistants' timestamps are fixed.
 const DEPLOYED_AT = new Date(0).toISOString();
 
-/** The graph whose default assistant an id names (its graph id or its assistant id), if any. */
-export function systemGraphOf(assistantId: string): GraphId | undefined {
-  for (const graphId of Object.keys(GRAPHS) as GraphId[])
-    if (assistantId === graphId || assistantId === assistantIdOf(graphId)) return graphId;
-  return undefined;
-}
-
 /** The assistant an id names: its graph id or its assistant id. */
 export function graphOf(assistantId: string): GraphId {
-  const graphId = systemGraphOf(assistantId);
-  if (!graphId) throw notFound("assistant_not_found", "Assistant not found");
-  return graphId;
-}
-
-/** A run's assistant when the id names a graph's own (default) assistant; else "No assistant found". */
-export function systemAssistant(assistantId: string) {
-  const graphId = systemGraphOf(assistantId);
-  if (!graphId) throw noAssistantFor(assistantId);
-  return { assistant_id: assistantIdOf(graphId), graph_id: graphId };
+  for (const graphId of Object.keys(GRAPHS) as GraphId[])
+    if (assistantId === graphId || assistantId === assistantIdOf(graphId)) return graphId;
+  throw notFound("assistant_not_found", `no assistant "${assistantId.slice(0, 64)}"`);
 }
 
 export function assistant(graphId: GraphId) {

@@ -3,103 +3,11 @@ import { chatRequest } from "../../shared/chat-request";
 import { badRequest } from "../../shared/errors";
 import { Metadata, storableJson } from "../../shared/storable-json";
 import { identifier, storable, storableText } from "../../shared/text";
-import { ApprovalResume, ApproveTools } from "../tools/approval";
-
-/**
- * A message as a client writes it into the state (threads.updateState, supersteps): LangGraph's
- * message dict. Its type is one LangGraph knows, a tool message answers a call, a removal names
- * what it removes; the rest of its fields (additional_kwargs, tool_calls...) are kept as sent, so
- * the whole of it is storable JSON.
- */
-const MessageDict = storableJson(
-  z
-    .object({
-      type: z.enum(["human", "user", "ai", "assistant", "tool", "system", "remove"]).optional(),
-      role: z.enum(["human", "user", "ai", "assistant", "tool", "system"]).optional(),
-      content: z.union([storable(z.string()), z.array(z.record(z.string(), z.unknown()))]).optional(),
-      id: storableText({ min: 1, max: 128 }).optional(),
-      tool_call_id: storableText({ min: 1, max: 128 }).optional(),
-      tool_calls: z
-        .array(z.object({ name: storableText({ min: 1, max: 128 }), args: z.record(z.string(), z.unknown()) }).loose())
-        .max(64)
-        .optional(),
-    })
-    .loose()
-    .superRefine((m, ctx) => {
-      const type = m.type ?? m.role;
-      if (type === undefined) ctx.addIssue({ code: "custom", message: "a message needs its type (or role)" });
-      if (type === "tool" && m.tool_call_id === undefined)
-        ctx.addIssue({ code: "custom", path: ["tool_call_id"], message: "a tool message answers a call: name it" });
-      if (type === "remove" && m.id === undefined)
-        ctx.addIssue({ code: "custom", path: ["id"], message: "a removal names the message it removes" });
-      if (type !== "remove" && m.content === undefined)
-        ctx.addIssue({ code: "custom", path: ["content"], message: "a message needs its content" });
-    }),
-  { maxBytes: 256 * 1024 },
-);
-
-/**
- * Values a client writes into the chat graph's state: its messages (one, or a list), and, as a
- * state read back from the history holds them, its running summary and token calibration.
- */
-export const StateValues = z.strictObject(
-  {
-    messages: z.union([MessageDict, z.array(MessageDict).max(500)]).optional(),
-    summary: storableText({ max: 20_000 }).optional(),
-    tokenRatio: z.number().min(0.5).max(4).optional(),
-  },
-  { error: "the chat graph's state is its messages, summary and tokenRatio" },
-);
-
-const AsNode = storableText({ min: 1, max: 128 });
 
 export const ThreadCreate = z.object({
   thread_id: z.uuid({ error: "must be a UUID" }).optional(),
   metadata: Metadata.optional(),
   if_exists: z.enum(["raise", "do_nothing"]).optional(),
-  /** states written into the new thread, one superstep after another (threads.create's supersteps) */
-  supersteps: z
-    .array(
-      z.object({
-        updates: z
-          .array(z.object({ values: StateValues.nullish(), as_node: AsNode }))
-          .min(1)
-          .max(16),
-      }),
-    )
-    .max(64)
-    .optional(),
-});
-
-/** threads.updateState: values written as if a node had returned them, at the latest checkpoint or a named one. */
-export const ThreadStateUpdate = z.object({
-  values: StateValues.nullish(),
-  as_node: AsNode.optional(),
-  checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).nullish(),
-  checkpoint: z
-    .object({
-      checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).optional(),
-      checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
-    })
-    .loose()
-    .nullish(),
-});
-
-/** POST /threads/{id}/state/checkpoint: the state at a checkpoint (RemoteGraph.getState). */
-export const StateAtCheckpoint = z.object({
-  checkpoint: z
-    .object({
-      checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).optional(),
-      checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
-    })
-    .loose(),
-  subgraphs: z.boolean().nullish(),
-});
-
-export const ThreadCount = z.object({
-  metadata: Metadata.nullish(),
-  status: z.enum(["idle", "busy", "interrupted", "error"]).nullish(),
-  values: Metadata.nullish(),
 });
 
 export const ThreadPatch = z.object({ metadata: Metadata.optional() });
@@ -119,8 +27,6 @@ export const ThreadSearch = z.object({
 
 export const HistoryQuery = z.object({
   limit: z.number().int().min(1).max(1000).default(10),
-  /** only checkpoints whose metadata holds these (a run's metadata is in its checkpoints') */
-  metadata: Metadata.nullish(),
   before: z
     .object({ configurable: z.object({ checkpoint_id: storableText({ max: 128 }) }).loose() })
     .loose()
@@ -135,21 +41,12 @@ export const AssistantSearch = z.object({
   offset: z.number().int().min(0).default(0),
 });
 
-/**
- * The stream modes a run can ask for, and the LangGraph modes each one reads. "messages" (whole and
- * partial messages) is built from LangGraph's message chunks and values; "events" is every callback
- * event of the run (streamEvents), so it reads none.
- */
+/** The stream modes a run can ask for, and the LangGraph mode each one reads. */
 export const STREAM_MODES = {
-  values: ["values"],
-  updates: ["updates"],
-  "messages-tuple": ["messages"],
-  messages: ["messages", "values"],
-  custom: ["custom"],
-  events: [],
-  debug: ["debug"],
-  tasks: ["tasks"],
-  checkpoints: ["checkpoints"],
+  values: "values",
+  updates: "updates",
+  "messages-tuple": "messages",
+  custom: "custom",
 } as const;
 export type StreamMode = keyof typeof STREAM_MODES;
 
@@ -157,7 +54,7 @@ const StreamModeSchema = z.enum(Object.keys(STREAM_MODES) as [StreamMode, ...Str
   error: `must be one of ${Object.keys(STREAM_MODES).join(", ")}`,
 });
 
-// The text is bounded by the body's size here and by MAX_MESSAGE_BYTES once joined (runInput).
+// The text is bounded by the body's size here and by MAX_MESSAGE_BYTES once joined (newHumanMessage).
 const TextBlock = z.object({ type: storableText({ max: 64 }), text: storable(z.string()).optional() }).loose();
 const InputMessage = z
   .object({
@@ -168,94 +65,38 @@ const InputMessage = z
   })
   .loose();
 
-const NodeName = storableText({ min: 1, max: 128 });
-/** Nodes to stop before or after: "*" for every one. */
-const Interrupts = z.union([z.literal("*"), z.array(NodeName).max(32)]);
-
-/** A checkpoint of the thread to run from (LangGraph's `checkpoint`; `checkpoint_id` alone says the same). */
-const CheckpointRef = z
-  .object({
-    checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }),
-    checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
-    thread_id: z.uuid().optional(),
-  })
-  .loose();
-
-/** LangGraph's Command, as JSON: storable, bounded. */
-export const CommandBody = storableJson(
-  z
-    .object({
-      // The chat graph stops only for approvals (graph/tools/approval.ts): a resume answers one.
-      resume: ApprovalResume.optional(),
-      // What LangGraph writes as if a node returned it: the chat graph's state keys only.
-      update: z
-        .union([StateValues, z.array(z.tuple([z.enum(["messages", "summary", "tokenRatio"]), z.unknown()])).max(16)])
-        .optional(),
-      goto: z.union([NodeName, z.array(NodeName).max(8)]).optional(),
-    })
-    .strict(),
-  { maxBytes: 16 * 1024 },
-);
-
 export const RunCreate = z.object({
   assistant_id: storableText({ min: 1, max: 128 }),
   input: z
-    .object({ messages: z.array(InputMessage).optional() })
+    .object({ messages: z.array(InputMessage).min(1) })
     .loose()
     .nullish(),
-  command: CommandBody.nullish(),
+  // Never run (newHumanMessage refuses it), but still only storable JSON.
+  command: storableJson(z.unknown(), { maxBytes: 16 * 1024 }).optional(),
   stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
   multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).optional(),
   metadata: Metadata.optional(),
   config: z
-    .object({
-      configurable: z
-        .object({
-          project_id: identifier().optional(),
-          // Tools whose calls wait for approval in this run (over its assistant's): names, or "*".
-          approve_tools: ApproveTools.optional(),
-        })
-        .loose()
-        .optional(),
-      // Bounded: every step may be a model call.
-      recursion_limit: z.number().int().min(1).max(100).optional(),
-    })
+    .object({ configurable: z.object({ project_id: identifier().optional() }).loose().optional() })
     .loose()
     .optional(),
-  checkpoint: CheckpointRef.nullish(),
-  checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).nullish(),
-  interrupt_before: Interrupts.optional(),
-  interrupt_after: Interrupts.optional(),
   on_completion: z.enum(["delete", "keep"]).optional(),
-  if_not_exists: z.enum(["create", "reject"]).optional(),
 });
 export type RunCreateBody = z.infer<typeof RunCreate>;
 
-/** What a run starts from: a new human message, a command, or neither (continue from the checkpoint). */
-export interface RunInput {
-  message?: { text: string; id?: string };
-  command?: z.infer<typeof CommandBody>;
-}
-
 /**
- * What a run's body asks the graph to start from. A new message is one human message, as useStream
- * sends it: history comes from the thread's checkpoint, so anything else (earlier messages, an AI
- * message) is refused rather than appended twice. No input (null, `{}` or no messages) continues
- * from the checkpoint: after an interrupt, or from an earlier checkpoint to regenerate. A command
- * comes with no input (Agent Chat UI sends `{}` beside it).
+ * The one new human message a run's input carries, as useStream sends it. History comes from
+ * the thread's checkpoint, so anything else (earlier messages, an AI message) is refused rather
+ * than appended twice.
  */
-export function runInput(body: RunCreateBody, maxMessageBytes: number): RunInput {
-  const input = body.input ?? {};
-  const extra = Object.keys(input).find((k) => k !== "messages" && (input as Record<string, unknown>)[k] !== undefined);
-  if (extra !== undefined)
-    throw badRequest("invalid_input", `input.${extra.slice(0, 64)}: the chat graph's input is its messages only`);
-  const messages = input.messages ?? [];
-  if (body.command) {
-    if (messages.length > 0)
-      throw badRequest("invalid_input", "input.messages: send a command or new messages, not both");
-    return { command: body.command };
-  }
-  if (messages.length === 0) return {};
+export function newHumanMessage(body: RunCreateBody, maxMessageBytes: number): { text: string; id?: string } {
+  if (body.command !== undefined && body.command !== null)
+    throw badRequest(
+      "unsupported_command",
+      "command (resuming an interrupt) is not supported: the chat graph never interrupts",
+    );
+  const messages = body.input?.messages;
+  if (!messages) throw badRequest("invalid_input", "input.messages: a run needs one new human message");
   if (messages.length !== 1)
     throw badRequest(
       "invalid_input",
@@ -272,13 +113,10 @@ export function runInput(body: RunCreateBody, maxMessageBytes: number): RunInput
   const checked = chatRequest(maxMessageBytes).shape.message.safeParse(text);
   if (!checked.success)
     throw badRequest("invalid_input", `input.messages.0.content: ${checked.error.issues[0]!.message}`);
-  return { message: { text: checked.data, ...(message.id ? { id: message.id } : {}) } };
+  return { text: checked.data, ...(message.id ? { id: message.id } : {}) };
 }
 
 export function streamModes(body: RunCreateBody): StreamMode[] {
   const modes = body.stream_mode ?? ["values"];
   return [...new Set(Array.isArray(modes) ? modes : [modes])];
 }
-
-/** The checkpoint a run starts from, when it names one. */
-export const runCheckpoint = (body: RunCreateBody) => body.checkpoint?.checkpoint_id ?? body.checkpoint_id ?? undefined;

@@ -1,39 +1,21 @@
-import type { StateSnapshot } from "@langchain/langgraph";
+import type { AIMessageChunk } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import { AppError } from "../../shared/errors";
-import type { AgentRuns, MultitaskStrategy, RunRecord, RunStatus } from "../../shared/stores/agent-runs";
-import type { AgentThreads, ThreadStatus } from "../../shared/stores/agent-threads";
+import type { AgentRuns, MultitaskStrategy, RunRecord } from "../../shared/stores/agent-runs";
 import type { CancelAction } from "../../shared/stores/session-lease";
-import type { ChatService, RunOutcome } from "../chat/service";
-import { APPROVE_TOOLS } from "../tools/approval";
-import { GRAPHS, type GraphId } from "./assistants";
-import { type RunCreateBody, runCheckpoint, runInput, streamModes } from "./requests";
-import { RunStream } from "./run-stream";
-import { interruptsOf, valuesDict } from "./serialize";
-
-/** The assistant a run is for: its graph, and what its configuration adds to the run's. */
-export interface RunAssistant {
-  assistant_id: string;
-  graph_id: GraphId;
-  configurable?: Record<string, unknown>;
-}
+import type { ChatService } from "../chat/service";
+import { GRAPHS, graphOf } from "./assistants";
+import { newHumanMessage, type RunCreateBody, STREAM_MODES, type StreamMode, streamModes } from "./requests";
+import { messageDict, valuesDict } from "./serialize";
 
 export interface RunDeps {
   chat: ChatService;
   runs: AgentRuns;
-  /** the caller's thread list: a run marks its thread busy, then leaves its status and values */
-  threads: AgentThreads;
-  /** the thread's latest state, once a run ended */
-  readState(threadId: string): Promise<StateSnapshot>;
-  /** the assistant an id names, for its caller: a graph id, a graph's assistant, or one of theirs */
-  assistant(userId: string, assistantId: string): Promise<RunAssistant>;
   /** asks the run holding the owner's thread's lease to stop (SessionOwners.requestCancel) */
   requestCancel(threadId: string, userId: string, action: CancelAction): Promise<boolean>;
   maxMessageBytes: number;
   /** removes a stateless run's thread once it finished (`on_completion: "delete"`) */
   deleteThread(threadId: string, userId: string): Promise<void>;
-  /** a run that failed on the server's side (not the client's), for the logs */
-  onServerError?: (error: unknown) => void;
 }
 
 export interface RunCaller {
@@ -50,29 +32,34 @@ export interface RunSink {
   event(name: string, data: unknown): void;
 }
 
-/** A failed run's error, as LangGraph's servers name it (`error`), with the project's code beside. */
-export interface RunError {
-  error: string;
-  message: string;
-  code: string;
-}
-
 export interface RunResult {
   runId: string;
   threadId: string;
   /** the thread's values after the run */
   values: unknown;
   /** set when the run failed after it started */
-  error?: RunError;
+  error?: { code: string; message: string };
+}
+
+/** The SSE event name of a LangGraph stream chunk, for the modes the client asked for. */
+const EVENT_OF: Record<string, StreamMode> = Object.fromEntries(
+  Object.entries(STREAM_MODES).map(([mode, graphMode]) => [graphMode, mode as StreamMode]),
+);
+const eventName = (mode: StreamMode) => (mode === "messages-tuple" ? "messages" : mode);
+
+function chunkData(graphMode: string, chunk: unknown): unknown {
+  if (graphMode === "messages") {
+    const [message, metadata] = chunk as [AIMessageChunk, Record<string, unknown>];
+    return [messageDict(message), metadata];
+  }
+  return valuesDict(chunk);
 }
 
 /**
- * One Agent Server API run: a run of the chat graph through ChatService (the session lease, the
- * owner and project check, the deadline, the transcript and memory extraction), from a new
- * message, a command, or the thread's checkpoint (a branch when the run names an earlier one),
- * with the graph's chunks relayed in the stream modes the client asked for. The run is recorded
- * in the thread's partition; the thread is busy while it runs, and left idle, interrupted or in
- * error, with its values, before the next run may start.
+ * One Agent Server API run: a chat turn through ChatService (the session lease, the owner and
+ * project check, the deadline, the transcript and memory extraction), with the graph's chunks
+ * relayed in the modes the client asked for. A run is recorded in the thread's partition with
+ * its status, timestamps and error.
  */
 export async function executeRun(
   deps: RunDeps,
@@ -80,132 +67,81 @@ export async function executeRun(
   body: RunCreateBody,
   sink: RunSink,
 ): Promise<RunResult> {
-  const assistant = await deps.assistant(caller.userId, body.assistant_id);
-  if (!GRAPHS[assistant.graph_id].runnable)
-    throw new AppError(
-      409,
-      "assistant_read_only",
-      `the ${assistant.graph_id} assistant runs from its own trigger, not this API`,
-    );
-  const input = runInput(body, deps.maxMessageBytes);
+  const graphId = graphOf(body.assistant_id);
+  if (!GRAPHS[graphId].runnable)
+    throw new AppError(409, "assistant_read_only", `the ${graphId} assistant runs from its own trigger, not this API`);
+  const message = newHumanMessage(body, deps.maxMessageBytes);
   const strategy: MultitaskStrategy = body.multitask_strategy ?? "reject";
   // interrupt and rollback ask the running run to stop, through its lease, then wait for the
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
     await deps.requestCancel(caller.threadId, caller.userId, strategy);
-  const stream = new RunStream(streamModes(body), (name, data) => sink.event(name, data));
+  const modes = streamModes(body);
+  const graphModes = new Set(modes.map((m) => STREAM_MODES[m]));
   const runId = randomUUID();
   const now = new Date().toISOString();
   let threadId = caller.threadId;
-  /** the run is on record and its response began: from here on a failure is the run's, not the request's */
-  let started = false;
+  let recorded: Promise<void> | undefined;
   let values: unknown = null;
 
-  /** Under the run's lease: what the thread and the run record say once it ended. */
-  const settle = async ({ outcome, error }: { outcome?: RunOutcome; error?: unknown }) => {
-    if (!started) return; // refused before it started: no run to settle
-    const snapshot = await deps.readState(threadId!);
-    const interrupts = interruptsOf(snapshot);
-    const state = valuesDict(snapshot.values) as Record<string, unknown>;
-    // What /runs/wait answers: the last values, as LangGraph streams them, with what the run stopped for.
-    const pending = Object.values(interrupts).flat();
-    values = pending.length > 0 ? { ...state, __interrupt__: pending } : state;
-    const app = error === undefined ? undefined : asAppError(error);
-    const cancelled = app?.code === "run_cancelled";
-    const paused = Object.keys(interrupts).length > 0 || (outcome?.interrupted ?? false);
-    const status: ThreadStatus = paused ? "interrupted" : app && !cancelled ? "error" : "idle";
-    await deps.threads.settle(caller.userId, threadId!, { status, values: state, interrupts });
-    await deps.runs.finish(threadId!, runId, app ? runStatusOf(app.code) : "success", app && errorOf(app));
-  };
-
   try {
-    await deps.chat.run(
+    await deps.chat.reply(
       {
         userId: caller.userId,
         sessionId: caller.threadId,
         projectId: body.config?.configurable?.project_id,
-        ...(input.message ? { message: input.message.text, messageId: input.message.id } : {}),
+        message: message.text,
+        messageId: message.id,
         ifBusy: strategy === "reject" ? "reject" : "queue",
         durability: "sync",
         deadline: caller.deadline,
-        options: {
-          ...(input.command ? { command: input.command } : {}),
-          checkpointId: runCheckpoint(body),
-          interruptBefore: body.interrupt_before,
-          interruptAfter: body.interrupt_after,
-          recursionLimit: body.config?.recursion_limit,
-          // In every checkpoint's metadata, and in the messages' stream metadata.
-          metadata: {
-            ...body.metadata,
-            run_id: runId,
-            assistant_id: assistant.assistant_id,
-            graph_id: assistant.graph_id,
-          },
-          runId,
-          // The run's configuration over its assistant's.
-          configurable: {
-            ...assistant.configurable,
-            ...(body.config?.configurable?.approve_tools !== undefined
-              ? { [APPROVE_TOOLS]: body.config.configurable.approve_tools }
-              : {}),
-          },
-        },
-        settle,
-        // Before the graph runs: the run is on record, and its thread busy, by its first event.
-        begin: async (sessionId) => {
+      },
+      {
+        // values always: /runs/wait answers with the last of them.
+        modes: [...new Set(["values" as const, ...graphModes])],
+        onSession: (sessionId) => {
           threadId = sessionId;
           const run: RunRecord = {
             runId,
             threadId,
-            assistantId: assistant.assistant_id,
+            assistantId: body.assistant_id,
             status: "running",
             multitaskStrategy: strategy,
             metadata: body.metadata ?? {},
             createdAt: now,
             updatedAt: now,
           };
-          await Promise.all([
-            deps.runs.put(run),
-            deps.threads.started(caller.userId, threadId, {
-              graph_id: assistant.graph_id,
-              assistant_id: assistant.assistant_id,
-            }),
-          ]);
-          started = true;
+          recorded = deps.runs.put(run);
+          // Awaited once the run ended; handled now, so a failed write is this request's error, never
+          // an unhandled rejection that would end the process (or the invocation, its lease held).
+          recorded.catch(() => {});
           sink.started({ run_id: runId, thread_id: threadId });
         },
-      },
-      {
-        modes: stream.graphModes,
-        onChunk: (mode, chunk) => stream.chunk(mode, chunk),
-        ...(stream.wantsEvents ? { onEvent: (event) => stream.event(event) } : {}),
+        onChunk: (graphMode, chunk) => {
+          if (graphMode === "values") values = valuesDict(chunk);
+          const mode = EVENT_OF[graphMode];
+          if (mode && graphModes.has(graphMode as never)) sink.event(eventName(mode), chunkData(graphMode, chunk));
+        },
       },
     );
   } catch (err) {
-    if (!started) throw err; // refused before it started: no run, the status says why
-    const app = asAppError(err);
-    if (app.status >= 500) deps.onServerError?.(err);
-    const error = errorOf(app);
-    sink.event("error", error);
+    if (recorded === undefined) throw err; // refused before it started: no run, the status says why
+    const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error", { cause: err });
+    const error = { code: app.code, message: app.message };
+    await recorded.catch(() => undefined);
+    await deps.runs.finish(threadId!, runId, statusOf(app.code), error);
+    sink.event("error", { error: app.code, message: app.message });
     await finishStateless(deps, caller, body, threadId!);
     return { runId, threadId: threadId!, values, error };
   }
+  await recorded;
+  await deps.runs.finish(threadId!, runId, "success");
   await finishStateless(deps, caller, body, threadId!);
   return { runId, threadId: threadId!, values };
 }
 
-const asAppError = (err: unknown) =>
-  err instanceof AppError ? err : new AppError(500, "internal_error", "internal error", { cause: err });
-
-const runStatusOf = (code: string): RunStatus =>
+const statusOf = (code: string) =>
   code === "turn_timeout" ? "timeout" : code === "run_cancelled" ? "interrupted" : "error";
-
-/** LangGraph's own error names where the failure is one of its (a recursion limit); else the project's code. */
-function errorOf(app: AppError): RunError {
-  const name = (app.cause as { name?: string } | undefined)?.name;
-  const langGraph = name === "GraphRecursionError" ? name : undefined;
-  return { error: langGraph ?? app.code, message: app.message, code: app.code };
-}
 
 async function finishStateless(deps: RunDeps, caller: RunCaller, body: RunCreateBody, threadId: string) {
   if (caller.threadId === undefined && (body.on_completion ?? "delete") === "delete")

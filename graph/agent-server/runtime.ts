@@ -3,7 +3,6 @@ import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
 import { createEmbeddings } from "../../shared/models";
-import { systemAssistant } from "./assistants";
 import type { RunDeps } from "./runs";
 import { MemoryItems } from "./store";
 import { ThreadService } from "./threads";
@@ -22,13 +21,9 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
       const runDeps: RunDeps = {
         chat: runtime.chat,
         runs,
-        threads: threads.records,
-        readState: (threadId) => runtime.graph.getState({ configurable: { thread_id: threadId } }),
-        assistant: async (_userId, assistantId) => systemAssistant(assistantId),
         requestCancel: (threadId, userId, action) => threads.owners.requestCancel(threadId, userId, action),
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
-        onServerError: (error) => logger.error("run failed", { error }),
       };
       const embeddings = await createEmbeddings(runtime.config);
       return { ...runtime, threads, runs, runDeps, items: new MemoryItems(runtime.store, embeddings.value) };

@@ -29,31 +29,8 @@ export function valuesDict(values: unknown): unknown {
   return values;
 }
 
-/**
- * Anything a run streams ("events", "debug", "tasks"), as JSON: messages as dicts, class instances
- * by their own fields, no functions, a cycle cut where it closes.
- */
-export function jsonSafe(value: unknown, seen = new WeakSet<object>()): unknown {
-  if (isBaseMessage(value)) return messageDict(value);
-  if (value === null || typeof value !== "object") return typeof value === "function" ? undefined : value;
-  if (value instanceof Date) return value.toISOString();
-  if (seen.has(value)) return undefined;
-  seen.add(value);
-  try {
-    if (Array.isArray(value)) return value.map((v) => jsonSafe(v, seen) ?? null);
-    if (typeof (value as { toJSON?: unknown }).toJSON === "function") return (value as { toJSON(): unknown }).toJSON();
-    return Object.fromEntries(
-      Object.entries(value)
-        .map(([k, v]) => [k, jsonSafe(v, seen)] as const)
-        .filter(([, v]) => v !== undefined),
-    );
-  } finally {
-    seen.delete(value);
-  }
-}
-
 /** A checkpoint as the API names it. */
-export function checkpointOf(config: StateSnapshot["config"] | undefined) {
+function checkpointOf(config: StateSnapshot["config"] | undefined) {
   const c = config?.configurable;
   if (!c?.checkpoint_id) return null;
   return { thread_id: c.thread_id, checkpoint_ns: c.checkpoint_ns ?? "", checkpoint_id: c.checkpoint_id };
@@ -78,13 +55,4 @@ export function threadState(snapshot: StateSnapshot) {
       result: task.result === undefined ? null : valuesDict(task.result),
     })),
   };
-}
-
-/** A thread's pending interrupts, by the id of the task each stopped (`Thread.interrupts`). */
-export function interruptsOf(snapshot: Pick<StateSnapshot, "tasks">): Record<string, unknown[]> {
-  return Object.fromEntries(
-    snapshot.tasks
-      .filter((task) => (task.interrupts ?? []).length > 0)
-      .map((task) => [task.id, valuesDict(task.interrupts) as unknown[]]),
-  );
 }

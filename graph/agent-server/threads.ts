@@ -1,61 +1,38 @@
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import type * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
-import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
+import { AgentThreads, type ThreadRecord } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
 import { identifier } from "../../shared/text";
-import { DynamoDBSaver } from "../checkpoint";
 import type { ChatGraph } from "../chat/graph";
 import { deleteSession } from "../chat/session-deletion";
-import { malformedId, threadBusy, threadNotFound } from "./errors";
-import type { HistoryQuery, StateValues, ThreadCount, ThreadCreate, ThreadSearch } from "./requests";
-import { interruptsOf, threadState, valuesDict } from "./serialize";
-import { copyThreadHistory } from "./thread-copy";
+import type { HistoryQuery, ThreadCreate, ThreadSearch } from "./requests";
+import { threadState } from "./serialize";
 
-const ThreadId = z.uuid();
+const threadNotFound = () => notFound("thread_not_found", "no such thread");
 
 /** A thread as the API shows it (`Thread` in the SDK's types). */
-export function threadJson(record: ThreadRecord, values: unknown = record.values ?? null) {
+export function threadJson(record: ThreadRecord) {
   return {
     thread_id: record.threadId,
     created_at: record.createdAt,
     updated_at: record.updatedAt,
     metadata: record.metadata,
     status: record.status,
-    values,
-    interrupts: record.interrupts ?? {},
+    values: null,
+    interrupts: {},
   };
 }
 
 const matches = (metadata: Record<string, unknown>, filter: Record<string, unknown>) =>
   Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));
 
-interface ThreadFilter {
-  metadata?: Record<string, unknown> | null;
-  status?: ThreadStatus | null;
-  values?: Record<string, unknown> | null;
-  ids?: string[];
-}
-
-const filtered = (all: ThreadRecord[], query: ThreadFilter) =>
-  all
-    .filter((t) => matches(t.metadata, query.metadata ?? {}))
-    .filter((t) => matches((t.values as Record<string, unknown> | undefined) ?? {}, query.values ?? {}))
-    .filter((t) => query.ids === undefined || query.ids.includes(t.threadId))
-    .filter((t) => !query.status || t.status === query.status);
-
-/** What LangGraph's updateState throws for a node or channel the graph lacks: the client's mistake. */
-const invalidUpdate = (err: unknown) =>
-  (err as { name?: string })?.name === "InvalidUpdateError"
-    ? new AppError(400, "invalid_update", (err as Error).message.slice(0, 300))
-    : err;
-
 /**
  * The Agent Server API's threads: a thread is a chat session, owned by its caller. The session's
  * owner record decides who may see it (another user's thread is 404, as if it did not exist);
- * the caller's thread list holds each thread's metadata, status, values and timestamps.
+ * the caller's thread list holds each thread's metadata and timestamps.
  */
 export class ThreadService {
   readonly owners: SessionOwners;
@@ -83,147 +60,48 @@ export class ThreadService {
     if (!(await this.owners.claim(threadId, userId, project.success ? project.data : null))) {
       const existing = (await this.owners.owner(threadId)) === userId ? await this.get(userId, threadId) : undefined;
       if (existing && body.if_exists === "do_nothing") return existing;
-      throw new AppError(409, "thread_exists", "Thread already exists");
+      throw new AppError(409, "thread_exists", "a thread with this id already exists");
     }
     const now = new Date().toISOString();
     const record: ThreadRecord = { threadId, userId, metadata, status: "idle", createdAt: now, updatedAt: now };
     await this.records.create(record);
-    if (!body.supersteps?.length) return threadJson(record);
-    // Its history, written before anyone else can run on it (nobody knows it yet).
-    await this.chatGraph()
-      .bulkUpdateState(
-        { configurable: { thread_id: threadId, checkpoint_ns: "" } },
-        body.supersteps.map((step) => ({
-          updates: step.updates.map((u) => ({ values: u.values ?? null, asNode: u.as_node })),
-        })),
-      )
-      .catch((err) => {
-        throw invalidUpdate(err);
-      });
-    return threadJson(await this.settleFromState(userId, threadId, "idle"));
-  }
-
-  /**
-   * A run's `if_not_exists: "create"`: the thread, made the caller's when no one has it. Anyone
-   * else's stays theirs, and is 404 to the caller as ever.
-   */
-  async createIfAbsent(userId: string, threadId: string) {
-    if (!ThreadId.safeParse(threadId).success) throw malformedId("thread_id");
-    if (await this.owners.claim(threadId, userId, null)) {
-      const now = new Date().toISOString();
-      await this.records.create({ threadId, userId, metadata: {}, status: "idle", createdAt: now, updatedAt: now });
-    }
-    await this.assertOwned(userId, threadId);
+    return threadJson(record);
   }
 
   /** The caller's thread (its owner checked: assertOwned). A session started through /api/chat is a thread too. */
   async get(userId: string, threadId: string) {
-    const record = (await this.records.get(userId, threadId)) ?? this.untracked(userId, threadId);
-    // Values too large for the thread's item, or a session from /api/chat: read from its state.
-    if (record.values !== undefined) return threadJson(record);
-    const snapshot = await this.chatGraph().getState({ configurable: { thread_id: threadId } });
-    return threadJson(record, snapshot.createdAt === undefined ? null : valuesDict(snapshot.values));
+    const record = await this.records.get(userId, threadId);
+    if (record) return threadJson(record);
+    const now = new Date().toISOString();
+    return threadJson({ threadId, userId, metadata: {}, status: "idle", createdAt: now, updatedAt: now });
   }
 
   async patch(userId: string, threadId: string, metadata: Record<string, unknown>) {
     const updated = await this.records.update(userId, threadId, { metadata });
     if (updated) return threadJson(updated);
-    const record: ThreadRecord = { ...this.untracked(userId, threadId), metadata };
+    const now = new Date().toISOString();
+    const record: ThreadRecord = { threadId, userId, metadata, status: "idle", createdAt: now, updatedAt: now };
     await this.records.create(record);
     return threadJson(record);
   }
 
-  /** A page of the caller's threads, and how many match in all (X-Pagination-Total). */
   async search(userId: string, query: z.infer<typeof ThreadSearch>) {
-    const found = filtered(await this.records.list(userId), query);
+    const all = await this.records.list(userId);
+    const found = all
+      .filter((t) => matches(t.metadata, query.metadata ?? {}))
+      .filter((t) => query.ids === undefined || query.ids.includes(t.threadId))
+      .filter((t) => query.status === undefined || t.status === query.status);
     const key = (
       { thread_id: "threadId", status: "status", created_at: "createdAt", updated_at: "updatedAt" } as const
     )[query.sort_by];
     found.sort((a, b) => (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0) * (query.sort_order === "asc" ? 1 : -1));
-    return {
-      threads: found.slice(query.offset, query.offset + query.limit).map((t) => threadJson(t)),
-      total: found.length,
-    };
-  }
-
-  async count(userId: string, query: z.infer<typeof ThreadCount>) {
-    return filtered(await this.records.list(userId), query).length;
-  }
-
-  /**
-   * A new thread of the caller's with this one's metadata and whole history (threads.copy): runs
-   * on either go their own way from there.
-   */
-  async copy(userId: string, threadId: string) {
-    const source = (await this.records.get(userId, threadId)) ?? this.untracked(userId, threadId);
-    const session = await ownedSession(this.owners, userId, threadId, () => threadNotFound(threadId));
-    const copyId = randomUUID();
-    if (!(await this.owners.claim(copyId, userId, session.projectId ?? null)))
-      throw new AppError(409, "thread_exists", "Thread already exists");
-    const now = new Date().toISOString();
-    const record: ThreadRecord = { ...source, threadId: copyId, status: "idle", createdAt: now, updatedAt: now };
-    await this.records.create(record);
-    await copyThreadHistory(this.saver(), threadId, copyId);
-    return threadJson(await this.settleFromState(userId, copyId, "idle"));
-  }
-
-  /**
-   * threads.updateState: values written as if `as_node` had returned them, on the latest checkpoint
-   * or a named one (a branch). Under the thread's lease, as a run: a thread a run holds is 409.
-   */
-  async updateState(
-    userId: string,
-    threadId: string,
-    update: { values?: z.infer<typeof StateValues> | null; asNode?: string; checkpointId?: string },
-  ) {
-    const { lease } = await this.owners.lease(threadId, userId);
-    if (!lease) throw threadBusy();
-    try {
-      const config = {
-        configurable: {
-          thread_id: threadId,
-          checkpoint_ns: "",
-          ...(update.checkpointId ? { checkpoint_id: update.checkpointId } : {}),
-        },
-      };
-      const graph = this.chatGraph();
-      const saved = await graph.updateState(config, update.values ?? null, update.asNode).catch((err) => {
-        // The chat graph's first step runs the agent and the compaction side by side, so LangGraph
-        // cannot tell which wrote last; a client's write without as_node is taken as the agent's.
-        if (update.asNode === undefined && /Ambiguous update/.test((err as Error)?.message ?? ""))
-          return graph.updateState(config, update.values ?? null, "agent").catch((again) => {
-            throw invalidUpdate(again);
-          });
-        throw invalidUpdate(err);
-      });
-      await this.settleFromState(userId, threadId);
-      return { checkpoint: saved.configurable ?? null };
-    } finally {
-      await lease.release();
-    }
-  }
-
-  /** The thread's item brought up to its state: values, pending interrupts, and a status to match. */
-  private async settleFromState(userId: string, threadId: string, whenDone: ThreadStatus = "idle") {
-    const snapshot = await this.chatGraph().getState({ configurable: { thread_id: threadId } });
-    const interrupts = interruptsOf(snapshot);
-    const status: ThreadStatus =
-      Object.keys(interrupts).length > 0 || snapshot.next.length > 0 ? "interrupted" : whenDone;
-    const values = valuesDict(snapshot.values);
-    await this.records.settle(userId, threadId, { status, values, interrupts });
-    return (await this.records.get(userId, threadId)) ?? { ...this.untracked(userId, threadId), status, values };
-  }
-
-  /** A session started elsewhere (/api/chat) has no item in the thread list yet. */
-  private untracked(userId: string, threadId: string): ThreadRecord {
-    const now = new Date().toISOString();
-    return { threadId, userId, metadata: {}, status: "idle", createdAt: now, updatedAt: now };
+    return found.slice(query.offset, query.offset + query.limit).map(threadJson);
   }
 
   /** Deletes the thread and everything it left, by the same deletion as DELETE /api/sessions/{id}. */
   async delete(userId: string, threadId: string) {
     await deleteSession(this.backends, userId, threadId, {
-      notFound: () => threadNotFound(threadId),
+      notFound: threadNotFound,
       busy: () => new AppError(409, "thread_busy", "a run on this thread is still going; retry"),
     });
   }
@@ -247,33 +125,15 @@ export class ThreadService {
     const states = [];
     for await (const snapshot of this.chatGraph().getStateHistory(
       { configurable: { thread_id: threadId, checkpoint_ns: "" } },
-      {
-        limit: query.limit,
-        ...(query.before ? { before: query.before } : {}),
-        ...(query.metadata ? { filter: query.metadata } : {}),
-      },
+      { limit: query.limit, ...(query.before ? { before: query.before } : {}) },
     ))
       states.push(threadState(snapshot));
     return states;
   }
 
-  /**
-   * Ownership before effect (shared/ownership.ts): every route naming a thread runs this first. An
-   * id that cannot be a thread's is 400, as LangGraph's server answers it (it names nothing, so
-   * nobody learns anything); anything but the caller's own thread is 404.
-   */
+  /** Ownership before effect (shared/ownership.ts): every route naming a thread runs this first. */
   async assertOwned(userId: string, threadId: string | undefined) {
-    if (!ThreadId.safeParse(threadId).success) throw malformedId("thread_id");
-    await ownedSession(this.owners, userId, threadId, () => threadNotFound(threadId));
-  }
-
-  private saver() {
-    const { dynamo, config } = this.backends;
-    return new DynamoDBSaver({
-      client: dynamo,
-      tableName: config.CHECKPOINT_TABLE,
-      ttlDays: config.CHECKPOINT_TTL_DAYS,
-    });
+    await ownedSession(this.owners, userId, threadId, threadNotFound);
   }
 
   private chatGraph(): ChatGraph {

@@ -1,9 +1,16 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type BaseMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import {
+  type AIMessage,
+  type AIMessageChunk,
+  type BaseMessage,
+  HumanMessage,
+  isAIMessage,
+  RemoveMessage,
+  type ToolMessage,
+} from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
-import { AppError, badRequest, notFound, sessionNotFound, storeUnavailable } from "../../shared/errors";
+import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../../shared/errors";
 import { ownedSession } from "../../shared/ownership";
 import type { QueuePublisher } from "../../shared/queue";
 import {
@@ -12,8 +19,8 @@ import {
   type SettingsPatch,
   startingSettings,
 } from "../../shared/session-settings";
-import { toStorableDeep, toStorableText } from "../../shared/text";
-import type { ConversationMessage, ConversationStore, TraceStep } from "../../shared/stores/conversations";
+import { toStorableDeep, toStorableText, truncateCodePoints } from "../../shared/text";
+import type { ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
 import type { DataFileSummary, SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
 import type { UserUsage } from "../../shared/stores/user-usage";
@@ -24,7 +31,6 @@ import { agentFailure } from "./errors";
 import { humanContent } from "./images";
 import type { ChatGraph } from "./graph";
 import { firstWords, nameSession } from "./naming";
-import { type GraphRunObserver, streamGraphRun } from "./graph-run";
 import { graphRunSettled } from "./run-settled";
 import { TraceCollector } from "./trace";
 
@@ -67,57 +73,17 @@ export interface ChatReply {
   trace: TraceStep[];
 }
 
-/** LangGraph's Command: resume an interrupt, write to the state, go to a node. */
-export interface RunCommand {
-  resume?: unknown;
-  update?: Record<string, unknown> | [string, unknown][];
-  goto?: string | string[];
-}
-
-/** How the Agent Server API's runs start and stop, beyond a turn's new message. All optional. */
-export interface RunOptions {
-  /** instead of a new message: resume an interrupt, update the state, go to a node */
-  command?: RunCommand;
-  /** run from this checkpoint of the thread: a branch of its history (edit, regenerate) */
-  checkpointId?: string;
-  interruptBefore?: string[] | "*";
-  interruptAfter?: string[] | "*";
-  recursionLimit?: number;
-  /** written into the metadata of every checkpoint the run writes (the history's filter reads it) */
-  metadata?: Record<string, unknown>;
-  /** the graph run's id, as its streamed events name it */
-  runId?: string;
-  /** more of the run's configurable (the assistant's configuration) */
-  configurable?: Record<string, unknown>;
-}
-
-/** A run of the chat graph: a turn whose new message is optional (absent: continue from the checkpoint). */
-export interface GraphTurn extends Omit<ChatTurn, "message"> {
-  message?: string;
-  options?: RunOptions;
-  /** Called, and awaited, once the run holds its session and before the graph runs (the Agent Server's run records). */
-  begin?: (sessionId: string) => Promise<void>;
-  /**
-   * Called once the run ended (`error` set when it failed), before its lease is let go: what must
-   * be written before another run may start (the Agent Server's thread status and values).
-   */
-  settle?: (ended: { outcome?: RunOutcome; error?: unknown }) => Promise<void>;
-}
-
-export interface RunOutcome {
-  sessionId: string;
-  /** the answer the run ended with; absent when it stopped for an interrupt or had nothing to do */
-  answer?: { reply: string; messageId: string };
-  interrupted: boolean;
-  sessionName?: string;
-  trace: TraceStep[];
-}
-
 /** What a streaming client is told as the turn runs. Every callback is optional. */
-export interface TurnObserver extends GraphRunObserver {
+export interface TurnObserver {
   onSession?(sessionId: string): void;
+  onToken?(text: string): void;
+  onToolStart?(name: string, args: unknown): void;
+  onToolEnd?(name: string, summary: string): void;
   onTrace?(step: TraceStep): void;
   onSessionName?(name: string): void;
+  /** LangGraph stream modes to pass through raw to `onChunk` (the Agent Server API's runs) */
+  modes?: readonly ("values" | "updates" | "messages" | "custom")[];
+  onChunk?(mode: string, chunk: unknown): void;
 }
 
 export interface ChatServiceDeps {
@@ -180,9 +146,6 @@ const settingsOnExistingSession = () =>
     "settings are set when a session starts; change them with PATCH /api/sessions/{id}",
   );
 
-const nothingToRun = () =>
-  badRequest("nothing_to_run", "the thread has no state to continue from: send a new message (input.messages)");
-
 const sessionBusy = () =>
   new AppError(
     409,
@@ -198,26 +161,7 @@ const sessionBusy = () =>
 export class ChatService {
   constructor(private readonly deps: ChatServiceDeps) {}
 
-  /** One turn: a new message, answered. A turn that stopped for approval answers nothing yet. */
-  async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply & { interrupted?: boolean }> {
-    const outcome = await this.run(turn, observer);
-    return {
-      reply: outcome.answer?.reply ?? "",
-      sessionId: outcome.sessionId,
-      messageId: outcome.answer?.messageId ?? "",
-      trace: outcome.trace,
-      ...(outcome.sessionName ? { sessionName: outcome.sessionName } : {}),
-      ...(outcome.interrupted ? { interrupted: true } : {}),
-    };
-  }
-
-  /**
-   * One run of the graph on a session: its new message (when it has one), or a command, or
-   * nothing new (a run that continues from the checkpoint: after an interrupt, or from an earlier
-   * checkpoint to regenerate). Under the session's lease throughout; what it said is recorded in
-   * the transcript, and a new message with its answer goes to memory extraction.
-   */
-  async run(turn: GraphTurn, observer: TurnObserver = {}): Promise<RunOutcome> {
+  async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const isNew = turn.sessionId === undefined;
     if (!isNew && turn.settings !== undefined) throw settingsOnExistingSession();
     // Attachments are read from the session's files: only once the session is known to be the
@@ -238,18 +182,11 @@ export class ChatService {
       ? await this.claimSession(sessionId, turn)
       : await this.takeSession(sessionId, turn);
     const signal = runSignal(lease.signal, turn.deadline);
-    // A failed turn's model calls cost as much as a finished one's: their tokens count too.
-    const settle = async (ended: { outcome?: RunOutcome; error?: unknown }, steps: TraceStep[]) => {
-      try {
-        await turn.settle?.(ended);
-      } finally {
-        await Promise.all([lease.release(), this.countTokens(turn.userId, steps)]);
-      }
-    };
-    await this.checkStart(isNew, sessionId, turn).catch(async (err) => {
-      await lease.release();
-      throw err;
-    });
+    if (!isNew && turn.messageId !== undefined)
+      await this.assertNewMessageId(sessionId, turn.messageId).catch(async (err) => {
+        await lease.release();
+        throw err;
+      });
     let images = attached;
     if (inline.length > 0) {
       // Stored under the lease, as files of the session (within its file limit): the checkpoint
@@ -260,28 +197,23 @@ export class ChatService {
       });
       images = [...attached, ...stored.map(imageRefOf)];
     }
-    const human =
-      turn.message === undefined
-        ? undefined
-        : new HumanMessage({
-            id: turn.messageId ?? randomUUID(),
-            content: humanContent(turn.message, images) as never,
-          });
+    const human = new HumanMessage({
+      id: turn.messageId ?? randomUUID(),
+      content: humanContent(turn.message, images) as never,
+    });
     // Checkpoints from here on are this run's (it holds the session's lease).
     const startedAt = new Date();
     const graphRun = graphRunSettled();
     let ran = false;
     const tracer = new TraceCollector(observer.onTrace && ((step) => observer.onTrace!(step)));
-    let outcome: RunOutcome | undefined;
     try {
-      await turn.begin?.(sessionId);
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
-      const naming = isNew && turn.message !== undefined ? this.name(turn.message, signal) : undefined;
+      const naming = isNew ? this.name(turn.message, signal) : undefined;
       tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), duration_ms: 0, settings });
       const askedAt = new Date().toISOString();
       ran = true;
-      const result = await this.stream(
+      const answer = await this.run(
         sessionId,
         { ...turn, projectId: projectId ?? undefined },
         settings,
@@ -291,77 +223,56 @@ export class ChatService {
         observer,
         signal,
       );
-      // A new message must be answered, or stopped for an interrupt; a run with nothing new may end quietly.
-      if (human && !result.answer && !result.interrupted)
-        throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
       // The client's text was checked at the boundary; the model's is made storable rather than
       // refused, so a reply that already streamed is never lost over a stray surrogate or NUL.
-      const answer = result.answer && { reply: toStorableText(textOf(result.answer)), messageId: result.answer.id! };
+      const reply = toStorableText(textOf(answer));
+      const messageId = answer.id!;
       const sessionName = naming ? toStorableText(await naming) : undefined;
       if (sessionName) observer.onSessionName?.(sessionName);
 
-      const said: ConversationMessage[] = [];
-      if (human)
-        said.push({
-          role: "user",
-          content: turn.message!,
-          created_at: askedAt,
-          message_id: human.id!,
-          ...(images.length
-            ? { attachments: images.map((i) => ({ file_id: i.file_id, name: i.name, media_type: i.media_type })) }
-            : {}),
+      const saved = await this.deps.conversations
+        ?.recordTurn({
+          sessionId,
+          userId: turn.userId,
+          projectId,
+          sessionName: sessionName ?? firstWords(turn.message),
+          turnId: messageId,
+          messages: [
+            {
+              role: "user",
+              content: turn.message,
+              created_at: askedAt,
+              message_id: human.id!,
+              ...(images.length
+                ? { attachments: images.map((i) => ({ file_id: i.file_id, name: i.name, media_type: i.media_type })) }
+                : {}),
+            },
+            { role: "assistant", content: reply, created_at: new Date().toISOString(), message_id: messageId },
+          ],
+          trace: toStorableDeep(tracer.steps),
+        })
+        .catch((err) => {
+          throw storeUnavailable(err);
         });
-      if (answer)
-        said.push({
-          role: "assistant",
-          content: answer.reply,
-          created_at: new Date().toISOString(),
-          message_id: answer.messageId,
-        });
-      const saved =
-        said.length === 0
-          ? undefined
-          : await this.deps.conversations
-              ?.recordTurn({
-                sessionId,
-                userId: turn.userId,
-                projectId,
-                sessionName: sessionName ?? firstWords(turn.message ?? "New chat"),
-                turnId: answer?.messageId ?? human!.id!,
-                messages: said,
-                trace: toStorableDeep(tracer.steps),
-              })
-              .catch((err) => {
-                throw storeUnavailable(err);
-              });
       if (saved === "forbidden") throw sessionNotFound();
       ran = false; // recorded: from here on the turn stands
       // Nothing of a private session, or of one with memory off, is remembered: it never reaches
-      // the extraction queue. A run that answered without a new message (a resumed one) is handed
-      // on with the thread's last human message.
-      const asked = turn.message ?? lastHumanText(result.values?.messages);
-      if (answer && asked !== undefined && settings.memory && !settings.private)
+      // the extraction queue.
+      if (settings.memory && !settings.private)
         await this.handOffForExtraction({
           user_id: turn.userId,
           project_id: projectId,
           session_id: sessionId,
-          turn_id: answer.messageId,
-          user_message: asked,
-          assistant_reply: answer.reply,
+          turn_id: messageId,
+          user_message: turn.message,
+          assistant_reply: reply,
         });
-      outcome = {
-        sessionId,
-        interrupted: result.interrupted,
-        trace: tracer.steps,
-        ...(answer ? { answer } : {}),
-        ...(sessionName ? { sessionName } : {}),
-      };
+      return { reply, sessionId, messageId, trace: tracer.steps, ...(sessionName ? { sessionName } : {}) };
     } catch (err) {
       // A turn is in both the graph state and the transcript, or in neither. Not when the lease
       // was lost: the session is another run's now, and its messages follow this one's. A run
       // stopped by another (RunCancelled) still holds the lease: "interrupt" keeps what it wrote
-      // in the graph state, "rollback" takes it back out. A run without a new message has nothing
-      // to take back: what it wrote stays, as LangGraph leaves a failed run's steps.
+      // in the graph state, "rollback" takes it back out.
       const reason: unknown = lease.signal.reason;
       const rollback = reason instanceof RunCancelled && reason.action === "rollback";
       const keep = lease.signal.aborted && !rollback;
@@ -370,12 +281,12 @@ export class ChatService {
       if (ran && rollback && this.deps.removeCheckpointsSince) {
         // Rollback removes the stopped run's checkpoints, so its steps are not in the history either.
         await this.deps.removeCheckpointsSince(sessionId, startedAt).catch((e) => this.deps.onUndoFailure?.(e));
-      } else if (ran && !keep && human) await this.undoTurn(sessionId, human.id!);
-      await settle({ error: err }, tracer.steps);
+      } else if (ran && !keep) await this.undoTurn(sessionId, human.id!);
       throw err;
+    } finally {
+      // A failed turn's model calls cost as much as a finished one's: their tokens count too.
+      await Promise.all([lease.release(), this.countTokens(turn.userId, tracer.steps)]);
     }
-    await settle({ outcome }, tracer.steps);
-    return outcome;
   }
 
   /** Adds the turn's reported model tokens to the caller's day; a failure is reported, never the reply's. */
@@ -385,38 +296,19 @@ export class ChatService {
   }
 
   /**
-   * What a run starts from, checked under its lease before it runs, reading the state only when
-   * something depends on it (a plain turn reads nothing here):
-   * - a named checkpoint must be one of the thread's (404);
-   * - a run with nothing new (no message, no command) must have a state to continue from (400);
-   * - message ids are unique within a thread: LangGraph's messages reducer replaces a message whose
-   *   id it already holds, so a client-chosen id equal to an existing one would rewrite history in
-   *   place (409). Checked against the state the message joins: the checkpoint a branch starts from.
+   * Message ids are unique within a thread: LangGraph's messages reducer replaces a message whose
+   * id it already holds, so a client-chosen id equal to an existing one would rewrite history in
+   * place. Read under the lease, so no run adds that id meanwhile; only for a client-chosen id.
    */
-  private async checkStart(isNew: boolean, sessionId: string, turn: GraphTurn) {
-    const { checkpointId, command } = turn.options ?? {};
-    const continues = turn.message === undefined && command === undefined;
-    const checksId = turn.message !== undefined && turn.messageId !== undefined;
-    if (isNew ? !continues : !checkpointId && !continues && !checksId) return;
-    if (isNew) throw nothingToRun();
-    let state: Awaited<ReturnType<ChatGraph["getState"]>>;
+  private async assertNewMessageId(sessionId: string, messageId: string) {
+    let messages: BaseMessage[];
     try {
-      state = await this.deps.graph.getState({
-        configurable: {
-          thread_id: sessionId,
-          ...(checkpointId ? { checkpoint_id: checkpointId, checkpoint_ns: "" } : {}),
-        },
-      });
+      const state = await this.deps.graph.getState({ configurable: { thread_id: sessionId } });
+      messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    // LangGraph answers a checkpoint it cannot find with an empty snapshot; a stored one has its time.
-    if (state.createdAt === undefined) {
-      if (checkpointId) throw notFound("checkpoint_not_found", "no such checkpoint in this thread");
-      if (continues) throw nothingToRun();
-    }
-    const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
-    if (checksId && messages.some((m) => m.id === turn.messageId))
+    if (messages.some((m) => m.id === messageId))
       throw new AppError(409, "message_id_exists", "this thread already has a message with this id; send a new id");
   }
 
@@ -443,31 +335,25 @@ export class ChatService {
   }
 
   /**
-   * Runs the graph on the new message only (history comes from the checkpoint), or on the run's
-   * command, or on nothing new; with the run's options (a checkpoint to branch from, interrupts,
-   * a recursion limit, checkpoint metadata). Tokens are asked for only when someone listens.
+   * Runs the graph on the new message only (history comes from the checkpoint), reporting
+   * tokens and tool calls as they happen. Tokens are asked for only when someone listens.
    */
-  private async stream(
+  private async run(
     sessionId: string,
-    turn: GraphTurn,
+    turn: ChatTurn,
     settings: SessionSettings,
     dataFiles: DataFileSummary[],
-    human: HumanMessage | undefined,
+    human: HumanMessage,
     callbacks: BaseCallbackHandler[],
     observer: TurnObserver,
     signal: AbortSignal,
   ) {
-    const options = turn.options ?? {};
-    const recursionLimit = options.recursionLimit ?? this.deps.recursionLimit;
-    // A command's node names and state keys are the client's: LangGraph checks them as it runs.
-    const input = (options.command ? new Command(options.command) : human ? { messages: [human] } : null) as never;
+    let answer: AIMessage | undefined;
     try {
-      return await streamGraphRun(
-        this.deps.graph,
-        input,
+      const stream = await this.deps.graph.stream(
+        { messages: [human] },
         {
           configurable: {
-            ...options.configurable,
             thread_id: sessionId,
             session_id: sessionId,
             user_id: turn.userId,
@@ -475,19 +361,31 @@ export class ChatService {
             settings,
             // what the prompt lists of the session's data files (graph/chat/runtime.ts)
             data_files: dataFiles,
-            ...(options.checkpointId ? { checkpoint_id: options.checkpointId, checkpoint_ns: "" } : {}),
           },
-          recursionLimit,
+          recursionLimit: this.deps.recursionLimit,
           callbacks,
           signal,
           durability: turn.durability ?? "exit",
-          ...(options.interruptBefore ? { interruptBefore: options.interruptBefore as never } : {}),
-          ...(options.interruptAfter ? { interruptAfter: options.interruptAfter as never } : {}),
-          ...(options.metadata ? { metadata: options.metadata } : {}),
-          ...(options.runId ? { runId: options.runId } : {}),
+          streamMode: streamModes(observer),
         },
-        observer,
       );
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (observer.modes?.includes(mode as "values")) observer.onChunk?.(mode, chunk);
+        if (mode === "messages") {
+          const [message, metadata] = chunk as [AIMessageChunk, { langgraph_node?: string }];
+          const text = typeof message.content === "string" ? message.content : "";
+          if (metadata.langgraph_node === "agent" && text) observer.onToken?.(text);
+          continue;
+        }
+        const update = chunk as { agent?: { messages: BaseMessage[] }; tools?: { messages: ToolMessage[] } };
+        for (const message of update.agent?.messages ?? []) {
+          if (!isAIMessage(message)) continue;
+          answer = message;
+          for (const call of message.tool_calls ?? []) observer.onToolStart?.(call.name, call.args);
+        }
+        for (const result of update.tools?.messages ?? [])
+          observer.onToolEnd?.(result.name ?? "tool", summarize(String(result.content)));
+      }
     } catch (err) {
       if (signal.aborted)
         throw signal.reason instanceof RunCancelled
@@ -495,8 +393,10 @@ export class ChatService {
           : signal.reason instanceof LeaseLost
             ? leaseLost(err)
             : turnTimeout(err);
-      throw agentFailure(err, recursionLimit);
+      throw agentFailure(err, this.deps.recursionLimit);
     }
+    if (!answer) throw agentFailure(new Error("the run ended without an answer"), this.deps.recursionLimit);
+    return answer;
   }
 
   private name(message: string, signal: AbortSignal): Promise<string> {
@@ -522,7 +422,7 @@ export class ChatService {
   }
 
   /** A new session is claimed for the caller, in the turn's project for good, its settings set, its lease held. */
-  private async claimSession(sessionId: string, turn: GraphTurn): Promise<TakenSession> {
+  private async claimSession(sessionId: string, turn: ChatTurn): Promise<TakenSession> {
     const projectId = turn.projectId ?? null;
     const settings = startingSettings(this.deps.projectSettings ?? {}, projectId, turn.settings);
     let lease: Lease | undefined;
@@ -541,7 +441,7 @@ export class ChatService {
    * while the session is busy), one naming none runs in the session's. (A session recorded before
    * projects were kept takes the turn's.)
    */
-  private async takeSession(sessionId: string, turn: GraphTurn): Promise<TakenSession> {
+  private async takeSession(sessionId: string, turn: ChatTurn): Promise<TakenSession> {
     let attempt: SessionLeaseAttempt;
     try {
       attempt =
@@ -586,6 +486,16 @@ function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): Abor
   return AbortSignal.any([leaseSignal, AbortSignal.timeout(Math.max(0, deadline - Date.now()))]);
 }
 
+/** What the run streams: updates always (the answer comes from them), tokens when listened to, and pass-throughs. */
+function streamModes(observer: TurnObserver) {
+  const modes = new Set<"values" | "updates" | "messages" | "custom">(["updates", ...(observer.modes ?? [])]);
+  if (observer.onToken) modes.add("messages");
+  return [...modes];
+}
+
+/** A short summary of a tool result for stream events: its first 200 code points. */
+const summarize = (content: string) => truncateCodePoints(content, 200);
+
 /** The text of a message: string content, or the text blocks of structured content. */
 export function textOf(message: BaseMessage): string {
   if (typeof message.content === "string") return message.content;
@@ -594,10 +504,4 @@ export function textOf(message: BaseMessage): string {
       typeof block === "string" ? block : block.type === "text" ? String((block as { text: string }).text) : "",
     )
     .join("");
-}
-
-/** The text of the last human message among these, for a resumed run's extraction. */
-function lastHumanText(messages: BaseMessage[] | undefined): string | undefined {
-  const human = messages?.findLast((m) => m.getType() === "human");
-  return human ? toStorableText(textOf(human)) : undefined;
 }

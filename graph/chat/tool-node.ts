@@ -1,9 +1,8 @@
-import { type AIMessage, type BaseMessage, isAIMessage, ToolMessage, type ToolCall } from "@langchain/core/messages";
+import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import type * as z from "zod";
-import { applyDecisions, approvalRequest, decisionsFor, needsApproval } from "../tools/approval";
 import { settingsOf, whyOff } from "../tools/groups";
 
 interface Issue {
@@ -56,43 +55,10 @@ export function explainInvalidInput(tool: StructuredToolInterface, args: unknown
   });
 }
 
-/**
- * LangGraph's ToolNode, with invalid tool input answered by explainInvalidInput, tools turned off
- * answered by why, and calls of the tools the run says need approval (../tools/approval.ts)
- * waiting for it: the node stops with an interrupt before any of the step's calls runs, and on
- * resume runs the approved and edited ones, answering the rejected ones.
- */
+/** LangGraph's ToolNode, with invalid tool input answered by explainInvalidInput and tools turned off answered by why. */
 export class ExplainingToolNode extends ToolNode {
   constructor(private readonly known: StructuredToolInterface[]) {
     super(known);
-  }
-
-  protected override async run(input: unknown, config: LangGraphRunnableConfig) {
-    const messages = (input as { messages?: BaseMessage[] }).messages;
-    const at = messages ? messages.findLastIndex((m) => isAIMessage(m)) : -1;
-    if (!messages || at < 0) return super.run(input, config);
-    const message = messages[at] as AIMessage;
-    const answered = new Set(
-      messages.filter((m) => m.getType() === "tool").map((m) => (m as ToolMessage).tool_call_id),
-    );
-    const approval = needsApproval(config);
-    const gated = (message.tool_calls ?? []).filter((call) => !answered.has(call.id ?? "") && approval(call.name));
-    if (gated.length === 0) return super.run(input, config);
-    // First in the node: on resume LangGraph runs the node again from here, the answer in hand. An
-    // answer that does not fit the request asks again, saying why (LangGraph's way to check human
-    // input: each interrupt() in a node takes its own resume, so a wrong one is never read twice).
-    let decisions = decisionsFor(gated, interrupt(approvalRequest(gated)));
-    while (typeof decisions === "string")
-      decisions = decisionsFor(gated, interrupt({ ...approvalRequest(gated), error: decisions }));
-    const applied = applyDecisions(message, gated, decisions);
-    const ran = (await super.run(
-      {
-        ...(input as object),
-        messages: [...messages.slice(0, at), applied.message, ...messages.slice(at + 1), ...applied.rejections],
-      },
-      config,
-    )) as { messages: BaseMessage[] };
-    return { messages: [...(applied.edited ? [applied.message] : []), ...applied.rejections, ...ran.messages] };
   }
 
   protected override async runTool(call: ToolCall, config: LangGraphRunnableConfig, state: unknown) {

@@ -204,9 +204,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const doc: CheckpointDoc = {
       ...(parentId ? { p: parentId } : {}),
       c: await toInline(this.serde, skeleton),
-      // The run's own metadata goes with each of its checkpoints (as LangGraph's server's saver
-      // keeps it): a thread's history can be filtered by the run that wrote it.
-      m: await toInline(this.serde, { ...runMetadata(config), ...metadata }),
+      m: await toInline(this.serde, metadata),
       ch: channels.descriptors,
     };
     const packed = packPayload(Buffer.from(JSON.stringify(doc), "utf8"));
@@ -565,9 +563,3 @@ interface Remembered {
 
 const cacheKey = (threadId: string, ns: string, id: string) => `${threadId}\u0000${ns}\u0000${id}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-/** A run's metadata (the config's), without LangChain's tracing additions: JSON values only. */
-function runMetadata(config: RunnableConfig): Record<string, unknown> {
-  const metadata = (config.metadata ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(metadata).filter(([k]) => !k.startsWith("__") && !k.startsWith("ls_")));
-}

@@ -10,7 +10,7 @@ import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { supportGraphShape } from "../../graph/support/graph";
 import { loadConfig } from "../../shared/config";
-import { corsHeaders, parseOrigins, preflightHeaders } from "../../shared/cors";
+import { parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel, createEmbeddings } from "../../shared/models";
 import { RpcUserData } from "../../shared/stores/user-data";
@@ -285,12 +285,10 @@ async function serve(
   origins: string[],
 ) {
   const url = new URL(req.url ?? "/", "http://localhost");
-  // The gateway's own answers carry CORS headers, as API Gateway's gateway responses do
-  // (infra/aws/stack.ts): a browser client reads an unrouted 404 or a 405 instead of a CORS failure.
   const error = (status: number, code: string, message: string) =>
     sendProxyResult(res, {
       statusCode: status,
-      headers: { "content-type": "application/json", ...corsHeaders(origins, req.headers.origin) },
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ error: { code, message } }),
     });
   try {

@@ -30,17 +30,7 @@ export interface ThreadRecord {
   status: ThreadStatus;
   createdAt: string;
   updatedAt: string;
-  /**
-   * The state's values after the last run or state write, as JSON (what a thread list shows);
-   * absent before any, or when they were over VALUES_MAX_BYTES (then read from the checkpoint).
-   */
-  values?: unknown;
-  /** pending interrupts, by the id of the task they stopped */
-  interrupts?: Record<string, unknown[]>;
 }
-
-/** Values past this many bytes of JSON are not copied into the thread's item (DynamoDB's items end at 400 KB). */
-export const VALUES_MAX_BYTES = 96 * 1024;
 
 /**
  * The caller's threads, for the Agent Server API's thread routes. Each is one item in a per-user
@@ -109,89 +99,13 @@ export class AgentThreads {
       new UpdateCommand({
         TableName: this.tableName,
         Key: this.key(userId, threadId),
-        // Only what changed: a run starting meanwhile keeps the status it wrote.
-        UpdateExpression: change.status
-          ? "SET metadata = :m, #s = :s, updated_at = :u"
-          : "SET metadata = :m, updated_at = :u",
+        UpdateExpression: "SET metadata = :m, #s = :s, updated_at = :u",
         ConditionExpression: "attribute_exists(pk)",
-        ...(change.status ? { ExpressionAttributeNames: { "#s": "status" } } : {}),
-        ExpressionAttributeValues: {
-          ":m": next.metadata,
-          ":u": next.updatedAt,
-          ...(change.status ? { ":s": change.status } : {}),
-        },
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":m": next.metadata, ":s": next.status, ":u": next.updatedAt },
       }),
     );
     return next;
-  }
-
-  /**
-   * A run started on the thread: it is busy, and its metadata names the graph and assistant that
-   * run it (how LangGraph's clients list a graph's threads). A session started elsewhere (/api/chat)
-   * gets its item here. One write when the item exists.
-   */
-  async started(userId: string, threadId: string, by: { graph_id: string; assistant_id: string }): Promise<void> {
-    const now = new Date().toISOString();
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: this.key(userId, threadId),
-            UpdateExpression: "SET metadata.graph_id = :g, metadata.assistant_id = :a, #s = :s, updated_at = :u",
-            ConditionExpression: "attribute_exists(pk)",
-            ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: { ":g": by.graph_id, ":a": by.assistant_id, ":s": "busy", ":u": now },
-          }),
-        );
-        return;
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      }
-      const created = await this.create({
-        threadId,
-        userId,
-        metadata: { ...by },
-        status: "busy",
-        createdAt: now,
-        updatedAt: now,
-      });
-      if (created) return;
-    }
-  }
-
-  /**
-   * What a run or a state write left: the thread's status, its values and pending interrupts.
-   * Values too large for the item are left out (the thread's state has them).
-   */
-  async settle(
-    userId: string,
-    threadId: string,
-    change: { status: ThreadStatus; values: unknown; interrupts: Record<string, unknown[]> },
-  ): Promise<void> {
-    // As JSON: what the API answers (no undefined fields, which DynamoDB's document client refuses).
-    const values = JSON.stringify(change.values ?? null);
-    const fits = Buffer.byteLength(values) <= VALUES_MAX_BYTES;
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: this.key(userId, threadId),
-          UpdateExpression: `SET #s = :s, updated_at = :u, interrupts = :i, ${fits ? "#v = :v" : "#v = :none"}`,
-          ConditionExpression: "attribute_exists(pk)",
-          ExpressionAttributeNames: { "#s": "status", "#v": "values" },
-          ExpressionAttributeValues: {
-            ":s": change.status,
-            ":u": new Date().toISOString(),
-            ":i": JSON.parse(JSON.stringify(change.interrupts)),
-            ...(fits ? { ":v": JSON.parse(values) } : { ":none": null }),
-          },
-        }),
-      );
-    } catch (err) {
-      // The thread went (deleted with its session): nothing to describe.
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
   }
 
   async remove(userId: string, threadId: string): Promise<void> {
@@ -238,8 +152,6 @@ const toItem = (r: ThreadRecord) => ({
   status: r.status,
   created_at: r.createdAt,
   updated_at: r.updatedAt,
-  ...(r.values !== undefined ? { values: r.values } : {}),
-  ...(r.interrupts !== undefined ? { interrupts: r.interrupts } : {}),
 });
 
 const fromItem = (item: Record<string, unknown>): ThreadRecord => ({
@@ -249,6 +161,4 @@ const fromItem = (item: Record<string, unknown>): ThreadRecord => ({
   status: (item.status as ThreadStatus | undefined) ?? "idle",
   createdAt: item.created_at as string,
   updatedAt: item.updated_at as string,
-  ...(item.values !== undefined && item.values !== null ? { values: item.values } : {}),
-  ...(item.interrupts !== undefined ? { interrupts: item.interrupts as Record<string, unknown[]> } : {}),
 });

@@ -166,82 +166,10 @@ const validRun = fc.record(
       fc.oneof(fc.integer(), fc.string({ maxLength: 20 })),
     ),
     multitask_strategy: fc.constantFrom(...STRATEGIES),
-    stream_mode: fc.constantFrom(
-      "values",
-      "updates",
-      "messages-tuple",
-      "messages",
-      "custom",
-      "events",
-      "debug",
-      "tasks",
-      "checkpoints",
-    ),
+    stream_mode: fc.constantFrom("values", "updates", "messages-tuple", "custom"),
     on_completion: fc.constantFrom("delete", "keep"),
-    interrupt_before: fc.constantFrom(["agent"], ["tools"], "*"),
-    interrupt_after: fc.constantFrom(["agent"], ["tools"]),
-    if_not_exists: fc.constantFrom("create", "reject"),
-    config: fc.record({ recursion_limit: fc.integer({ min: 1, max: 30 }) }),
   },
   { requiredKeys: ["assistant_id", "input"] },
-);
-/** A message written into the state (updateState, a command's update, supersteps). */
-const stateMessage = fc.record(
-  {
-    type: mostly(fc.constantFrom("human", "ai", "tool", "system", "remove")),
-    content: mostly(fc.oneof(fc.constantFrom("edited", "One must imagine Sisyphus happy."), text)),
-    id: mostly(fc.oneof(fc.uuid(), text)),
-    tool_call_id: mostly(text),
-    tool_calls: mostly(
-      fc.array(fc.record({ name: mostly(text), args: mostly(json), id: mostly(text) }), { maxLength: 2 }),
-    ),
-  },
-  { requiredKeys: [] },
-);
-const stateValues = mostly(
-  fc.record(
-    { messages: mostly(fc.array(stateMessage, { maxLength: 3 })), summary: mostly(text), tokenRatio: mostly(number) },
-    { requiredKeys: [] },
-  ),
-);
-const stateBody = fc.record(
-  {
-    values: stateValues,
-    as_node: mostly(fc.oneof(fc.constantFrom("agent", "tools", "compact", "__start__", "__input__", "nowhere"), text)),
-    checkpoint_id: mostly(fc.oneof(fc.uuid(), text)),
-    checkpoint: mostly(fc.record({ checkpoint_id: mostly(fc.oneof(fc.uuid(), text)), checkpoint_ns: mostly(text) })),
-    supersteps: mostly(
-      fc.array(fc.record({ updates: mostly(fc.array(fc.record({ values: stateValues, as_node: mostly(text) }))) }), {
-        maxLength: 3,
-      }),
-    ),
-    subgraphs: any,
-  },
-  { requiredKeys: [] },
-);
-/** A run that resumes, updates or jumps: a command, from a checkpoint, with nothing new. */
-const commandRun = fc.record(
-  {
-    assistant_id: fc.constant("chat"),
-    input: mostly(fc.constantFrom(null, {})),
-    command: mostly(
-      fc.record(
-        {
-          resume: json,
-          update: mostly(fc.oneof(stateValues, fc.array(fc.tuple(text, json), { maxLength: 2 }))),
-          goto: mostly(fc.oneof(fc.constantFrom("agent", "tools", "__end__", "nowhere"), fc.array(text))),
-        },
-        { requiredKeys: [] },
-      ),
-    ),
-    checkpoint: mostly(fc.record({ checkpoint_id: mostly(fc.oneof(fc.uuid(), text)) })),
-    checkpoint_id: mostly(fc.oneof(fc.uuid(), text)),
-    interrupt_before: any,
-    interrupt_after: any,
-    config: mostly(fc.record({ recursion_limit: mostly(fc.integer({ min: -5, max: 10_000 })) })),
-    stream_mode: mostly(fc.constantFrom("events", "debug", "messages", "checkpoints", "tasks")),
-  },
-  { requiredKeys: ["assistant_id"] },
 );
 const runBody = fc.oneof(
   {
@@ -258,15 +186,9 @@ const runBody = fc.oneof(
       "config.configurable.project_id": fc.oneof(text, any),
       command: any,
       on_completion: any,
-      interrupt_before: any,
-      interrupt_after: any,
-      if_not_exists: any,
-      checkpoint: any,
-      "config.recursion_limit": any,
     }),
   },
   { weight: 1, arbitrary: wildRun },
-  { weight: 1, arbitrary: commandRun },
 );
 const threadBody = fc.record(
   {
@@ -419,11 +341,6 @@ const ROUTES: Req[] = [
   { method: "PATCH", path: "/threads/{id}", body: threadBody },
   { method: "POST", path: "/threads/{id}/history", body: threadBody },
   { method: "GET", path: "/threads/{id}/state/{id}" },
-  { method: "POST", path: "/threads/{id}/state", body: stateBody },
-  { method: "POST", path: "/threads/{id}/state/checkpoint", body: stateBody },
-  { method: "POST", path: "/threads/{id}/copy" },
-  { method: "POST", path: "/threads/count", body: threadBody },
-  { method: "POST", path: "/threads", body: stateBody },
   { method: "PUT", path: "/store/items", body: storeBody },
   { method: "DELETE", path: "/store/items", body: storeBody },
   { method: "POST", path: "/store/items/search", body: storeBody },

@@ -190,32 +190,10 @@ const ASKS: Record<
     kind: "OWN_SCOPE",
     asks: (o) => [{ body: { ids: [o.thread] } }, { body: {} }],
   },
-  "POST /threads/count": {
-    kind: "OWN_SCOPE",
-    asks: () => [{ body: {} }, { body: { metadata: { topic: `${SECRET}-topic` } } }],
-  },
   "GET /threads/{thread_id}": {
     kind: "NOT_FOUND",
     params: thread,
     asks: () => [{}],
-  },
-  "POST /threads/{thread_id}/copy": {
-    kind: "NOT_FOUND",
-    params: thread,
-    asks: () => [{}],
-  },
-  "POST /threads/{thread_id}/state": {
-    kind: "NOT_FOUND",
-    params: thread,
-    asks: () => [
-      { body: { values: { messages: [{ type: "ai", content: "bob was here" }] } } },
-      { body: { values: { messages: [{ type: "ai", content: "bob was here" }] }, as_node: "agent" } },
-    ],
-  },
-  "POST /threads/{thread_id}/state/checkpoint": {
-    kind: "NOT_FOUND",
-    params: thread,
-    asks: (o) => [{ body: { checkpoint: { checkpoint_id: o.checkpoint } } }],
   },
   "PATCH /threads/{thread_id}": {
     kind: "NOT_FOUND",
@@ -245,19 +223,12 @@ const ASKS: Record<
   "POST /threads/{thread_id}/runs/wait": {
     kind: "NOT_FOUND",
     params: thread,
-    // A run asking for its thread to be made when absent does not make anyone else's its caller's.
-    asks: () => [
-      ...STRATEGIES.map((s) => ({ body: runBody(s) })),
-      { body: { ...runBody("reject"), if_not_exists: "create" } },
-    ],
+    asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
   },
   "POST /threads/{thread_id}/runs/stream": {
     kind: "NOT_FOUND",
     params: thread,
-    asks: () => [
-      ...STRATEGIES.map((s) => ({ body: runBody(s) })),
-      { body: { ...runBody("reject"), if_not_exists: "create" } },
-    ],
+    asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
   },
   "GET /threads/{thread_id}/runs/{run_id}": {
     kind: "NOT_FOUND",
