@@ -227,6 +227,8 @@ const InputMessage = z
     role: storableText({ max: 64 }).optional(),
     content: z.union([storable(z.string()), z.array(TextBlock)]),
     id: storableText({ min: 1, max: 128 }).optional(),
+    tool_call_id: storableText({ min: 1, max: 128 }).optional(),
+    name: storableText({ min: 1, max: 128 }).optional(),
   })
   .loose();
 
@@ -296,8 +298,20 @@ export type RunCreateBody = z.infer<typeof RunCreate>;
 /** What a run starts from: a new human message, a command, or neither (continue from the checkpoint). */
 export interface RunInput {
   message?: { text: string; id?: string };
+  /** tool messages before it, answering calls the thread left unanswered (Agent Chat UI sends them) */
+  answers?: ToolAnswer[];
   command?: z.infer<typeof CommandBody>;
 }
+
+export interface ToolAnswer {
+  tool_call_id: string;
+  content: string;
+  name?: string;
+  id?: string;
+}
+
+const textOf = (content: string | { type: string; text?: string }[]) =>
+  typeof content === "string" ? content : content.map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
 
 /**
  * What a run's body asks the graph to start from. A new message is one human message, as useStream
@@ -318,23 +332,36 @@ export function runInput(body: RunCreateBody, maxMessageBytes: number): RunInput
     return { command: body.command };
   }
   if (messages.length === 0) return {};
-  if (messages.length !== 1)
-    throw badRequest(
-      "invalid_input",
-      "input.messages: send only the new human message; the thread's history is in its checkpoint",
-    );
-  const message = messages[0]!;
+  // Tool messages first may answer calls the thread left unanswered (a stop for approval the user
+  // moved past): ChatService checks they do. Then the one new human message.
+  const answers = messages.slice(0, -1).map((m, i): ToolAnswer => {
+    const type = m.type ?? m.role;
+    const callId = (m as { tool_call_id?: unknown }).tool_call_id;
+    if (type !== "tool" || typeof callId !== "string" || callId.length === 0 || callId.length > 128)
+      throw badRequest(
+        "invalid_input",
+        `input.messages.${i}: send only the new human message (after tool messages answering unanswered calls); the thread's history is in its checkpoint`,
+      );
+    const name = (m as { name?: unknown }).name;
+    return {
+      tool_call_id: callId,
+      content: textOf(m.content).slice(0, 4000),
+      ...(typeof name === "string" && name.length <= 128 ? { name } : {}),
+      ...(m.id ? { id: m.id } : {}),
+    };
+  });
+  const last = messages.length - 1;
+  const message = messages[last]!;
   const role = message.type ?? message.role ?? "human";
   if (role !== "human" && role !== "user")
-    throw badRequest("invalid_input", `input.messages.0: must be a human message, not "${role.slice(0, 32)}"`);
-  const text =
-    typeof message.content === "string"
-      ? message.content
-      : message.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
-  const checked = chatRequest(maxMessageBytes).shape.message.safeParse(text);
+    throw badRequest("invalid_input", `input.messages.${last}: must be a human message, not "${role.slice(0, 32)}"`);
+  const checked = chatRequest(maxMessageBytes).shape.message.safeParse(textOf(message.content));
   if (!checked.success)
-    throw badRequest("invalid_input", `input.messages.0.content: ${checked.error.issues[0]!.message}`);
-  return { message: { text: checked.data, ...(message.id ? { id: message.id } : {}) } };
+    throw badRequest("invalid_input", `input.messages.${last}.content: ${checked.error.issues[0]!.message}`);
+  return {
+    message: { text: checked.data, ...(message.id ? { id: message.id } : {}) },
+    ...(answers.length > 0 ? { answers } : {}),
+  };
 }
 
 export function streamModes(body: RunCreateBody): StreamMode[] {

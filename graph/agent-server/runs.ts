@@ -126,6 +126,7 @@ export async function executeRun(
         sessionId: caller.threadId,
         projectId: body.config?.configurable?.project_id,
         ...(input.message ? { message: input.message.text, messageId: input.message.id } : {}),
+        ...(input.answers ? { answers: input.answers } : {}),
         ifBusy: strategy === "reject" ? "reject" : "queue",
         durability: "sync",
         deadline: caller.deadline,

@@ -1,6 +1,6 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type BaseMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage, isAIMessage, RemoveMessage, ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
 import { AppError, badRequest, notFound, sessionNotFound, storeUnavailable } from "../../shared/errors";
@@ -97,6 +97,8 @@ export interface RunOptions {
 /** A run of the chat graph: a turn whose new message is optional (absent: continue from the checkpoint). */
 export interface GraphTurn extends Omit<ChatTurn, "message"> {
   message?: string;
+  /** tool messages before the new message, answering calls the thread left unanswered */
+  answers?: { tool_call_id: string; content: string; name?: string; id?: string }[];
   options?: RunOptions;
   /** Called, and awaited, once the run holds its session and before the graph runs (the Agent Server's run records). */
   begin?: (sessionId: string) => Promise<void>;
@@ -181,6 +183,12 @@ const settingsOnExistingSession = () =>
     400,
     "settings_on_existing_session",
     "settings are set when a session starts; change them with PATCH /api/sessions/{id}",
+  );
+
+const unansweredCallsOnly = () =>
+  badRequest(
+    "invalid_input",
+    "input.messages: a tool message must answer a tool call the thread left unanswered, once",
   );
 
 const nothingToRun = () =>
@@ -400,7 +408,9 @@ export class ChatService {
     const { checkpointId, command } = turn.options ?? {};
     const continues = turn.message === undefined && command === undefined;
     const checksId = turn.message !== undefined && turn.messageId !== undefined;
-    if (isNew ? !continues : !checkpointId && !continues && !checksId) return;
+    const answers = turn.answers ?? [];
+    if (isNew && answers.length > 0) throw unansweredCallsOnly();
+    if (isNew ? !continues : !checkpointId && !continues && !checksId && answers.length === 0) return;
     if (isNew) throw nothingToRun();
     let state: Awaited<ReturnType<ChatGraph["getState"]>>;
     try {
@@ -419,6 +429,14 @@ export class ChatService {
       if (continues) throw nothingToRun();
     }
     const messages = (state.values as { messages?: BaseMessage[] }).messages ?? [];
+    // Tool messages in the input answer only calls the state left unanswered, once each.
+    const answered = new Set(messages.map((m) => (m as ToolMessage).tool_call_id).filter(Boolean));
+    const open = new Set(
+      messages
+        .flatMap((m) => (isAIMessage(m) ? (m.tool_calls ?? []).map((c) => c.id ?? "") : []))
+        .filter((id) => !answered.has(id)),
+    );
+    if (answers.some((a) => !open.delete(a.tool_call_id))) throw unansweredCallsOnly();
     if (checksId && messages.some((m) => m.id === turn.messageId))
       throw new AppError(409, "message_id_exists", "this thread already has a message with this id; send a new id");
   }
@@ -463,7 +481,13 @@ export class ChatService {
     const options = turn.options ?? {};
     const recursionLimit = options.recursionLimit ?? this.deps.recursionLimit;
     // A command's node names and state keys are the client's: LangGraph checks them as it runs.
-    const input = (options.command ? new Command(options.command) : human ? { messages: [human] } : null) as never;
+    const answers = (turn.answers ?? []).map(
+      (a) =>
+        new ToolMessage({ tool_call_id: a.tool_call_id, content: a.content, name: a.name, id: a.id ?? randomUUID() }),
+    );
+    const input = (
+      options.command ? new Command(options.command) : human ? { messages: [...answers, human] } : null
+    ) as never;
     try {
       return await streamGraphRun(
         this.deps.graph,

@@ -816,6 +816,38 @@ describe("human in the loop: tools that wait for approval", () => {
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 
+  it("a new message instead of a decision: tool messages answer the waiting calls first (as Agent Chat UI sends them)", async () => {
+    const client = clientFor();
+    const { thread } = await paused(client);
+    const state = await client.threads.getState<Values>(thread.thread_id);
+    const call = (state.values.messages.at(-1) as Msg & { tool_calls: { id: string; name: string }[] }).tool_calls[0]!;
+    const answer = { type: "tool", tool_call_id: call.id, name: call.name, content: "Successfully handled tool call." };
+    // Only a call the thread left unanswered, and only once.
+    await expect(
+      client.runs.wait(thread.thread_id, "chat", {
+        input: {
+          messages: [
+            { ...answer, tool_call_id: "no-such-call" },
+            { type: "human", content: "never mind" },
+          ],
+        },
+        config: approval,
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client.runs.wait(thread.thread_id, "chat", {
+        input: { messages: [answer, answer, { type: "human", content: "never mind" }] },
+        config: approval,
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    const values = (await client.runs.wait(thread.thread_id, "chat", {
+      input: { messages: [answer, { type: "human", content: "never mind, thanks" }] },
+      config: approval,
+    })) as Values;
+    expect(values.messages.map((m) => m.type)).toEqual(["human", "ai", "tool", "human", "ai"]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
   it("a run without approval configured runs the tool at once", async () => {
     const client = clientFor();
     const thread = await client.threads.create();
