@@ -5,6 +5,7 @@ import { agentServerErrorResponse, malformedId } from "../graph/agent-server/err
 import { guardThread } from "../graph/agent-server/guard";
 import {
   AssistantCount,
+  CheckpointId,
   AssistantCreate,
   AssistantLatest,
   AssistantPatch,
@@ -63,7 +64,7 @@ function route<
 
 const AssistantPath = z.object({ assistant_id: storableText({ min: 1, max: 128 }) });
 const ThreadPath = z.object({ thread_id: z.uuid() });
-const CheckpointPath = ThreadPath.extend({ checkpoint_id: z.uuid() });
+const CheckpointPath = ThreadPath.extend({ checkpoint_id: CheckpointId });
 const RunPath = ThreadPath.extend({ run_id: z.uuid() });
 const CancelQuery = z
   .object({

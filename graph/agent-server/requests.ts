@@ -7,6 +7,12 @@ import { SettingsPatch } from "../../shared/session-settings";
 import { ApprovalResume, ApproveTools } from "../tools/approval";
 
 /**
+ * A checkpoint's id: LangGraph's uuid6, whose clock sequence is the step, so the input checkpoint's
+ * (step -1) is not an RFC 4122 variant ("…-ffff-…"): any 8-4-4-4-12 hex id.
+ */
+export const CheckpointId = z.guid({ error: "must be a checkpoint id" });
+
+/**
  * A message as a client writes it into the state (threads.updateState, supersteps): LangGraph's
  * message dict. Its type is one LangGraph knows, a tool message answers a call, a removal names
  * what it removes; the rest of its fields (additional_kwargs, tool_calls...) are kept as sent, so
@@ -76,10 +82,10 @@ export const ThreadCreate = z.object({
 export const ThreadStateUpdate = z.object({
   values: StateValues.nullish(),
   as_node: AsNode.optional(),
-  checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).nullish(),
+  checkpoint_id: CheckpointId.nullish(),
   checkpoint: z
     .object({
-      checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).optional(),
+      checkpoint_id: CheckpointId.optional(),
       checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
     })
     .loose()
@@ -90,7 +96,7 @@ export const ThreadStateUpdate = z.object({
 export const StateAtCheckpoint = z.object({
   checkpoint: z
     .object({
-      checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).optional(),
+      checkpoint_id: CheckpointId.optional(),
       checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
     })
     .loose(),
@@ -239,7 +245,7 @@ const Interrupts = z.union([z.literal("*"), z.array(NodeName).max(32)]);
 /** A checkpoint of the thread to run from (LangGraph's `checkpoint`; `checkpoint_id` alone says the same). */
 const CheckpointRef = z
   .object({
-    checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }),
+    checkpoint_id: CheckpointId,
     checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
     thread_id: z.uuid().optional(),
   })
@@ -287,7 +293,7 @@ export const RunCreate = z.object({
     .loose()
     .optional(),
   checkpoint: CheckpointRef.nullish(),
-  checkpoint_id: z.uuid({ error: "must be a checkpoint id (a UUID)" }).nullish(),
+  checkpoint_id: CheckpointId.nullish(),
   interrupt_before: Interrupts.optional(),
   interrupt_after: Interrupts.optional(),
   on_completion: z.enum(["delete", "keep"]).optional(),

@@ -610,6 +610,23 @@ describe("runs", () => {
     await expect(client.runs.wait(fresh.thread_id, "chat", { input: null })).rejects.toMatchObject({ status: 400 });
   });
 
+  it("Edit of the first message: a branch from the input checkpoint, whose id is LangGraph's step -1 uuid6", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("hi there") });
+    const history = await client.threads.getHistory<Values>(thread.thread_id, { limit: 100 });
+    // Agent Chat UI branches from the parent of the state where the message was first seen.
+    const firstSeen = history.findLast((s) => s.values.messages.length === 1)!;
+    const from = firstSeen.parent_checkpoint!;
+    expect(from.checkpoint_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-ffff-[0-9a-f]{12}$/);
+    expect((await client.threads.getState(thread.thread_id, from.checkpoint_id!)).checkpoint).toEqual(from);
+    await client.runs.wait(thread.thread_id, "chat", { input: human("hello again, edited"), checkpoint: from });
+    expect(contents(await client.threads.getState(thread.thread_id))).toEqual([
+      "hello again, edited",
+      expect.any(String),
+    ]);
+  });
+
   it("the history's metadata filter finds a run's checkpoints", async () => {
     const client = clientFor();
     const thread = await client.threads.create();
