@@ -96,8 +96,11 @@ describe("chat", () => {
     await page.getByRole("checkbox", { name: "Memory tools" }).uncheck();
     await page.getByRole("checkbox", { name: /Private/ }).check();
     await expect.poll(() => current.innerText()).toContain("private");
-    const listed = await apiCall<{ sessions: { settings: Record<string, boolean> }[] }>("chat-reload", "/api/sessions");
-    expect(listed.body.sessions[0]!.settings).toMatchObject({ memory: false, private: true, knowledge: true });
+    // The row shows a setting as soon as it is clicked; its PATCH may still be on the way.
+    const saved = async () =>
+      (await apiCall<{ sessions: { settings: Record<string, boolean> }[] }>("chat-reload", "/api/sessions")).body
+        .sessions[0]!.settings;
+    await expect.poll(saved).toMatchObject({ memory: false, private: true, knowledge: true });
 
     // Another user sees none of it: sessions are each user's own.
     const other = await apiCall<{ sessions: unknown[] }>("chat-reload-other", "/api/sessions");
