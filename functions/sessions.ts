@@ -4,7 +4,7 @@ import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
 import { json, parseJsonBody, parseQuery } from "../shared/http";
-import { SettingsPatch, storedSettings } from "../shared/session-settings";
+import { ApproveTools, SettingsPatch, storedSettings } from "../shared/session-settings";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { RouteSchemas } from "../shared/request-schemas";
@@ -23,8 +23,16 @@ const ListQuery = z.object({
     .optional(),
 });
 
-/** PATCH /api/sessions/{id}: some settings; the next turn runs with them. */
-const SessionPatch = z.object({ settings: SettingsPatch }).strict();
+/**
+ * PATCH /api/sessions/{id}: some settings, and which tools' calls wait for approval (names, "*", or
+ * [] for none); the next turn runs with them.
+ */
+const SessionPatch = z
+  .object({ settings: SettingsPatch.optional(), approve_tools: ApproveTools.optional() })
+  .strict()
+  .refine((p) => p.settings !== undefined || p.approve_tools !== undefined, {
+    message: "send settings, approve_tools or both",
+  });
 
 const historyUnavailable = () =>
   new AppError(503, "history_unavailable", "conversation history needs Supabase, which is not configured");
@@ -32,7 +40,8 @@ const historyUnavailable = () =>
 /**
  * GET    /api/sessions                  the caller's sessions, most recently active first, paginated
  * GET    /api/sessions/{id}/messages    a session's answers-only history (?trace=1 adds each reply's trace)
- * PATCH  /api/sessions/{id}             {"settings": {...}}: tool groups and private, from the next turn on
+ * PATCH  /api/sessions/{id}             {"settings": {...}, "approve_tools": [...]}: tool groups, private and
+ *                                       the tools that wait for approval, from the next turn on
  * DELETE /api/sessions/{id}             everything the session left (graph/chat/session-deletion.ts)
  * Another user's session is 404 on every route, like one that does not exist.
  */
@@ -56,8 +65,9 @@ export function createSessionsHandler(
         // Settings live on the sessions' owner records (read by every turn): one BatchGetItem per page.
         const records = await owners.sessions(page.sessions.map((s) => s.session_id));
         const sessions = page.sessions.map((s) => {
-          const settings = records.get(s.session_id)?.settings ?? storedSettings(undefined);
-          return { ...s, private: settings.private, settings };
+          const record = records.get(s.session_id);
+          const settings = record?.settings ?? storedSettings(undefined);
+          return { ...s, private: settings.private, settings, approve_tools: record?.approveTools ?? [] };
         });
         return json(200, { sessions, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) });
       }
@@ -69,11 +79,18 @@ export function createSessionsHandler(
       await ownedSession(owners, userId, sessionId);
 
       if (event.httpMethod === "PATCH") {
-        const { settings: patch } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
-        const settings = await owners.updateSettings(sessionId, userId, patch);
+        const { settings: patch, approve_tools: approval } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
+        if (approval !== undefined && !(await owners.updateApproval(sessionId, userId, approval)))
+          throw sessionNotFound();
+        const settings = await owners.updateSettings(sessionId, userId, patch ?? {});
         if (!settings) throw sessionNotFound();
-        logger.info("session settings changed", { sessionId, settings });
-        return json(200, { session_id: sessionId, private: settings.private, settings });
+        logger.info("session settings changed", { sessionId, settings, approval });
+        return json(200, {
+          session_id: sessionId,
+          private: settings.private,
+          settings,
+          ...(approval !== undefined ? { approve_tools: approval } : {}),
+        });
       }
 
       if (event.httpMethod === "DELETE") {

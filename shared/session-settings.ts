@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { storableText } from "./text";
 
 /** The tool groups a session can turn on or off; a tool names its group (graph/tools). */
 export const TOOL_GROUPS = ["memory", "knowledge", "user_context", "files"] as const;
@@ -85,3 +86,9 @@ export function withinAssistant(settings: SessionSettings, assistant: SettingsPa
   if (assistant.private === true) out.private = true;
   return out;
 }
+
+/**
+ * Tools whose calls wait for a person's approval (graph/tools/approval.ts), as a session, an
+ * assistant or a run asks for it: tool names, or "*" for every tool.
+ */
+export const ApproveTools = z.union([z.literal("*"), z.array(storableText({ min: 1, max: 128 })).max(64)]);

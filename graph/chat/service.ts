@@ -25,6 +25,7 @@ import { agentFailure } from "./errors";
 import { humanContent } from "./images";
 import type { ChatGraph } from "./graph";
 import { firstWords, nameSession } from "./naming";
+import { APPROVE_TOOLS, combinedApproval } from "../tools/approval";
 import { type GraphRunObserver, streamGraphRun } from "./graph-run";
 import { graphRunSettled } from "./run-settled";
 import { TraceCollector } from "./trace";
@@ -292,9 +293,14 @@ export class ChatService {
       tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), duration_ms: 0, settings });
       const askedAt = new Date().toISOString();
       ran = true;
+      // The session's approvals beside the run's (its assistant's, its own): any of them counts.
+      const approval = combinedApproval(taken.approveTools, turn.options?.configurable?.[APPROVE_TOOLS]);
+      const options = approval
+        ? { ...turn.options, configurable: { ...turn.options?.configurable, [APPROVE_TOOLS]: approval } }
+        : turn.options;
       const result = await this.stream(
         sessionId,
-        { ...turn, projectId: projectId ?? undefined },
+        { ...turn, projectId: projectId ?? undefined, ...(options ? { options } : {}) },
         settings,
         dataFiles ?? [],
         human,
@@ -595,6 +601,7 @@ export class ChatService {
       projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
       settings: session.settings,
       dataFiles: session.dataFiles,
+      ...(session.approveTools ? { approveTools: session.approveTools } : {}),
     };
   }
 }
@@ -605,6 +612,8 @@ interface TakenSession {
   settings: SessionSettings;
   /** the session's ready data files, from its owner record (a new session has none) */
   dataFiles?: DataFileSummary[];
+  /** the tools whose calls wait for approval in this session */
+  approveTools?: string[] | "*";
 }
 
 /** Aborted when the lease is lost or the deadline passes, whichever comes first. */

@@ -1,6 +1,7 @@
 import { AIMessage, type ToolCall, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import * as z from "zod";
+import { ApproveTools } from "../../shared/session-settings";
 import { storableText } from "../../shared/text";
 
 /**
@@ -13,7 +14,15 @@ import { storableText } from "../../shared/text";
  */
 export const APPROVE_TOOLS = "approve_tools";
 
-export const ApproveTools = z.union([z.literal("*"), z.array(storableText({ min: 1, max: 128 })).max(64)]);
+export { ApproveTools };
+
+/** Approvals asked from more than one place (the session, the assistant, the run): any of them counts. */
+export function combinedApproval(...asked: unknown[]): string[] | "*" | undefined {
+  const parsed = asked.map((a) => ApproveTools.safeParse(a)).flatMap((p) => (p.success ? [p.data] : []));
+  if (parsed.includes("*")) return "*";
+  const names = [...new Set(parsed.flatMap((p) => p as string[]))];
+  return names.length > 0 ? names : undefined;
+}
 
 export function needsApproval(config: LangGraphRunnableConfig | undefined): (toolName: string) => boolean {
   const parsed = ApproveTools.safeParse(config?.configurable?.[APPROVE_TOOLS]);

@@ -24,6 +24,8 @@ export interface SessionRecord {
   settings: SessionSettings;
   /** the session's ready data files, as the prompt lists them (DATA_FILE_PREFIX attributes) */
   dataFiles: DataFileSummary[];
+  /** tools whose calls wait for approval in this session: names, or "*" for every one */
+  approveTools?: string[] | "*";
 }
 
 /**
@@ -234,6 +236,28 @@ export class SessionOwners {
     }
   }
 
+  /**
+   * Sets which tools' calls wait for approval in `userId`'s session (none: an empty list); the next
+   * run reads it with its lease. False when the session is not the caller's.
+   */
+  async updateApproval(sessionId: string, userId: string, tools: string[] | "*"): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+          UpdateExpression: "SET approve_tools = :t",
+          ConditionExpression: "user_id = :user",
+          ExpressionAttributeValues: { ":t": tools, ":user": userId },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
   /** Several sessions' records at once (a page of the sessions list); missing ones are absent. */
   async sessions(sessionIds: string[]): Promise<Map<string, SessionRecord>> {
     const found = new Map<string, SessionRecord>();
@@ -328,6 +352,9 @@ const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   userId: item.user_id as string,
   projectId: item.project_id as string | null | undefined,
   settings: storedSettings(item.settings),
+  ...(item.approve_tools === "*" || Array.isArray(item.approve_tools)
+    ? { approveTools: item.approve_tools as string[] | "*" }
+    : {}),
   dataFiles: Object.entries(item)
     .filter(([name]) => name.startsWith(DATA_FILE_PREFIX))
     .map(([, value]) => value as DataFileSummary)

@@ -865,6 +865,49 @@ describe("human in the loop: tools that wait for approval", () => {
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 
+  it("a session can require approval too: its runs stop, whatever the run asks, until its approvals change", async () => {
+    const user = freshUser("careful");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+    const patch = (body: unknown) =>
+      fetch(`${local.stack.url}/api/sessions/${thread.thread_id}`, {
+        method: "PATCH",
+        headers: { "x-user-id": user, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // Nobody else's session, and only tool names or "*".
+    expect(
+      (
+        await fetch(`${local.stack.url}/api/sessions/${thread.thread_id}`, {
+          method: "PATCH",
+          headers: { "x-user-id": freshUser("other"), "content-type": "application/json" },
+          body: JSON.stringify({ approve_tools: [] }),
+        })
+      ).status,
+    ).toBe(404);
+    expect((await patch({ approve_tools: "all" })).status).toBe(400);
+    const set = await patch({ approve_tools: ["store_memory"] });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toMatchObject({ approve_tools: ["store_memory"] });
+
+    const waiting = (await client.runs.wait(thread.thread_id, "chat", {
+      input: human("remember that my cat is called Tom"),
+    })) as { __interrupt__?: unknown[] };
+    expect(waiting.__interrupt__).toHaveLength(1);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    const resumed = (await client.runs.wait(thread.thread_id, "chat", {
+      command: { resume: { decisions: [{ type: "reject" }] } },
+    })) as Values;
+    expect(resumed.messages.map((m) => m.type)).toEqual(["human", "ai", "human", "ai", "tool", "ai"]);
+
+    expect((await patch({ approve_tools: [] })).status).toBe(200);
+    const ran = (await client.runs.wait(thread.thread_id, "chat", {
+      input: human("remember that my dog is called Rex"),
+    })) as Values;
+    expect(ran.messages.at(-2)!.type).toBe("tool");
+  });
+
   it("a run without approval configured runs the tool at once", async () => {
     const client = clientFor();
     const thread = await client.threads.create();

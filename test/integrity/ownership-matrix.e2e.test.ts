@@ -90,7 +90,11 @@ const ASKS: Record<
   "PATCH /api/sessions/{id}": {
     kind: "NOT_FOUND",
     params: (o) => ({ id: o.thread }),
-    asks: () => [{ body: { settings: { memory: false, private: true } } }],
+    asks: () => [
+      { body: { settings: { memory: false, private: true } } },
+      { body: { approve_tools: "*" } },
+      { body: { approve_tools: [], settings: { files: false } } },
+    ],
   },
   "DELETE /api/sessions/{id}": {
     kind: "NOT_FOUND",

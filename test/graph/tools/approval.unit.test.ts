@@ -1,5 +1,11 @@
 import { AIMessage, type ToolMessage } from "@langchain/core/messages";
-import { applyDecisions, approvalRequest, decisionsFor, needsApproval } from "../../../graph/tools/approval";
+import {
+  applyDecisions,
+  approvalRequest,
+  combinedApproval,
+  decisionsFor,
+  needsApproval,
+} from "../../../graph/tools/approval";
 
 const calls = [
   { id: "c1", name: "store_memory", args: { content: "My cat is Tom" }, type: "tool_call" as const },
@@ -15,6 +21,15 @@ describe("tools that wait for approval", () => {
     expect(needsApproval({ configurable: {} })("store_memory")).toBe(false);
     // Anything else is no approval asked, never a crash.
     expect(needsApproval({ configurable: { approve_tools: 42 } })("store_memory")).toBe(false);
+  });
+
+  it("combines the session's, the assistant's and the run's: any of them counts", () => {
+    expect(combinedApproval(["store_memory"], undefined, ["recall_memory", "store_memory"])).toEqual([
+      "store_memory",
+      "recall_memory",
+    ]);
+    expect(combinedApproval(["store_memory"], "*")).toBe("*");
+    expect(combinedApproval(undefined, [], "nonsense")).toBeUndefined();
   });
 
   it("asks in humanInTheLoopMiddleware's format, one request and one review per call", () => {
