@@ -77,7 +77,12 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
         onTrace: withTrace ? (step) => emit({ type: "trace", step }) : undefined,
         onSessionName: (name) => emit({ type: "session_name", name }),
       });
-      emit({ type: "done", reply: result.reply, message_id: result.messageId });
+      emit({
+        type: "done",
+        reply: result.reply,
+        message_id: result.messageId,
+        ...(result.interrupted ? { interrupted: true } : {}),
+      });
       recordTurnMetrics(metrics, result.trace);
       metrics.publishStoredMetrics();
       logger.info("stream finished", { sessionId: result.sessionId, messageId: result.messageId });

@@ -30,7 +30,13 @@ export function createChatHandler(config: Config, runtime: () => Promise<Pick<Ch
       logger.info("reply sent", { sessionId: result.sessionId, messageId: result.messageId });
       return json(
         200,
-        { reply: result.reply, session_id: result.sessionId, message_id: result.messageId },
+        {
+          reply: result.reply,
+          session_id: result.sessionId,
+          message_id: result.messageId,
+          // A tool call waits for approval (the session's approve_tools): the Agent Server API resumes it.
+          ...(result.interrupted ? { interrupted: true } : {}),
+        },
         standInHeaders(config),
       );
     },

@@ -67,6 +67,8 @@ export interface ChatReply {
   sessionName?: string;
   /** what the run did: nodes, model calls, tool calls */
   trace: TraceStep[];
+  /** the turn stopped for a tool call's approval, before its answer (reply and messageId empty) */
+  interrupted?: boolean;
 }
 
 /** LangGraph's Command: resume an interrupt, write to the state, go to a node. */
@@ -211,7 +213,7 @@ export class ChatService {
   constructor(private readonly deps: ChatServiceDeps) {}
 
   /** One turn: a new message, answered. A turn that stopped for approval answers nothing yet. */
-  async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply & { interrupted?: boolean }> {
+  async reply(turn: ChatTurn, observer: TurnObserver = {}): Promise<ChatReply> {
     const outcome = await this.run(turn, observer);
     return {
       reply: outcome.answer?.reply ?? "",

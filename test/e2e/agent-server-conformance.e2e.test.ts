@@ -901,6 +901,16 @@ describe("human in the loop: tools that wait for approval", () => {
     })) as Values;
     expect(resumed.messages.map((m) => m.type)).toEqual(["human", "ai", "human", "ai", "tool", "ai"]);
 
+    // /api/chat on the same session stops too, and says so; the Agent Server API resumes it.
+    const chat = await fetch(`${local.stack.url}/api/chat`, {
+      method: "POST",
+      headers: { "x-user-id": user, "content-type": "application/json" },
+      body: JSON.stringify({ session_id: thread.thread_id, message: "remember that my fish is called Nemo" }),
+    });
+    expect(chat.status).toBe(200);
+    expect(await chat.json()).toMatchObject({ reply: "", interrupted: true });
+    await client.runs.wait(thread.thread_id, "chat", { command: { resume: { decisions: [{ type: "approve" }] } } });
+
     expect((await patch({ approve_tools: [] })).status).toBe(200);
     const ran = (await client.runs.wait(thread.thread_id, "chat", {
       input: human("remember that my dog is called Rex"),
