@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { pngBytes } from "../support/images";
+import { apiCaller } from "../support/api-call";
 
 // Must show: a CSV uploaded through the presigned flow, asked about and queried in chat, and
 // unreadable to anyone else, all over HTTP against the stack `npm start` runs.
@@ -18,15 +19,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function call(method: string, path: string, user: string, body?: unknown) {
-  const res = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-user-id": user },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = apiCaller(() => stack.url);
 
 const SALES = "region,amount,rep\nnorth,10.5,ann\nsouth,3,bob\nnorth,4.5,cid\neast,7,dee\nsouth,2.25,eve\n";
 

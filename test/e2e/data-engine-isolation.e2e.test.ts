@@ -1,18 +1,11 @@
 import { localStackForTests } from "../support/local-stack";
+import { apiCaller } from "../support/api-call";
 
 // Locally the API, the queues and PGlite share one process: DuckDB runs on a worker pool of its
 // own (infra/local/data-worker.ts), so runaway queries never hold the event loop every user needs.
 const local = localStackForTests("data-engine-isolation", { OFFLINE_STREAM_DELAY_MS: "0", SQL_TIMEOUT_MS: "4000" });
 
-async function call(method: string, path: string, user: string, body?: unknown) {
-  const res = await fetch(`${local.stack.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-user-id": user },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = apiCaller(() => local.stack.url);
 
 /** A session of `user` with one data file in it, ready. */
 async function sessionWithData(user: string): Promise<string> {

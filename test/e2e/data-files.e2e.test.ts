@@ -1,18 +1,11 @@
 import { localStackForTests } from "../support/local-stack";
+import { apiCaller } from "../support/api-call";
 
 // A data file the API accepted never breaks its session: every data file of a session is a table
 // of its own, whatever its name, and a file that cannot be described is refused with a reason.
 const local = localStackForTests("data-files", { OFFLINE_STREAM_DELAY_MS: "0" });
 
-async function call(method: string, path: string, user: string, body?: unknown) {
-  const res = await fetch(`${local.stack.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-user-id": user },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = apiCaller(() => local.stack.url);
 
 async function upload(user: string, session: string, name: string, content: string, mediaType = "text/csv") {
   const bytes = Buffer.from(content);

@@ -1,20 +1,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { localStackForTests } from "../support/local-stack";
+import { apiCaller } from "../support/api-call";
 
 // A signed upload URL writes a file's bytes once: they are checked once and cannot be replaced
 // afterwards, and bytes that land for a file or session deleted meanwhile are discarded.
 const local = localStackForTests("upload-integrity", { OFFLINE_STREAM_DELAY_MS: "0" });
 
-async function call(method: string, path: string, user: string, body?: unknown) {
-  const res = await fetch(`${local.stack.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-user-id": user },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = apiCaller(() => local.stack.url);
 
 async function newSession(user: string) {
   const res = await call("POST", "/api/chat", user, { message: "hi" });
