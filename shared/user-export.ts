@@ -2,6 +2,7 @@ import type { Backends } from "./backends";
 import { storeUnavailable } from "./errors";
 import { FileRecords } from "./files/records";
 import { publicFile } from "./files/service";
+import { AgentAssistants } from "./stores/agent-assistants";
 import { AgentRuns } from "./stores/agent-runs";
 import { AgentThreads } from "./stores/agent-threads";
 import { SessionOwners } from "./stores/session-owners";
@@ -12,8 +13,9 @@ import { UserUsage } from "./stores/user-usage";
  * Everything held about a user, as one JSON document (GET /api/me/export; GDPR articles 15 and
  * 20): every session the state table or Supabase knows, with its settings, messages, traces and
  * files (a download link for each ready one); memories with their history (a superseded memory
- * names the one that replaced it); the Agent Server store's items (the current memories, under
- * their keys); the user context; Agent Server threads with their runs; today's usage.
+ * names the one that replaced it); the Agent Server store's items (the current memories under their
+ * keys; its own items under agent_server); the user context; Agent Server assistants, and threads with their runs;
+ * today's usage.
  */
 export async function exportUser(backends: Backends, userId: string) {
   const { config, dynamo, userData, files } = backends;
@@ -21,9 +23,10 @@ export async function exportUser(backends: Backends, userId: string) {
   const threads = new AgentThreads(dynamo, config.CHECKPOINT_TABLE);
   const runs = new AgentRuns(dynamo, config.CHECKPOINT_TABLE);
   const records = new FileRecords(dynamo, config.CHECKPOINT_TABLE);
-  const [owned, threadRecords, db, usage] = await Promise.all([
+  const [owned, threadRecords, assistants, db, usage] = await Promise.all([
     owners.sessionsOf(userId),
     threads.list(userId),
+    new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).list(userId),
     userData?.export(userId).catch((err) => {
       throw storeUnavailable(err);
     }),
@@ -68,6 +71,9 @@ export async function exportUser(backends: Backends, userId: string) {
     store_items: storeItemsOf(memories),
     user_context: db?.user_context ?? null,
     agent_server: {
+      assistants,
+      // the store's own items, any namespace but the memories' (those are store_items above)
+      store_items: db?.store_items ?? [],
       threads: await Promise.all(
         threadRecords.map(async ({ userId: _user, ...thread }) => ({
           ...thread,

@@ -66,7 +66,11 @@ export function assistantJson(r: AssistantRecord) {
 }
 
 const readOnly = (graphId: string) =>
-  new AppError(409, "assistant_read_only", `the ${graphId} graph's own assistant is the deployment's: create one of yours`);
+  new AppError(
+    409,
+    "assistant_read_only",
+    `the ${graphId} graph's own assistant is the deployment's: create one of yours`,
+  );
 
 const matches = (metadata: Record<string, unknown>, filter: Record<string, unknown>) =>
   Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));
@@ -136,7 +140,8 @@ export class AssistantService {
       createdAt: now,
       updatedAt: now,
     };
-    if (await this.records.write(userId, record, 0, { asNewVersion: true, maxVersion: 1 })) return assistantJson(record);
+    if (await this.records.write(userId, record, 0, { asNewVersion: true, maxVersion: 1 }))
+      return assistantJson(record);
     const existing = await this.records.get(userId, assistantId);
     if (existing && body.if_exists === "do_nothing") return assistantJson(existing);
     throw new AppError(409, "assistant_exists", "Assistant already exists");
@@ -209,7 +214,10 @@ export class AssistantService {
   }
 
   private async all(userId: string): Promise<AssistantJson[]> {
-    return [...(Object.keys(GRAPHS) as GraphId[]).map(assistant), ...(await this.records.list(userId)).map(assistantJson)];
+    return [
+      ...(Object.keys(GRAPHS) as GraphId[]).map(assistant),
+      ...(await this.records.list(userId)).map(assistantJson),
+    ];
   }
 
   /** One of the caller's own assistants; a graph's own is read-only, anything else 404. */

@@ -41,7 +41,7 @@ export const itemJson = (item: StoreItem) => ({
  * any JSON object under any namespace, each user's items their own (the user is the root of every
  * namespace they name, so nobody else's can be named). An item is embedded on its indexed fields
  * (the whole value unless `index` names others; none with `index: false`) and found by meaning on
- * them. Kept in Supabase beside the memories (supabase/migrations/012_agent_store_items.sql).
+ * them. Kept in Supabase beside the memories (supabase/migrations/013_agent_store_items.sql).
  */
 export class StoreItems {
   constructor(

@@ -9,7 +9,9 @@ export function systemPrompt(
   options: { toolCalling?: boolean; intro?: string } = {},
 ): string {
   // An assistant's own prompt takes the place of the default opening; what follows about the tools stays.
-  const lines = [options.intro ?? "You are a helpful assistant inside a product's chat. Answer concisely and accurately."];
+  const lines = [
+    options.intro ?? "You are a helpful assistant inside a product's chat. Answer concisely and accurately.",
+  ];
   if (options.toolCalling === false) {
     lines.push(
       "You have no tools: this model cannot call them. You cannot look anything up, remember anything for later, or see the user's account; say so when asked, and never invent such facts.",

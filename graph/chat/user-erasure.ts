@@ -1,6 +1,7 @@
 import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { userFolder } from "../../shared/files/keys";
+import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { deleteUsage } from "../../shared/stores/user-usage";
@@ -11,6 +12,8 @@ import { deleteSessionEverywhere } from "./session-deletion";
 export interface ErasureReport extends Partial<ErasedCounts> {
   /** sessions (and Agent Server threads) removed from the state table, with their files and runs */
   sessions: number;
+  /** the user's Agent Server assistants, every version of each */
+  assistants: number;
 }
 
 const busy = () =>
@@ -30,7 +33,8 @@ const busy = () =>
  *   2. Every session the state table knows (the owner records' Scan, and the Agent Server's
  *      thread list) goes by the one session deletion: under its lease, so a running turn finishes
  *      first; its state, files and runs with it.
- *   3. The user's whole attachments folder (an upload never completed has no record), usage items.
+ *   3. The user's whole attachments folder (an upload never completed has no record), usage items,
+ *      assistants.
  *   4. Supabase once more, with the sessions step 2 found: a turn that finished meanwhile saved
  *      its transcript after step 1, and its session is tombstoned now too.
  */
@@ -55,8 +59,9 @@ export async function eraseUser(
     await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
   await backends.files?.deleteUnder(userFolder(userId));
   await deleteUsage(dynamo, config.CHECKPOINT_TABLE, userId);
+  const assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
   const last = await supabase(sessionIds);
-  return { ...sumCounts(first, last), sessions: sessionIds.length };
+  return { ...sumCounts(first, last), sessions: sessionIds.length, assistants };
 }
 
 function sumCounts(a: ErasedCounts | undefined, b: ErasedCounts | undefined): Partial<ErasedCounts> {
@@ -66,5 +71,6 @@ function sumCounts(a: ErasedCounts | undefined, b: ErasedCounts | undefined): Pa
     traces: a.traces + b.traces,
     memories: a.memories + b.memories,
     user_context: a.user_context + b.user_context,
+    store_items: a.store_items + b.store_items,
   };
 }

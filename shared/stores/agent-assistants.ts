@@ -1,12 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import {
-  BatchWriteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 
 /** An assistant: a graph with its configuration, as one version of it. */
 export interface AssistantRecord {
@@ -24,7 +18,8 @@ export interface AssistantRecord {
 
 const VERSION = "#v#";
 /** Versions sort as text: zero-padded. */
-const versionKey = (assistantId: string, version: number) => `${assistantId}${VERSION}${String(version).padStart(8, "0")}`;
+const versionKey = (assistantId: string, version: number) =>
+  `${assistantId}${VERSION}${String(version).padStart(8, "0")}`;
 
 /**
  * A user's assistants and every version of each, in a per-user partition of the checkpoint table
@@ -46,7 +41,11 @@ export class AgentAssistants {
   /** The current version, or undefined when the user has no such assistant. */
   async get(userId: string, assistantId: string): Promise<AssistantRecord | undefined> {
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: partition(userId), sk: assistantId }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: partition(userId), sk: assistantId },
+        ConsistentRead: true,
+      }),
     );
     return out.Item ? fromItem(out.Item) : undefined;
   }
@@ -54,7 +53,11 @@ export class AgentAssistants {
   /** The highest version made so far (set_latest can make an older one current). */
   async maxVersion(userId: string, assistantId: string): Promise<number> {
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: partition(userId), sk: assistantId }, ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: partition(userId), sk: assistantId },
+        ConsistentRead: true,
+      }),
     );
     return (out.Item?.max_version as number | undefined) ?? 0;
   }
@@ -102,7 +105,8 @@ export class AgentAssistants {
     const byVersion = new Map(found.filter((i) => i.sk !== assistantId).map((i) => [i.version as number, fromItem(i)]));
     // The current one stands in for its version when that version's own item is missing.
     const current = found.find((i) => i.sk === assistantId);
-    if (current && !byVersion.has(current.version as number)) byVersion.set(current.version as number, fromItem(current));
+    if (current && !byVersion.has(current.version as number))
+      byVersion.set(current.version as number, fromItem(current));
     return [...byVersion.values()].sort((a, b) => b.version - a.version);
   }
 
@@ -111,10 +115,15 @@ export class AgentAssistants {
     return (await this.query(userId)).filter((item) => !String(item.sk).includes(VERSION)).map(fromItem);
   }
 
-  /** The assistant and all its versions. */
-  async remove(userId: string, assistantId: string): Promise<void> {
+  /** The assistant and all its versions; without an id, every assistant of the user's (erasure). */
+  async remove(userId: string, assistantId?: string): Promise<number> {
     const keys = (await this.query(userId, assistantId))
-      .filter((item) => item.sk === assistantId || String(item.sk).startsWith(`${assistantId}${VERSION}`))
+      .filter(
+        (item) =>
+          assistantId === undefined ||
+          item.sk === assistantId ||
+          String(item.sk).startsWith(`${assistantId}${VERSION}`),
+      )
       .map((item) => ({ pk: item.pk, sk: item.sk }));
     for (let i = 0; i < keys.length; i += 25) {
       let requests: Record<string, unknown>[] | undefined = keys
@@ -122,10 +131,13 @@ export class AgentAssistants {
         .map((key) => ({ DeleteRequest: { Key: key } }));
       for (let attempt = 0; requests && requests.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** Math.min(attempt, 5)));
-        const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests as never } }));
+        const out = await this.doc.send(
+          new BatchWriteCommand({ RequestItems: { [this.tableName]: requests as never } }),
+        );
         requests = out.UnprocessedItems?.[this.tableName] as Record<string, unknown>[] | undefined;
       }
     }
+    return keys.filter((k) => !String(k.sk).includes(VERSION)).length;
   }
 
   private async query(userId: string, prefix?: string): Promise<Record<string, unknown>[]> {

@@ -234,7 +234,7 @@ export interface AgentStore {
   storeItems(query: StoreItemQuery): Promise<StoredMemory[]>;
   /** The projects the user's current memories are in, null for none (agent_store_projects). */
   storeProjects(userId: string): Promise<(string | null)[]>;
-  /** The Agent Server API's own store items (any namespace but the memories'): 012_agent_store_items.sql. */
+  /** The Agent Server API's own store items (any namespace but the memories'): 013_agent_store_items.sql. */
   putItem(item: NewStoreItem): Promise<void>;
   getItem(userId: string, namespace: string[], key: string): Promise<StoreItem | undefined>;
   deleteItem(userId: string, namespace: string[], key: string): Promise<boolean>;

@@ -4,6 +4,8 @@ import { caller, type Rpc } from "./rpc";
 export const USER_DATA_CALLS = {
   erase_user_data: ["p_user_id", "p_session_ids"],
   export_user_data: ["p_user_id"],
+  erase_agent_store_items: ["p_user_id"],
+  export_agent_store_items: ["p_user_id"],
   session_erased: ["p_session_id"],
   idle_sessions: ["p_before", "p_limit"],
 } as const;
@@ -15,6 +17,8 @@ export interface ErasedCounts {
   traces: number;
   memories: number;
   user_context: number;
+  /** the Agent Server store's own items (013_agent_store_items.sql) */
+  store_items: number;
 }
 
 /** Everything the database holds about a user (export_user_data), as its JSON. */
@@ -41,6 +45,14 @@ export interface ExportedUserData {
     superseded_by: string | null;
   }[];
   user_context: Record<string, unknown> | null;
+  /** the Agent Server store's own items, any namespace but the memories' */
+  store_items: {
+    namespace: string[];
+    key: string;
+    value: Record<string, unknown>;
+    created_at: string;
+    updated_at: string;
+  }[];
 }
 
 export interface IdleSession {
@@ -73,12 +85,25 @@ export class RpcUserData implements UserDataStore {
     this.call = caller(rpc, USER_DATA_CALLS);
   }
 
+  // Two calls each (two transactions over PostgREST): both are idempotent, and erasure is retried
+  // whole until every store has forgotten the user (graph/chat/user-erasure.ts).
   async erase(userId: string, sessionIds: string[]): Promise<ErasedCounts> {
-    return (await this.call("erase_user_data", { p_user_id: userId, p_session_ids: sessionIds })) as ErasedCounts;
+    const [counts, items] = await Promise.all([
+      this.call("erase_user_data", { p_user_id: userId, p_session_ids: sessionIds }),
+      this.call("erase_agent_store_items", { p_user_id: userId }),
+    ]);
+    return { ...(counts as Omit<ErasedCounts, "store_items">), store_items: Number(items) };
   }
 
   async export(userId: string): Promise<ExportedUserData> {
-    return (await this.call("export_user_data", { p_user_id: userId })) as ExportedUserData;
+    const [data, items] = await Promise.all([
+      this.call("export_user_data", { p_user_id: userId }),
+      this.call("export_agent_store_items", { p_user_id: userId }),
+    ]);
+    return {
+      ...(data as Omit<ExportedUserData, "store_items">),
+      store_items: items as ExportedUserData["store_items"],
+    };
   }
 
   async sessionErased(sessionId: string): Promise<boolean> {

@@ -76,6 +76,8 @@ async function fill(user: string) {
     callerOptions: { maxRetries: 0 },
   });
   await sdk.store.putItem(["memories", user], "pet", { content: "My dog is called Bolt" });
+  await sdk.store.putItem(["notes"], "todo", { text: `call the vet for ${user}` });
+  await sdk.assistants.create({ graphId: "chat", name: `${user}'s helper`, config: { configurable: { owner: user } } });
   const thread = await sdk.threads.create();
   await sdk.runs.wait(thread.thread_id, "chat", { input: { messages: [{ role: "user", content: "hello there" }] } });
   await stack().queues.extraction.drained();
@@ -159,6 +161,10 @@ describe("a user's data: export, erasure", () => {
     const green = doc.memories.find((m: any) => /green/.test(m.content));
     expect(teal.superseded_by).toBe(green.id);
     expect(doc.store_items).toEqual(expect.arrayContaining([expect.objectContaining({ key: "pet" })]));
+    expect(doc.agent_server.store_items).toEqual([
+      expect.objectContaining({ namespace: ["notes"], key: "todo", value: { text: `call the vet for ${erin}` } }),
+    ]);
+    expect(doc.agent_server.assistants).toEqual([expect.objectContaining({ name: `${erin}'s helper` })]);
     expect(doc.agent_server.threads).toEqual([
       expect.objectContaining({ threadId: mine.threadId, runs: [expect.objectContaining({ status: "success" })] }),
     ]);
@@ -189,7 +195,7 @@ describe("a user's data: export, erasure", () => {
     const before = mentioning(await everything(), [finn, ...theirs.sessions]);
     const res = await call("DELETE", "/api/me", erin);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ erased: true, sessions: 3 });
+    expect(res.body).toMatchObject({ erased: true, sessions: 3, assistants: 1, store_items: 1 });
     expect(mentioning(await everything(), [erin, ...mine.sessions])).toEqual([]);
     expect(mentioning(await everything(), [finn, ...theirs.sessions])).toEqual(before);
     expect((await call("GET", "/api/memories", finn)).body.memories.length).toBeGreaterThan(0);
@@ -217,7 +223,7 @@ describe("a user's data: export, erasure", () => {
       "x-user-role": "admin",
     });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ erased: true, sessions: 3 });
+    expect(res.body).toMatchObject({ erased: true, sessions: 3, assistants: 1, store_items: 1 });
     expect(mentioning(await everything(), [finn, ...theirs.sessions])).toEqual([]);
   }, 60_000);
 });

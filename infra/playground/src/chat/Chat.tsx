@@ -31,9 +31,11 @@ type MultitaskStrategy = "reject" | "enqueue";
  * session, so what is typed here is what /api/sessions lists. Tokens stream in as the model writes
  * them (`messages-tuple`); tool calls sit inside the answer that made them.
  */
+const BUSY = new Set(["thread_busy", "session_busy"]);
+
 export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTrace }: Props) {
   const [draft, setDraft] = useState("");
-  // What was last sent, so a 409 can offer to send it again, queued behind the running turn.
+  // What was last sent, so a busy thread's refusal can offer to send it again, queued behind the running turn.
   const [lastSent, setLastSent] = useState<string>();
   const stream = useStream<{ messages: Message[] }>({
     client,
@@ -136,7 +138,8 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
       </ol>
       {error && (
         <ErrorNote error={error}>
-          {error.status === 409 && lastSent && (
+          {/* Another run holds the thread (LangGraph's 422 thread_busy; the chat API's 409 session_busy). */}
+          {BUSY.has(error.code) && lastSent && (
             <button type="button" onClick={() => send(lastSent, "enqueue")}>
               Queue it
             </button>

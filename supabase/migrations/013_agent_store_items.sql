@@ -133,3 +133,36 @@ begin
   end if;
 end;
 $$;
+
+-- A user's store items in their export and their erasure (012_user_data.sql's functions cover the
+-- tables before this one; the user-data store calls these beside them: shared/stores/user-data.ts).
+create or replace function erase_agent_store_items(p_user_id text) returns int
+language sql
+set search_path = public
+as $$
+  with gone as (delete from agent_store_items where user_id = p_user_id returning 1)
+  select count(*)::int from gone
+$$;
+
+create or replace function export_agent_store_items(p_user_id text) returns jsonb
+language sql
+stable
+set search_path = public
+as $$
+  select coalesce(jsonb_agg(jsonb_build_object('namespace', to_jsonb(i.namespace), 'key', i.key, 'value', i.value,
+                                               'created_at', i.created_at, 'updated_at', i.updated_at)
+                            order by i.namespace, i.key), '[]'::jsonb)
+    from agent_store_items i
+   where i.user_id = p_user_id
+$$;
+
+revoke all on function erase_agent_store_items(text) from public;
+revoke all on function export_agent_store_items(text) from public;
+do $$
+begin
+  if exists (select 1 from pg_roles where rolname = 'anon') then
+    revoke all on function erase_agent_store_items(text) from anon, authenticated;
+    revoke all on function export_agent_store_items(text) from anon, authenticated;
+  end if;
+end;
+$$;
