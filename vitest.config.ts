@@ -81,10 +81,8 @@ export default defineConfig({
       tier("infra"),
       tier("browser", {
         globalSetup: ["test/browser/global-setup.ts"],
-        // One browser and one stack: the tier's files run one after another, after the other tiers
-        // (a group of its own), so a busy machine does not slow the pages under test.
-        maxWorkers: 1,
-        sequence: { groupOrder: 1 },
+        // One browser and one stack for the tier (its global setup); its files run beside the other
+        // tiers' instead of after them, where one core sat idle for the tier's 50 s.
         testTimeout: 90_000,
         hookTimeout: 120_000,
       }),

@@ -3,11 +3,13 @@ import { promisify } from "node:util";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { bundleFunction } from "../../infra/aws/bundle/build";
 import { DEFAULT_SQL_LIMITS } from "../../shared/files/sql-errors";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
+import { bundled } from "../support/bundles";
 import { chatEvent } from "../support/events";
 
 /**
@@ -22,17 +24,12 @@ let dynamo: LocalDynamo;
 let outdir: string;
 
 beforeAll(async () => {
-  // Outside the project: the bundle must run without its node_modules, as in Lambda.
-  outdir = mkdtempSync(join(tmpdir(), "bundle-test-"));
-  [dynamo] = await Promise.all([
-    startLocalDynamo(),
-    bundleFunction({ entry: join(ROOT, "functions/chat.ts"), outdir }),
-  ]);
+  // Outside the project (the run's temp folder): the bundle must run without its node_modules, as in Lambda.
+  [dynamo, outdir] = await Promise.all([startLocalDynamo(), bundled("chat")]);
   await createCheckpointTable(dynamo.client, TABLE);
 }, 120_000);
 afterAll(async () => {
   await dynamo?.close();
-  rmSync(outdir, { recursive: true, force: true });
 });
 
 /** The bundle's code, its entry and every chunk. */
@@ -143,25 +140,26 @@ describe("the deployed chat bundle", () => {
  */
 describe("the deployed data bundle", () => {
   let dataDir: string;
+  let probeDir: string;
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), "bundle-data-"));
-    await bundleFunction({ entry: join(ROOT, "functions/data.ts"), outdir: dataDir, native: "duckdb" });
+    dataDir = await bundled("data", "duckdb");
+    probeDir = mkdtempSync(join(tmpdir(), "bundle-data-probe-"));
   }, 120_000);
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterAll(() => rmSync(probeDir, { recursive: true, force: true }));
 
   const KEY = "users/u-1/sessions/00000000-0000-4000-8000-000000000001/00000000-0000-4000-8000-000000000002";
   const limits = { ...DEFAULT_SQL_LIMITS, concurrency: 1 };
   async function ask(requests: unknown[]): Promise<unknown[]> {
     const script = `
-      const { createDataHandler } = await import("./index.mjs");
+      const { createDataHandler } = await import(${JSON.stringify(pathToFileURL(join(dataDir, "index.mjs")).href)});
       const objects = { [${JSON.stringify(KEY)}]: new TextEncoder().encode("region,amount\\neast,3\\nwest,4\\neast,5\\n") };
       const handler = createDataHandler(async () => async (key) => objects[key]);
       const out = [];
       for (const request of JSON.parse(process.env.REQUESTS)) out.push(await handler(request));
       process.stdout.write(JSON.stringify(out));`;
-    writeFileSync(join(dataDir, "probe.mjs"), script);
-    const { stdout } = await promisify(execFile)(process.execPath, [join(dataDir, "probe.mjs")], {
-      cwd: dataDir,
+    writeFileSync(join(probeDir, "probe.mjs"), script);
+    const { stdout } = await promisify(execFile)(process.execPath, [join(probeDir, "probe.mjs")], {
+      cwd: probeDir,
       timeout: 60_000,
       env: { PATH: process.env.PATH, REQUESTS: JSON.stringify(requests), AWS_REGION: "us-east-1" },
     });

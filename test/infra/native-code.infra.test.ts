@@ -1,14 +1,13 @@
 import { App } from "aws-cdk-lib";
 import { Template } from "aws-cdk-lib/assertions";
 import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { bundleFunction } from "../../infra/aws/bundle/build";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import { architectureOf } from "../../infra/aws/bundle/native";
 import { AgentStack } from "../../infra/aws/stack";
 import { deployedFunctions } from "../../infra/manifest";
+import { bundled } from "../support/bundles";
 import { NO_BUNDLING, PRODUCTION_SETTINGS } from "../support/deployment";
 
 /**
@@ -16,7 +15,6 @@ import { NO_BUNDLING, PRODUCTION_SETTINGS } from "../support/deployment";
  * DuckDB only in the data function, on the architecture of its binding, with a role that reads
  * attachments and nothing else; every other function on Graviton without native code.
  */
-const ROOT = resolve(import.meta.dirname, "../..");
 const stack = new AgentStack(new App({ context: NO_BUNDLING }), "Native", {
   settings: { ...PRODUCTION_SETTINGS, intercom: undefined },
 });
@@ -73,17 +71,7 @@ describe("native code in the stack", () => {
 });
 
 describe("the bundles the stack deploys", () => {
-  const dirs: string[] = [];
-  afterAll(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
-  const build = async (name: string) => {
-    const outdir = mkdtempSync(join(tmpdir(), `native-${name}-`));
-    dirs.push(outdir);
-    const native = specs.find((f) => f.name === name)!.native;
-    await bundleFunction({ entry: join(ROOT, `functions/${name}.ts`), outdir, ...(native ? { native } : {}) });
-    return outdir;
-  };
+  const build = (name: string) => bundled(name, specs.find((f) => f.name === name)!.native);
   const files = (dir: string) =>
     readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => statSync(join(dir, f)).isFile());
   const megabytes = (dir: string) => files(dir).reduce((n, f) => n + statSync(join(dir, f)).size, 0) / 2 ** 20;

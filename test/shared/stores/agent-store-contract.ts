@@ -9,11 +9,14 @@ import { heldToTable } from "../../support/rpc-signatures";
 /**
  * The behaviour the agent store must have, over each transport (SQL and PostgREST), on PGlite with
  * the migrations. `seedUserContext` reaches under the interface: nothing in the app writes a
- * user's context yet.
+ * user's context yet; `seedMemories` too, where 600 stores one by one (each checked for a duplicate)
+ * cost seconds that the test does not test.
  */
 export interface ContractHarness {
   store: AgentStore;
   seedUserContext(userId: string, plan: string, usage: object, preferences: object): Promise<void>;
+  /** Many memories in one statement, for a test whose subject is reading them, not storing them. */
+  seedMemories(rows: { userId: string; content: string; embedding: number[] }[]): Promise<void>;
 }
 
 const embedder = new HashingEmbeddings(1024);
@@ -111,13 +114,12 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
 
     it("returns match_count rows even when the filter keeps few of the nearest neighbours", async () => {
       // 600 other users' memories crowd the HNSW neighbourhood; the iterative scan still finds 5 of erin's.
-      for (let i = 0; i < 600; i += 100) {
-        await Promise.all(
-          Array.from({ length: 100 }, (_, j) =>
-            add(`crowd-${i + j}`, null, `shipping update number ${i + j} for the order`),
-          ),
-        );
-      }
+      await h.seedMemories(
+        Array.from({ length: 600 }, (_, i) => {
+          const content = `shipping update number ${i} for the order`;
+          return { userId: `crowd-${i}`, content, embedding: embed(content) };
+        }),
+      );
       for (let i = 0; i < 7; i++) await add("erin", null, `erin note ${i} about gardening and tomatoes`);
       const results = await h.store.matchMemories({
         embedding: embed("shipping update for the order"),
@@ -424,6 +426,13 @@ export function agentStoreContractOver(name: string, transport: (db: PGlite) => 
           usage,
           preferences,
         ]);
+      },
+      seedMemories: async (rows) => {
+        await db.query(
+          `insert into agent_memories (user_id, content, embedding)
+           select u, c, e::vector from unnest($1::text[], $2::text[], $3::text[]) as t(u, c, e)`,
+          [rows.map((r) => r.userId), rows.map((r) => r.content), rows.map((r) => JSON.stringify(r.embedding))],
+        );
       },
     };
   });
