@@ -69,6 +69,16 @@ export async function run() {
       "5",
     );
     row("new session", await counted(() => chat.reply({ userId: "a", message: "hello there" })), "≤ 4", "5");
+    // With a quota set, the same wiring counts the turn (issue 31): its usage item is a request of its own.
+    const quota = await productionChat(harness, { USER_QUOTAS: '{"turnsPerMinute":1000,"tokensPerDay":100000000}' });
+    const q = (await quota.chat.reply({ userId: "q", message: "hello there" })).sessionId;
+    row(
+      "plain, USER_QUOTAS set",
+      await counted(() => quota.chat.reply({ userId: "q", sessionId: q, message: "thanks, all good" })),
+      "≤ 4",
+      "",
+    );
+    quota.close();
     // A double-text: the second message waits for the first's lease, polling while it waits.
     const s2 = await session("b");
     m.reset();

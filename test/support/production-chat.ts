@@ -15,12 +15,21 @@ import type { backendsHarness } from "./stack";
  * table of the harness and an attachments folder with a data engine: what a turn reads, wherever
  * it is wired, is what the round-trip test and the turn-overhead bench count.
  */
-export async function productionChat(harness: Awaited<ReturnType<typeof backendsHarness>>) {
+export async function productionChat(
+  harness: Awaited<ReturnType<typeof backendsHarness>>,
+  /** settings beside the defaults, as a deployment's environment names them (USER_QUOTAS, ...) */
+  env: Record<string, string> = {},
+) {
   const { tableName } = await harness.stateTables();
   const dir = mkdtempSync(join(tmpdir(), "production-chat-"));
   const files = new FolderFileObjects(dir, () => "http://localhost", "/_local/files/", { writeOnce: true });
   const backends: Backends = {
-    config: loadConfig({ CHECKPOINT_TABLE: tableName, OFFLINE_STREAM_DELAY_MS: "0", AGENT_RECURSION_LIMIT: "12" }),
+    config: loadConfig({
+      CHECKPOINT_TABLE: tableName,
+      OFFLINE_STREAM_DELAY_MS: "0",
+      AGENT_RECURSION_LIMIT: "12",
+      ...env,
+    }),
     dynamo: harness.dynamo.client,
     conversations: harness.conversations,
     store: harness.store,
