@@ -152,7 +152,7 @@ export async function run() {
 
 /**
  * A query_data call as the chat function makes it (the files loaded, the group-by run, the rows
- * read) through the invocation, against the engine in this process: the local worker pool (the
+ * read) through the invocation, against the engine in this process: the local child-process pool (the
  * data function's stand-in: a message to a thread and back) and this process directly. Then the
  * memory the data function needs for it, measured: the peak RSS of a fresh process answering it.
  */
@@ -170,7 +170,7 @@ async function invocations(dir: string, csv: string) {
   const pool = workerDataEngine({ dir, threads: 1 });
   const engines: [string, DataEngine][] = [
     ["in process", inProcessEngine(async () => bytes)],
-    ["worker pool (local data function)", pool],
+    ["child processes (local data function)", pool],
   ];
   const rows: Record<string, string>[] = [];
   try {
