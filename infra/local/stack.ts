@@ -115,7 +115,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
   const documentProcessor = workerDocumentProcessor();
-  // Data files are read by DuckDB on worker threads of their own, so a runaway query cannot either.
+  // Data files are read by DuckDB in child processes of their own, so a runaway query cannot either.
   const dataEngine = workerDataEngine({ dir: localAttachmentsDir(dataDir), threads: config.SQL_CONCURRENCY });
   const timers: NodeJS.Timeout[] = [];
   const close = async () => {
