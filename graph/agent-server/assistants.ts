@@ -2,7 +2,7 @@ import { v5 as uuid5 } from "@langchain/core/utils/uuid";
 import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import { AppError, badRequest, notFound } from "../../shared/errors";
-import type { AgentAssistants, AssistantRecord } from "../../shared/stores/agent-assistants";
+import { type AgentAssistants, type AssistantRecord, assistantItem } from "../../shared/stores/agent-assistants";
 import { assistantNotFound, noAssistantFor } from "./errors";
 import type { AssistantConfig, AssistantCreate, AssistantPatch, AssistantSearch, AssistantVersions } from "./requests";
 import type { RunAssistant } from "./runs";
@@ -51,18 +51,7 @@ export function assistant(graphId: GraphId) {
 export type AssistantJson = ReturnType<typeof assistant> | ReturnType<typeof assistantJson>;
 
 export function assistantJson(r: AssistantRecord) {
-  return {
-    assistant_id: r.assistantId,
-    graph_id: r.graphId as GraphId,
-    name: r.name,
-    description: r.description,
-    config: r.config,
-    context: r.context,
-    metadata: r.metadata,
-    version: r.version,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
-  };
+  return { ...assistantItem(r), graph_id: r.graphId as GraphId };
 }
 
 const readOnly = (graphId: string) =>

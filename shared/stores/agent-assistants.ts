@@ -78,7 +78,7 @@ export class AgentAssistants {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: partition(userId), sk: record.assistantId, ...toItem(record), max_version: maxVersion },
+          Item: { pk: partition(userId), sk: record.assistantId, ...assistantItem(record), max_version: maxVersion },
           ConditionExpression: expected === 0 ? "attribute_not_exists(pk)" : "max_version = :m",
           ...(expected === 0 ? {} : { ExpressionAttributeValues: { ":m": expected } }),
         }),
@@ -91,7 +91,7 @@ export class AgentAssistants {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: partition(userId), sk: versionKey(record.assistantId, record.version), ...toItem(record) },
+          Item: { pk: partition(userId), sk: versionKey(record.assistantId, record.version), ...assistantItem(record) },
         }),
       );
     return true;
@@ -163,7 +163,8 @@ export class AgentAssistants {
 // Session ids are UUIDs, so this prefix can never be a session's partition.
 const partition = (userId: string) => `assistants#${userId}`;
 
-const toItem = (r: AssistantRecord) => ({
+/** An assistant as stored, snake_case: the Agent Server API's JSON has the same fields (graph/agent-server/assistants.ts). */
+export const assistantItem = (r: AssistantRecord) => ({
   assistant_id: r.assistantId,
   graph_id: r.graphId,
   name: r.name,
