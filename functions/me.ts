@@ -5,6 +5,7 @@ import { badRequest, forbidden } from "../shared/errors";
 import { json } from "../shared/http";
 import { callerId, isAdminCaller } from "../shared/identity";
 import { createLogger } from "../shared/logger";
+import { quotaScope, windowsOf } from "../shared/quotas";
 import type { RouteSchemas } from "../shared/request-schemas";
 import { UserUsage } from "../shared/stores/user-usage";
 import { identifier } from "../shared/text";
@@ -39,16 +40,23 @@ export function createMeHandler(backends: () => Promise<Backends> | Backends, co
       const userId = callerId(event, config.AUTH_MODE);
       if (route === "GET /api/me/usage") {
         const usage = new UserUsage(all.dynamo, config.CHECKPOINT_TABLE, config.USER_QUOTAS);
-        const today = await usage.today(userId);
+        const counts = async (projectId?: string) => {
+          const today = await usage.today(userId, undefined, projectId);
+          const { limits } = quotaScope(config.USER_QUOTAS, projectId);
+          return {
+            turns: today.turns,
+            tokens: today.tokens,
+            turns_this_minute: today.turnsThisMinute,
+            limits: { turns_per_minute: limits.turnsPerMinute ?? null, tokens_per_day: limits.tokensPerDay ?? null },
+          };
+        };
+        // The projects with quotas of their own, each counted apart (a GetItem each; a deployment names few).
+        const projects = Object.keys(config.USER_QUOTAS.projects ?? {});
+        const [deployment, ...own] = await Promise.all([counts(), ...projects.map((p) => counts(p))]);
         return json(200, {
-          day: today.day,
-          turns: today.turns,
-          tokens: today.tokens,
-          turns_this_minute: today.turnsThisMinute,
-          limits: {
-            turns_per_minute: config.USER_QUOTAS.turnsPerMinute ?? null,
-            tokens_per_day: config.USER_QUOTAS.tokensPerDay ?? null,
-          },
+          day: windowsOf(Date.now()).day,
+          ...deployment,
+          projects: Object.fromEntries(projects.map((p, i) => [p, own[i]])),
           // With no quota set, turns are not counted (a turn then costs no request for it).
           counted: usage.enabled,
         });

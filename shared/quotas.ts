@@ -1,19 +1,43 @@
 import * as z from "zod";
 import { AppError } from "./errors";
 
-/**
- * A deployment's per-user limits (USER_QUOTAS): turns per calendar minute and model tokens per UTC
- * day. Either may be left out (no limit on it); `{}` or unset limits nothing.
- */
-export const UserQuotas = z
+const Limits = z
   .object({
     turnsPerMinute: z.number().int().min(1).max(100_000).optional(),
     tokensPerDay: z.number().int().min(1).max(1_000_000_000_000).optional(),
   })
   .strict();
+/** A limit on each user: turns per calendar minute and model tokens per UTC day. */
+export type QuotaLimits = z.infer<typeof Limits>;
+
+/**
+ * A deployment's per-user limits (USER_QUOTAS): turns per calendar minute and model tokens per UTC
+ * day, and per project (`projects`, keyed by project id) limits of their own. Any may be left out
+ * (no limit on it); `{}` or unset limits nothing.
+ */
+export const UserQuotas = Limits.extend({
+  projects: z.record(z.string().min(1).max(128), Limits).optional(),
+}).strict();
 export type UserQuotas = z.infer<typeof UserQuotas>;
 
-export type QuotaLimit = keyof UserQuotas;
+/**
+ * What a turn in `projectId` counts against, and where it is counted. A project with limits of its
+ * own has its own count (`scope`, the project id) and its limits, each falling back to the
+ * deployment's where the project leaves it out; any other turn counts in the user's deployment-wide
+ * count against the deployment's limits.
+ */
+export function quotaScope(quotas: UserQuotas, projectId: string | null | undefined) {
+  const { projects, ...deployment } = quotas;
+  const own = projectId ? projects?.[projectId] : undefined;
+  if (!own) return { scope: undefined, limits: deployment as QuotaLimits };
+  return { scope: projectId!, limits: { ...deployment, ...own } as QuotaLimits };
+}
+
+/** Whether `limits` limits anything. */
+export const limitsAnything = (limits: QuotaLimits) =>
+  limits.turnsPerMinute !== undefined || limits.tokensPerDay !== undefined;
+
+export type QuotaLimit = keyof QuotaLimits;
 
 /** The windows a moment falls in: its minute (epoch minutes) and its UTC day (YYYY-MM-DD). */
 export function windowsOf(nowMs: number) {

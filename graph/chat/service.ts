@@ -242,14 +242,21 @@ export class ChatService {
     const inline = await checkInlineImages(turn.images, attached.length);
     if (inline.length > 0 && !this.deps.storeImages)
       throw badRequest("attachments_unavailable", "this deployment has no attachments bucket");
-    // Counted before the session is touched or any model called: over a quota, nothing runs (429).
-    await this.deps.usage?.admit(turn.userId);
+    // Counted before any model call: over a quota, nothing runs (429). A new session's turn before
+    // its record is made; an existing one's once its lease has said which project it is in (the
+    // project's own quotas may apply), its lease given back when refused.
+    if (isNew) await this.deps.usage?.admit(turn.userId, turn.projectId ?? null);
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
     // lease, so a turn never writes into a session deleted meanwhile.
     const taken = isNew ? await this.claimSession(sessionId, turn) : await this.takeSession(sessionId, turn);
     const { lease, projectId, dataFiles } = taken;
+    if (!isNew)
+      await this.deps.usage?.admit(turn.userId, projectId).catch(async (err) => {
+        await lease.release();
+        throw err;
+      });
     const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
     const signal = runSignal(lease.signal, turn.deadline);
     // A failed turn's model calls cost as much as a finished one's: their tokens count too.
@@ -257,7 +264,7 @@ export class ChatService {
       try {
         await turn.settle?.(ended);
       } finally {
-        await Promise.all([lease.release(), this.countTokens(turn.userId, steps)]);
+        await Promise.all([lease.release(), this.countTokens(turn.userId, projectId, steps)]);
       }
     };
     await this.checkStart(isNew, sessionId, turn).catch(async (err) => {
@@ -398,9 +405,9 @@ export class ChatService {
   }
 
   /** Adds the turn's reported model tokens to the caller's day; a failure is reported, never the reply's. */
-  private async countTokens(userId: string, steps: TraceStep[]) {
+  private async countTokens(userId: string, projectId: string | null, steps: TraceStep[]) {
     const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
-    await this.deps.usage?.addTokens(userId, tokens).catch((err) => this.deps.onUsageFailure?.(err));
+    await this.deps.usage?.addTokens(userId, tokens, projectId).catch((err) => this.deps.onUsageFailure?.(err));
   }
 
   /**

@@ -1,11 +1,18 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { quotaExceeded, type UserQuotas, windowsOf } from "../quotas";
+import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
-/** Partition key of a user's usage items in the checkpoint table; one item per UTC day, its sort key the day. */
+/**
+ * Partition key of a user's usage items in the checkpoint table; one item per UTC day, its sort key
+ * the day (`<day>#<project>` for a project with quotas of its own).
+ */
 export const usagePartition = (userId: string) => `usage#${userId}`;
+const usageKey = (userId: string, day: string, scope: string | undefined) => ({
+  pk: usagePartition(userId),
+  sk: scope === undefined ? day : `${day}#${scope}`,
+});
 
 /** A day's item outlives its day by this much, for GET /api/me/usage around midnight; TTL removes it after. */
 const KEEP_SECONDS = 2 * 86_400;
@@ -37,17 +44,22 @@ export class UserUsage {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  /** Whether any limit is set: with none, turns are not counted (and cost no request). */
+  /** Whether any limit is set, the deployment's or a project's: with none, turns are not counted. */
   get enabled(): boolean {
-    return this.quotas.turnsPerMinute !== undefined || this.quotas.tokensPerDay !== undefined;
+    const { projects, ...deployment } = this.quotas;
+    return limitsAnything(deployment) || Object.values(projects ?? {}).some(limitsAnything);
   }
 
-  /** Counts a turn, or throws 429 quota_exceeded (with the limit hit and Retry-After) when it is over one. */
-  async admit(userId: string): Promise<void> {
-    if (!this.enabled) return;
+  /**
+   * Counts a turn in `projectId`, or throws 429 quota_exceeded (with the limit hit and Retry-After)
+   * when it is over one. A turn no limit applies to is not counted (and costs no request).
+   */
+  async admit(userId: string, projectId?: string | null): Promise<void> {
+    const { scope, limits } = quotaScope(this.quotas, projectId);
+    if (!limitsAnything(limits)) return;
     const at = this.now();
     const { minute, day } = windowsOf(at);
-    const { turnsPerMinute, tokensPerDay } = this.quotas;
+    const { turnsPerMinute, tokensPerDay } = limits;
     const conditions = [
       ...(turnsPerMinute !== undefined ? ["(attribute_not_exists(#m) OR #m < :tpm)"] : []),
       ...(tokensPerDay !== undefined ? ["(attribute_not_exists(tokens) OR tokens < :tpd)"] : []),
@@ -56,7 +68,7 @@ export class UserUsage {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: usagePartition(userId), sk: day },
+          Key: usageKey(userId, day, scope),
           UpdateExpression: "ADD turns :one, #m :one SET #e = :e REMOVE #prev",
           ConditionExpression: conditions.join(" AND "),
           ExpressionAttributeNames: {
@@ -75,21 +87,22 @@ export class UserUsage {
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
-      const usage = await this.today(userId, at);
+      const usage = await this.today(userId, at, projectId);
       if (turnsPerMinute !== undefined && usage.turnsThisMinute >= turnsPerMinute)
         throw quotaExceeded("turnsPerMinute", turnsPerMinute, at);
       throw quotaExceeded("tokensPerDay", tokensPerDay ?? 0, at);
     }
   }
 
-  /** Adds a finished turn's model tokens to the user's day. */
-  async addTokens(userId: string, tokens: number): Promise<void> {
-    if (!this.enabled || !(tokens > 0)) return;
+  /** Adds a finished turn's model tokens to the user's day (in its project's count, if it has one). */
+  async addTokens(userId: string, tokens: number, projectId?: string | null): Promise<void> {
+    const { scope, limits } = quotaScope(this.quotas, projectId);
+    if (!limitsAnything(limits) || !(tokens > 0)) return;
     const at = this.now();
     await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: usagePartition(userId), sk: windowsOf(at).day },
+        Key: usageKey(userId, windowsOf(at).day, scope),
         UpdateExpression: "ADD tokens :n SET #e = :e",
         ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
         ExpressionAttributeValues: { ":n": Math.round(tokens), ":e": expiresAt(at) },
@@ -97,11 +110,12 @@ export class UserUsage {
     );
   }
 
-  /** The user's turns and tokens today (UTC), and turns this minute. */
-  async today(userId: string, at = this.now()): Promise<UsageToday> {
+  /** The user's turns and tokens today (UTC), and turns this minute, in the count `projectId`'s turns go to. */
+  async today(userId: string, at = this.now(), projectId?: string | null): Promise<UsageToday> {
     const { minute, day } = windowsOf(at);
+    const { scope } = quotaScope(this.quotas, projectId);
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: usagePartition(userId), sk: day }, ConsistentRead: true }),
+      new GetCommand({ TableName: this.tableName, Key: usageKey(userId, day, scope), ConsistentRead: true }),
     );
     const item = out.Item ?? {};
     return {

@@ -4,7 +4,11 @@ import { freshUser, localStackForTests } from "../support/local-stack";
 // 429 quota_exceeded with the limit and Retry-After on every way in (chat, stream, an Agent Server
 // run), another user is unaffected, and GET /api/me/usage shows the day against the limits.
 const holder = localStackForTests("quotas-e2e", {
-  USER_QUOTAS: JSON.stringify({ turnsPerMinute: 2, tokensPerDay: 1_000_000 }),
+  USER_QUOTAS: JSON.stringify({
+    turnsPerMinute: 2,
+    tokensPerDay: 1_000_000,
+    projects: { pro: { turnsPerMinute: 50 } },
+  }),
   OFFLINE_STREAM_DELAY_MS: "0",
 });
 
@@ -47,6 +51,8 @@ describe("per-user quotas over HTTP", () => {
     expect(run.headers.get("retry-after")).toMatch(/^\d+$/);
 
     expect((await post("/api/chat", freshUser("rae"), { message: "hi" })).status).toBe(200);
+    // A project with quotas of its own counts apart: the same user's turn there is admitted.
+    expect((await post("/api/chat", user, { message: "in the pro project", project_id: "pro" })).status).toBe(200);
 
     const usage = await fetch(`${holder.stack.url}/api/me/usage`, { headers: { "x-user-id": user } });
     expect(await usage.json()).toMatchObject({
@@ -54,6 +60,7 @@ describe("per-user quotas over HTTP", () => {
       turns_this_minute: 2,
       tokens: expect.any(Number),
       limits: { turns_per_minute: 2, tokens_per_day: 1_000_000 },
+      projects: { pro: { turns: 1, limits: { turns_per_minute: 50, tokens_per_day: 1_000_000 } } },
       counted: true,
     });
   }, 90_000);

@@ -1,5 +1,5 @@
 import { loadConfig } from "../../shared/config";
-import { quotaExceeded, retryAfterSeconds, windowsOf } from "../../shared/quotas";
+import { quotaExceeded, quotaScope, retryAfterSeconds, UserQuotas, windowsOf } from "../../shared/quotas";
 
 describe("USER_QUOTAS", () => {
   it("reads turns per minute and tokens per day, either optional; unset limits nothing", () => {
@@ -40,5 +40,25 @@ describe("quota windows", () => {
     expect(err.code).toBe("quota_exceeded");
     expect(err.details).toEqual({ limit: "turnsPerMinute", value: 3, retry_after_seconds: 30 });
     expect(err.headers).toEqual({ "retry-after": "30" });
+  });
+});
+
+describe("quotas per project", () => {
+  const quotas = UserQuotas.parse({ turnsPerMinute: 10, tokensPerDay: 5000, projects: { p1: { turnsPerMinute: 2 } } });
+
+  it("gives a project with limits of its own its own count, each limit it leaves out the deployment's", () => {
+    expect(quotaScope(quotas, "p1")).toEqual({ scope: "p1", limits: { turnsPerMinute: 2, tokensPerDay: 5000 } });
+    expect(quotaScope(quotas, "p2")).toEqual({ scope: undefined, limits: { turnsPerMinute: 10, tokensPerDay: 5000 } });
+    expect(quotaScope(quotas, null)).toEqual({ scope: undefined, limits: { turnsPerMinute: 10, tokensPerDay: 5000 } });
+  });
+
+  it("refuses a project entry with unknown keys, bad values or an empty id", () => {
+    for (const bad of [
+      { projects: { p1: { turns: 2 } } },
+      { projects: { p1: { turnsPerMinute: 0 } } },
+      { projects: { "": { turnsPerMinute: 1 } } },
+      { projects: [] },
+    ])
+      expect(UserQuotas.safeParse(bad).success).toBe(false);
   });
 });

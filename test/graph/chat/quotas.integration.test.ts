@@ -117,4 +117,33 @@ describe("per-user quotas on chat turns", () => {
     await open.chat.reply({ userId: "eve", sessionId: first.sessionId, message: "thanks, all good" });
     expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
   });
+
+  it("counts a project with quotas of its own apart: its turns against its limits, the rest against the deployment's", async () => {
+    const clock = { now: START };
+    const { chat, usage, model } = await service(
+      { turnsPerMinute: 3, projects: { tight: { turnsPerMinute: 1 } } },
+      clock,
+    );
+    const { sessionId } = await chat.reply({ userId: "fin", projectId: "tight", message: "hello" });
+    // A turn of that session names no project: its lease says which, and the project's limit applies.
+    const calls = model.calls;
+    const err = await refusal(chat.reply({ userId: "fin", sessionId, message: "again" }));
+    expect(err.status).toBe(429);
+    expect(err.details).toMatchObject({ limit: "turnsPerMinute", value: 1 });
+    expect(model.calls).toBe(calls);
+    expect((await refusal(chat.reply({ userId: "fin", projectId: "tight", message: "a new session" }))).status).toBe(
+      429,
+    );
+    // Outside the project the deployment's limit and count apply: three turns, then refused.
+    for (const projectId of [undefined, "other", undefined])
+      await expect(chat.reply({ userId: "fin", projectId, message: "elsewhere" })).resolves.toBeDefined();
+    expect((await refusal(chat.reply({ userId: "fin", message: "a fourth" }))).details).toMatchObject({ value: 3 });
+    expect(await usage.today("fin", clock.now, "tight")).toMatchObject({ turns: 1, turnsThisMinute: 1 });
+    expect(await usage.today("fin", clock.now)).toMatchObject({ turns: 3, turnsThisMinute: 3 });
+    // The refused turn gave its lease back: the next minute's turn runs at once, not 409 busy.
+    clock.now = START + 45_000;
+    await expect(chat.reply({ userId: "fin", sessionId, message: "next minute" })).resolves.toMatchObject({
+      sessionId,
+    });
+  });
 });
