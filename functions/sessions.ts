@@ -4,7 +4,7 @@ import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { AppError, badRequest, sessionNotFound, storeUnavailable } from "../shared/errors";
 import { json, parseJsonBody, parseQuery } from "../shared/http";
-import { ApproveTools, SettingsPatch, storedSettings } from "../shared/session-settings";
+import { ApproveTools, type SessionSettings, SettingsPatch, storedSettings } from "../shared/session-settings";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { RouteSchemas } from "../shared/request-schemas";
@@ -39,6 +39,7 @@ const historyUnavailable = () =>
 
 /**
  * GET    /api/sessions                  the caller's sessions, most recently active first, paginated
+ * GET    /api/sessions/{id}             a session's settings and the tools that wait for approval
  * GET    /api/sessions/{id}/messages    a session's answers-only history (?trace=1 adds each reply's trace)
  * PATCH  /api/sessions/{id}             {"settings": {...}, "approve_tools": [...]}: tool groups, private and
  *                                       the tools that wait for approval, from the next turn on
@@ -76,7 +77,12 @@ export function createSessionsHandler(
       if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
       const sessionId = id.data;
       // Ownership before effect: every route naming a session, before it reads or writes anything of it.
-      await ownedSession(owners, userId, sessionId);
+      const session = await ownedSession(owners, userId, sessionId);
+
+      // What the owner record says (the same read as the ownership check): a client showing one
+      // session's settings, such as the playground's thread list, needs no page of the session list.
+      if (event.resource === "/api/sessions/{id}" && event.httpMethod === "GET")
+        return json(200, sessionSettingsJson(sessionId, session.settings, session.approveTools ?? []));
 
       if (event.httpMethod === "PATCH") {
         const { settings: patch, approve_tools: approval } = parseJsonBody(event, SessionPatch, { maxBytes: 4096 });
@@ -85,12 +91,7 @@ export function createSessionsHandler(
         const settings = await owners.updateSettings(sessionId, userId, patch ?? {});
         if (!settings) throw sessionNotFound();
         logger.info("session settings changed", { sessionId, settings, approval });
-        return json(200, {
-          session_id: sessionId,
-          private: settings.private,
-          settings,
-          ...(approval !== undefined ? { approve_tools: approval } : {}),
-        });
+        return json(200, sessionSettingsJson(sessionId, settings, approval ?? session.approveTools ?? []));
       }
 
       if (event.httpMethod === "DELETE") {
@@ -130,9 +131,18 @@ export function createSessionsHandler(
 
 const SessionPath = z.object({ id: SessionId });
 
+/** One session's settings, as GET and PATCH /api/sessions/{id} answer them. */
+const sessionSettingsJson = (sessionId: string, settings: SessionSettings, approveTools: string[] | "*") => ({
+  session_id: sessionId,
+  private: settings.private,
+  settings,
+  approve_tools: approveTools,
+});
+
 /** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
 export const requestSchemas: RouteSchemas = {
   "GET /api/sessions": { query: ListQuery },
+  "GET /api/sessions/{id}": { path: SessionPath },
   "GET /api/sessions/{id}/messages": { path: SessionPath },
   "PATCH /api/sessions/{id}": { path: SessionPath, body: SessionPatch },
   "DELETE /api/sessions/{id}": { path: SessionPath },

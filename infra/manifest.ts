@@ -134,6 +134,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     memoryMB: 512,
     routes: [
       { method: "GET", path: "/api/sessions" },
+      { method: "GET", path: "/api/sessions/{id}" },
       { method: "GET", path: "/api/sessions/{id}/messages" },
       { method: "PATCH", path: "/api/sessions/{id}" },
       { method: "DELETE", path: "/api/sessions/{id}" },

@@ -63,3 +63,46 @@ describe("GET /api/sessions/{id}/messages", () => {
     expect(JSON.parse(bad.body).error.code).toBe("invalid_session_id");
   });
 });
+
+describe("GET /api/sessions/{id}", () => {
+  const SETTINGS_SESSION = "4d1c2a8e-5f0e-4c8e-9a51-3f2d7c1b9e11";
+  const call = (method: "GET" | "PATCH", id: string, user = "alice", body?: unknown) =>
+    createSessionsHandler(() => ({ config, dynamo: harness.dynamo.client, conversations: harness.conversations }))(
+      apiEvent({
+        method,
+        resource: "/api/sessions/{id}",
+        path: `/api/sessions/${id}`,
+        pathParameters: { id },
+        headers: { "x-user-id": user },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+      context(),
+    );
+
+  it("reads the settings and approvals the PATCH route set, the same JSON it answered", async () => {
+    await owners.claim(SETTINGS_SESSION, "alice");
+    const fresh = (await call("GET", SETTINGS_SESSION))!;
+    expect(fresh.statusCode).toBe(200);
+    expect(JSON.parse(fresh.body)).toMatchObject({ session_id: SETTINGS_SESSION, private: false, approve_tools: [] });
+
+    const patched = (await call("PATCH", SETTINGS_SESSION, "alice", { settings: { private: true }, approve_tools: "*" }))!;
+    expect(patched.statusCode).toBe(200);
+    const read = (await call("GET", SETTINGS_SESSION))!;
+    expect(JSON.parse(read.body)).toEqual(JSON.parse(patched.body));
+    expect(JSON.parse(read.body)).toMatchObject({ private: true, settings: { private: true }, approve_tools: "*" });
+
+    // A settings-only PATCH keeps (and answers) the approvals already set.
+    const again = (await call("PATCH", SETTINGS_SESSION, "alice", { settings: { memory: false } }))!;
+    expect(JSON.parse(again.body)).toMatchObject({ approve_tools: "*", settings: { memory: false, private: true } });
+  });
+
+  it("is 404 for another user's session and an unknown one, 400 for a malformed id, and reads nothing of them", async () => {
+    const foreign = (await call("GET", SETTINGS_SESSION, "bob"))!;
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.body).not.toContain("approve_tools");
+    expect((await call("GET", "6f9619ff-8b86-4011-b42d-00cf4fc964ff"))!.statusCode).toBe(404);
+    const bad = (await call("GET", "not-a-uuid"))!;
+    expect(bad.statusCode).toBe(400);
+    expect(JSON.parse(bad.body).error.code).toBe("invalid_session_id");
+  });
+});
