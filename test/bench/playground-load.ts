@@ -73,13 +73,18 @@ export async function run() {
   const stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
   let browser: Browser | undefined;
   try {
-    // One session to list, so "usable" includes the sessions call and its rendering.
-    const created = await fetch(`${stack.url}/api/chat`, {
+    // One thread to list, so "usable" includes the thread search and its rendering: made as the
+    // playground makes them, through the Agent Server API (a stateless run's thread is listed too).
+    const created = await fetch(`${stack.url}/runs/wait`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-user-id": USER },
-      body: JSON.stringify({ message: "hello there" }),
+      body: JSON.stringify({
+        assistant_id: "chat",
+        input: { messages: [{ type: "human", content: "hello there" }] },
+        on_completion: "keep",
+      }),
     });
-    if (!created.ok) throw new Error(`could not create a session: ${created.status}`);
+    if (!created.ok) throw new Error(`could not create a thread: ${created.status}`);
     browser = await launchChromium();
     const url = `${stack.url}/?user=${USER}&panel=chat`;
     const cold: Load[] = [];

@@ -95,12 +95,19 @@ describe("chat", () => {
     await page.getByRole("button", { name: "Settings of Team Falcon notes" }).click();
     await page.getByRole("checkbox", { name: "Memory tools" }).uncheck();
     await page.getByRole("checkbox", { name: /Private/ }).check();
-    await expect.poll(() => current.innerText()).toContain("private");
-    // The row shows a setting as soon as it is clicked; its PATCH may still be on the way.
+    // The form shows a setting as soon as it is clicked; its PATCH may still be on the way.
     const saved = async () =>
       (await apiCall<{ sessions: { settings: Record<string, boolean> }[] }>("chat-reload", "/api/sessions")).body
         .sessions[0]!.settings;
     await expect.poll(saved).toMatchObject({ memory: false, private: true, knowledge: true });
+    // Opened again after a reload, the form reads what was saved (GET /api/sessions/{id}).
+    await page.reload();
+    await page.getByRole("button", { name: "Settings of Team Falcon notes" }).click();
+    const memory = page.getByRole("checkbox", { name: "Memory tools" });
+    await memory.waitFor();
+    expect(await memory.isChecked()).toBe(false);
+    expect(await page.getByRole("checkbox", { name: /Private/ }).isChecked()).toBe(true);
+    expect(await page.getByRole("checkbox", { name: "Knowledge search" }).isChecked()).toBe(true);
 
     // Another user sees none of it: sessions are each user's own.
     const other = await apiCall<{ sessions: unknown[] }>("chat-reload-other", "/api/sessions");

@@ -1,6 +1,7 @@
-import type { Client } from "@langchain/langgraph-sdk";
+import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { useCallback, useEffect, useState } from "react";
-import { api, describeError, type SessionSettings, type SessionSummary } from "./api";
+import { api, describeError, type SessionSettings } from "./api";
+import { threadTitle, visibleMessageCount } from "./chat/messages";
 import { ErrorNote } from "./ErrorNote";
 
 interface Props {
@@ -14,36 +15,40 @@ interface Props {
 
 const PAGE = 20;
 
+/** One session's settings as GET and PATCH /api/sessions/{id} answer them (functions/sessions.ts). */
+interface SessionConfig {
+  private: boolean;
+  settings: SessionSettings;
+  approve_tools: string[] | "*";
+}
+
+type ConfigChange = { settings?: Partial<SessionSettings>; approve_tools?: string[] | "*" };
+
 /**
- * The user's sessions, newest activity first, from `GET /api/sessions` (paginated by its cursor).
- * A session's name is the generated one unless it was renamed here: a rename is the thread's
- * `metadata.name` (PATCH /threads/{id}, the Agent Server API), which this list prefers.
+ * The user's sessions as LangGraph's clients list them (Agent Chat UI's thread history):
+ * `threads.search`, most recently updated first, a page at a time. A session is a thread, named by
+ * its `metadata.name` once renamed here (PATCH /threads/{id}), else by its first message. Its
+ * settings are the session API's (`/api/sessions/{id}`), read when they are opened.
  */
 export function Sessions({ user, client, current, version, onSelect }: Props) {
-  const [sessions, setSessions] = useState<SessionSummary[]>([]);
-  const [names, setNames] = useState<Record<string, string>>({});
-  const [cursor, setCursor] = useState<string>();
+  const [threads, setThreads] = useState<Thread[]>([]);
+  const [more, setMore] = useState(false);
   const [error, setError] = useState<{ code: string; message: string }>();
   const [editing, setEditing] = useState<string>();
-  const [configuring, setConfiguring] = useState<string>();
+  const [configuring, setConfiguring] = useState<{ id: string; config?: SessionConfig }>();
 
   const load = useCallback(
-    async (after?: string) => {
+    async (offset = 0) => {
       try {
-        const query = new URLSearchParams({ limit: String(PAGE), ...(after ? { cursor: after } : {}) });
-        const page = await api<{ sessions: SessionSummary[]; next_cursor?: string }>(user, `/api/sessions?${query}`);
-        const threads = await client.threads.search({ ids: page.sessions.map((s) => s.session_id), limit: PAGE });
-        const renamed: Record<string, string> = {};
-        for (const t of threads) if (typeof t.metadata?.name === "string") renamed[t.thread_id] = t.metadata.name;
-        setSessions((prev) => (after ? [...prev, ...page.sessions] : page.sessions));
-        setNames((prev) => ({ ...(after ? prev : {}), ...renamed }));
-        setCursor(page.next_cursor);
+        const page = await client.threads.search({ limit: PAGE, offset, sortBy: "updated_at", sortOrder: "desc" });
+        setThreads((prev) => (offset > 0 ? [...prev, ...page] : page));
+        setMore(page.length === PAGE);
         setError(undefined);
       } catch (err) {
         setError(describeError(err));
       }
     },
-    [user, client],
+    [client],
   );
 
   // `version` is the page's signal that a turn changed the list.
@@ -55,38 +60,54 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
     setEditing(undefined);
     if (!name.trim()) return;
     try {
-      await client.threads.update(id, { metadata: { name: name.trim() } });
-      setNames((prev) => ({ ...prev, [id]: name.trim() }));
+      const renamed = await client.threads.update(id, { metadata: { name: name.trim() } });
+      setThreads((prev) => prev.map((t) => (t.thread_id === id ? { ...t, metadata: renamed.metadata } : t)));
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+
+  /** The settings of the session whose form is open; another answer (a form closed since) is dropped. */
+  const showConfig = (id: string, config: SessionConfig | undefined) =>
+    setConfiguring((open) => (open?.id === id ? { id, config } : open));
+
+  const toggleSettings = async (id: string) => {
+    if (configuring?.id === id) return setConfiguring(undefined);
+    setConfiguring({ id });
+    try {
+      showConfig(id, await api<SessionConfig>(user, `/api/sessions/${id}`));
     } catch (err) {
       setError(describeError(err));
     }
   };
 
   /** PATCH /api/sessions/{id}: the next turn runs with the new settings. */
-  const configure = async (id: string, change: Partial<SessionSettings>) => {
-    const apply = (settings: SessionSettings) =>
-      setSessions((prev) => prev.map((s) => (s.session_id === id ? { ...s, settings, private: settings.private } : s)));
-    // Shown at once; the answer (or a reload, on failure) settles it.
-    const before = sessions.find((s) => s.session_id === id)?.settings;
-    if (before) apply({ ...before, ...change });
-    try {
-      const { settings } = await api<{ settings: SessionSettings }>(user, `/api/sessions/${id}`, {
-        method: "PATCH",
-        body: JSON.stringify({ settings: change }),
+  const configure = async (id: string, change: ConfigChange) => {
+    // Shown at once; the answer (or a fresh read, on failure) settles it.
+    const shown = configuring?.config;
+    if (shown)
+      showConfig(id, {
+        ...shown,
+        settings: { ...shown.settings, ...change.settings },
+        approve_tools: change.approve_tools ?? shown.approve_tools,
       });
-      apply(settings);
+    try {
+      showConfig(
+        id,
+        await api<SessionConfig>(user, `/api/sessions/${id}`, { method: "PATCH", body: JSON.stringify(change) }),
+      );
       setError(undefined);
     } catch (err) {
       setError(describeError(err));
-      await load();
+      showConfig(id, await api<SessionConfig>(user, `/api/sessions/${id}`).catch(() => undefined));
     }
   };
 
-  const remove = async (session: SessionSummary) => {
-    if (!window.confirm(`Delete “${names[session.session_id] ?? session.name}” and everything in it?`)) return;
+  const remove = async (thread: Thread, name: string) => {
+    if (!window.confirm(`Delete “${name}” and everything in it?`)) return;
     try {
-      await client.threads.delete(session.session_id);
-      if (session.session_id === current) onSelect(null);
+      await client.threads.delete(thread.thread_id);
+      if (thread.thread_id === current) onSelect(null);
       await load();
     } catch (err) {
       setError(describeError(err));
@@ -102,38 +123,44 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
         </button>
       </div>
       {error && <ErrorNote error={error} />}
-      {sessions.length === 0 && !error && <p className="hint">No sessions yet for {user}.</p>}
+      {threads.length === 0 && !error && <p className="hint">No sessions yet for {user}.</p>}
       <ul aria-label={`Sessions of ${user}`}>
-        {sessions.map((s) => {
-          const name = names[s.session_id] ?? s.name;
+        {threads.map((t) => {
+          const name = threadTitle(t);
+          const count = visibleMessageCount(t.values);
+          const open = configuring?.id === t.thread_id ? configuring : undefined;
           return (
-            <li key={s.session_id} className={s.session_id === current ? "current" : ""} data-testid="session">
-              {editing === s.session_id ? (
-                <RenameForm name={name} onDone={(value) => void rename(s.session_id, value)} />
+            <li key={t.thread_id} className={t.thread_id === current ? "current" : ""} data-testid="session">
+              {editing === t.thread_id ? (
+                <RenameForm name={name} onDone={(value) => void rename(t.thread_id, value)} />
               ) : (
                 <button
                   type="button"
                   className="session-name"
-                  aria-current={s.session_id === current ? "page" : undefined}
-                  onClick={() => onSelect(s.session_id)}
+                  aria-current={t.thread_id === current ? "page" : undefined}
+                  onClick={() => onSelect(t.thread_id)}
                 >
                   {name}
-                  {s.private && <span className="badge">private</span>}
+                  {t.status !== "idle" && <span className="badge">{t.status}</span>}
                   <span className="meta">
-                    {s.message_count} messages · {new Date(s.updated_at).toLocaleString()}
+                    {count !== undefined && `${count} messages · `}
+                    {new Date(t.updated_at).toLocaleString()}
                   </span>
                 </button>
               )}
-              {configuring === s.session_id && (
-                <SettingsForm settings={s.settings} name={name} onChange={(c) => void configure(s.session_id, c)} />
-              )}
+              {open &&
+                (open.config ? (
+                  <SettingsForm config={open.config} name={name} onChange={(c) => void configure(t.thread_id, c)} />
+                ) : (
+                  <p className="hint">Reading the settings…</p>
+                ))}
               <div className="row-actions">
                 <button
                   type="button"
                   className="small"
-                  aria-expanded={configuring === s.session_id}
+                  aria-expanded={open !== undefined}
                   aria-label={`Settings of ${name}`}
-                  onClick={() => setConfiguring(configuring === s.session_id ? undefined : s.session_id)}
+                  onClick={() => void toggleSettings(t.thread_id)}
                 >
                   Settings
                 </button>
@@ -141,7 +168,7 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
                   type="button"
                   className="small"
                   aria-label={`Rename ${name}`}
-                  onClick={() => setEditing(s.session_id)}
+                  onClick={() => setEditing(t.thread_id)}
                 >
                   Rename
                 </button>
@@ -149,7 +176,7 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
                   type="button"
                   className="small danger"
                   aria-label={`Delete ${name}`}
-                  onClick={() => void remove(s)}
+                  onClick={() => void remove(t, name)}
                 >
                   Delete
                 </button>
@@ -158,8 +185,8 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
           );
         })}
       </ul>
-      {cursor && (
-        <button type="button" className="secondary" onClick={() => void load(cursor)}>
+      {more && (
+        <button type="button" className="secondary" onClick={() => void load(threads.length)}>
           Load more
         </button>
       )}
@@ -175,25 +202,43 @@ const SETTING_LABELS: [keyof SessionSettings, string][] = [
   ["private", "Private (nothing remembered)"],
 ];
 
-/** A session's settings as checkboxes; each change is saved at once and applies from the next turn. */
+/**
+ * A session's settings as checkboxes; each change is saved at once and applies from the next turn.
+ * "Ask before tools run" is the session's `approve_tools`, every tool ("*") or none; a list of
+ * names set through the API shows checked, with the names.
+ */
 function SettingsForm({
-  settings,
+  config,
   name,
   onChange,
 }: {
-  settings: SessionSettings;
+  config: SessionConfig;
   name: string;
-  onChange: (change: Partial<SessionSettings>) => void;
+  onChange: (change: ConfigChange) => void;
 }) {
+  const asking = config.approve_tools === "*" || config.approve_tools.length > 0;
   return (
     <fieldset className="session-settings">
       <legend>Settings of {name}</legend>
       {SETTING_LABELS.map(([key, label]) => (
         <label key={key}>
-          <input type="checkbox" checked={settings[key]} onChange={(e) => onChange({ [key]: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={config.settings[key]}
+            onChange={(e) => onChange({ settings: { [key]: e.target.checked } })}
+          />
           {label}
         </label>
       ))}
+      <label>
+        <input
+          type="checkbox"
+          checked={asking}
+          onChange={(e) => onChange({ approve_tools: e.target.checked ? "*" : [] })}
+        />
+        Ask before tools run
+        {Array.isArray(config.approve_tools) && asking && ` (${config.approve_tools.join(", ")})`}
+      </label>
     </fieldset>
   );
 }

@@ -62,15 +62,9 @@ export function describeError(err: unknown): { status?: number; code: string; me
 
 // The API's own types (type-only imports: nothing of the server is bundled into the page).
 import type { SessionSettings } from "../../../shared/session-settings";
-import type { SessionSummary as StoredSession, TraceStep } from "../../../shared/stores/conversation-types";
+import type { TraceStep } from "../../../shared/stores/conversation-types";
 
 export type { SessionSettings, TraceStep };
-
-/** A session as GET /api/sessions lists it: the stored summary with its settings (functions/sessions.ts). */
-export interface SessionSummary extends StoredSession {
-  private: boolean;
-  settings: SessionSettings;
-}
 
 export interface TranscriptMessage {
   role: "user" | "assistant";

@@ -4,7 +4,10 @@ import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 
 import { describeError } from "../api";
 import { ErrorNote } from "../ErrorNote";
 import { replyPositions, textOf, toolCallsOf } from "./messages";
+import { Approval, type Decision, isApprovalRequest } from "./Approval";
 import { Attachments } from "./Attachments";
+import { BranchSwitcher } from "./BranchSwitcher";
+import { EditMessage } from "./EditMessage";
 import { ToolCall } from "./ToolCall";
 
 /** Which reply's trace to show: the session, and how many turns came after the reply. */
@@ -43,7 +46,9 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
     threadId,
     onThreadId,
     messagesKey: "messages",
-    fetchStateHistory: false,
+    // The checkpoints the messages were first seen in: what Edit and Regenerate branch from, and
+    // the versions the branch switcher offers (the SDK reads 10 by default, two or three turns).
+    fetchStateHistory: { limit: 100 },
     onFinish: () => onTurnDone(),
   });
   const log = useRef<HTMLOListElement>(null);
@@ -61,6 +66,9 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
     log.current?.lastElementChild?.scrollIntoView?.({ block: "end" });
   }, [stream.messages]);
 
+  // The human message being edited, by id.
+  const [editing, setEditing] = useState<string>();
+
   const send = (text: string, multitaskStrategy: MultitaskStrategy) => {
     if (!text.trim()) return;
     setLastSent(text);
@@ -76,6 +84,22 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
     );
   };
 
+  /**
+   * Edit and Regenerate, as Agent Chat UI does them: a run from the checkpoint before the message
+   * was first seen, which LangGraph keeps as a branch beside the old one (both stay switchable).
+   */
+  const parentCheckpoint = (message: Message, index: number) =>
+    stream.getMessagesMetadata(message, index)?.firstSeenState?.parent_checkpoint ?? undefined;
+  const editFrom = (message: Message, index: number, text: string) => {
+    setEditing(undefined);
+    setLastSent(text);
+    stream.submit({ messages: [{ type: "human", content: text }] }, { checkpoint: parentCheckpoint(message, index) });
+  };
+  const regenerate = (message: Message, index: number) =>
+    stream.submit(undefined, { checkpoint: parentCheckpoint(message, index) });
+  // A run that stopped for approval resumes with one decision per call it asked about.
+  const decide = (decisions: Decision[]) => stream.submit(undefined, { command: { resume: { decisions } } });
+
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
     send(draft, "reject");
@@ -89,6 +113,8 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
   const error = stream.error ? describeError(stream.error) : undefined;
   const positions = replyPositions(stream.messages, stream.isLoading);
   const visible = stream.messages.filter((m) => m.type === "human" || m.type === "ai");
+  const pending = stream.isLoading ? undefined : stream.interrupt;
+  const approval = pending && isApprovalRequest(pending.value) ? pending.value : undefined;
 
   return (
     <section className="chat" aria-labelledby="chat-heading">
@@ -107,26 +133,56 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
           const text = textOf(message);
           const calls = toolCallsOf(message, stream.messages);
           const turnsAfter = positions.get(index);
+          const meta = stream.getMessagesMetadata(message, index);
+          const canBranch = !stream.isLoading && meta?.firstSeenState?.parent_checkpoint != null;
+          if (message.type === "human" && editing !== undefined && editing === message.id)
+            return (
+              <li key={message.id} className="message human editing">
+                <EditMessage
+                  text={text}
+                  onSave={(edited) => editFrom(message, index, edited)}
+                  onCancel={() => setEditing(undefined)}
+                />
+              </li>
+            );
           return (
             <li key={message.id ?? index} className={`message ${message.type}`} data-testid={`message-${message.type}`}>
               <span className="visually-hidden">{message.type === "human" ? "You:" : "Agent:"}</span>
               {calls.length > 0 && (
                 <div className="tool-calls">
                   {calls.map((call) => (
-                    <ToolCall key={call.id} call={call} />
+                    <ToolCall key={call.id} call={call} waiting={approval !== undefined} />
                   ))}
                 </div>
               )}
               {text && <div className="text">{text}</div>}
-              {turnsAfter !== undefined && threadId && (
-                <button
-                  type="button"
-                  className="link"
-                  onClick={() => onShowTrace({ threadId, turnsAfter, content: text })}
-                >
-                  Trace of this reply
-                </button>
-              )}
+              <div className="message-actions">
+                <BranchSwitcher
+                  branch={meta?.branch}
+                  options={meta?.branchOptions}
+                  onSelect={(branch) => stream.setBranch(branch)}
+                  disabled={stream.isLoading}
+                />
+                {message.type === "human" && canBranch && message.id && (
+                  <button type="button" className="link" onClick={() => setEditing(message.id)}>
+                    Edit
+                  </button>
+                )}
+                {turnsAfter !== undefined && canBranch && (
+                  <button type="button" className="link" onClick={() => regenerate(message, index)}>
+                    Regenerate
+                  </button>
+                )}
+                {turnsAfter !== undefined && threadId && (
+                  <button
+                    type="button"
+                    className="link"
+                    onClick={() => onShowTrace({ threadId, turnsAfter, content: text })}
+                  >
+                    Trace of this reply
+                  </button>
+                )}
+              </div>
             </li>
           );
         })}
@@ -136,6 +192,9 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
           </li>
         )}
       </ol>
+      {approval && (
+        <Approval key={pending?.id ?? "approval"} request={approval} onDecide={decide} disabled={stream.isLoading} />
+      )}
       {error && (
         <ErrorNote error={error}>
           {/* Another run holds the thread (LangGraph's 422 thread_busy; the chat API's 409 session_busy). */}

@@ -4,9 +4,10 @@ import type { PairedToolCall } from "./messages";
  * One tool call inside the answer that made it: collapsed to its name and a one-line summary of the
  * result, opened (a native <details>, so Enter and Space work) to its arguments and full result.
  */
-export function ToolCall({ call }: { call: PairedToolCall }) {
+export function ToolCall({ call, waiting = false }: { call: PairedToolCall; waiting?: boolean }) {
   const { result, state } = call;
-  const status = result === undefined ? "running…" : summarize(result);
+  // A call with no answer while the run waits for approval has not started.
+  const status = result !== undefined ? summarize(result) : waiting ? "waiting for approval" : "running…";
   return (
     <details className={`tool-call tool-${state}`} data-testid="tool-call">
       <summary>

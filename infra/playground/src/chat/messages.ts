@@ -58,3 +58,27 @@ export function toolCallsOf(message: Message, messages: Message[]): PairedToolCa
     };
   });
 }
+
+/** What a thread's list entry shows when it was never renamed: its first message, clipped. */
+export function threadTitle(thread: { metadata: unknown; values: unknown }): string {
+  const name = (thread.metadata as Record<string, unknown> | null)?.name;
+  if (typeof name === "string" && name.trim()) return name;
+  const first = messagesOf(thread.values).find((m) => m.type === "human");
+  const text = first ? textOf(first).replace(/\s+/g, " ").trim() : "";
+  if (!text) return "New chat";
+  return text.length > 48 ? `${text.slice(0, 47)}…` : text;
+}
+
+/**
+ * How many messages a person sees in a thread (theirs and the agent's answers), or undefined when
+ * the list does not carry its values (a thread too large for its list entry).
+ */
+export function visibleMessageCount(values: unknown): number | undefined {
+  if (values === null || typeof values !== "object") return undefined;
+  return messagesOf(values).filter((m) => m.type === "human" || (m.type === "ai" && textOf(m).trim())).length;
+}
+
+const messagesOf = (values: unknown): Message[] => {
+  const messages = (values as { messages?: unknown } | null)?.messages;
+  return Array.isArray(messages) ? (messages as Message[]) : [];
+};
