@@ -3,14 +3,15 @@ import type { Writable } from "node:stream";
 import * as z from "zod";
 import { agentServerErrorResponse } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
-import { RunCreate } from "../graph/agent-server/requests";
+import { JoinStreamQuery, lastEventId, RunCreate } from "../graph/agent-server/requests";
+import { joinRun, sseFrame } from "../graph/agent-server/run-join";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import type { Config } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
 import { AppError } from "../shared/errors";
-import { parseJsonBody, standInHeaders } from "../shared/http";
+import { parseJsonBody, parseQuery, standInHeaders } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { RouteSchemas } from "../shared/request-schemas";
@@ -18,10 +19,12 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("agent-server-stream");
 
-/** One server-sent event as the Agent Server API frames it: `event: <name>` and a JSON `data:`. */
-function sendEvent(stream: Writable, name: string, data: unknown) {
-  if (!stream.writableEnded && !stream.destroyed) stream.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+/** One server-sent event, `id:` (counted from 0), `event: <name>` and a JSON `data:`. */
+function sendEvent(stream: Writable, name: string, data: unknown, id?: number) {
+  if (!stream.writableEnded && !stream.destroyed) stream.write(sseFrame(name, data, id));
 }
+
+const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" };
 
 function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
   const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error");
@@ -37,10 +40,14 @@ function sendError(stream: Writable, err: unknown, cors: Record<string, string>)
 /**
  * POST /threads/{thread_id}/runs/stream and stateless POST /runs/stream: a run as the platform
  * streams it, `event: metadata` with the run id first, then `event: <mode>` per chunk in the
- * modes asked for (graph/agent-server/run-stream.ts), `event: error` if the
- * run fails, then the end of the response. A run refused before it starts (bad input, unknown
- * thread, busy under multitask_strategy reject) is a plain JSON error with its status. Wrapped
- * by hand, as chat-stream.ts is, so the invocation lasts until the run is saved.
+ * modes asked for (graph/agent-server/run-stream.ts), `event: error` if the run fails, then the
+ * end of the response; every frame has its `id:`. A run asking `stream_resumable` also writes its
+ * events to the run's log (shared/stores/run-events.ts) and says where to rejoin (`Location`), so a
+ * client that drops reconnects with `Last-Event-ID`; the run goes on without it either way.
+ * GET /threads/{thread_id}/runs/{run_id}/stream is that rejoin (joinStream). A run refused before
+ * it starts (bad input, unknown thread, busy under multitask_strategy reject) is a plain JSON
+ * error with its status. Wrapped by hand, as chat-stream.ts is, so the invocation lasts until the
+ * run is saved.
  */
 export function createAgentServerStreamHandler(config: Config, server: () => Promise<AgentServer>) {
   const origins = parseOrigins(config.CORS_ORIGINS);
@@ -48,30 +55,21 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     logger.addContext(context);
     const cors = corsHeadersFor(origins, event.headers);
     let sse: Writable | undefined;
+    const open = (headers: Record<string, string>) => {
+      sse = awslambda.HttpResponseStream.from(responseStream, {
+        statusCode: 200,
+        headers: { ...SSE_HEADERS, ...headers, ...standInHeaders(config), ...cors },
+      });
+      return sse;
+    };
     try {
       const ready = await server();
       const userId = callerId(event, config.AUTH_MODE);
       const threadId = event.pathParameters?.thread_id;
       // Ownership before effect, as every thread route (functions/agent-server.ts): first, for anyone but the owner.
       if (event.resource.includes("{thread_id}")) await guardThread(ready.threads, userId, event);
-      const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
-      await executeRun(ready.runDeps, { userId, threadId, deadline: runDeadline(context) }, body, {
-        started: (run) => {
-          sse = awslambda.HttpResponseStream.from(responseStream, {
-            statusCode: 200,
-            headers: {
-              "content-type": "text/event-stream",
-              "cache-control": "no-cache",
-              "x-accel-buffering": "no",
-              "content-location": `/threads/${run.thread_id}/runs/${run.run_id}`,
-              ...standInHeaders(config),
-              ...cors,
-            },
-          });
-          sendEvent(sse, "metadata", { run_id: run.run_id, attempt: 1 });
-        },
-        event: (name, data) => sse && sendEvent(sse, name, data),
-      });
+      if (event.httpMethod === "GET") await rejoin(ready, event, threadId!, context, open);
+      else await run(ready, event, { userId, threadId, deadline: runDeadline(context) }, open);
     } catch (err) {
       if (!sse) return sendError(responseStream, err, cors);
       logger.error("stream failed", { error: err });
@@ -79,14 +77,76 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     } finally {
       logger.resetKeys();
     }
-    sse?.end();
+    if (sse && !sse.destroyed) sse.end();
   };
 }
+
+type Open = (headers: Record<string, string>) => Writable;
+
+async function run(
+  ready: AgentServer,
+  event: APIGatewayProxyEvent,
+  caller: { userId: string; threadId?: string; deadline?: number },
+  open: Open,
+) {
+  const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
+  let sse: Writable | undefined;
+  let log: ReturnType<AgentServer["events"]["writer"]> | undefined;
+  let next = 0;
+  const emit = (name: string, data: unknown) => {
+    if (!sse) return;
+    // A resumable run's ids are its log's, so a rejoin picks up after the last one the client saw.
+    const id = log ? log.push(name, data) : next++;
+    sendEvent(sse, name, data, id);
+  };
+  try {
+    await executeRun(ready.runDeps, caller, body, {
+      started: (started) => {
+        const path = `/threads/${started.thread_id}/runs/${started.run_id}`;
+        if (body.stream_resumable) log = ready.events.writer(started.run_id);
+        sse = open({ "content-location": path, ...(log ? { location: `${path}/stream` } : {}) });
+        emit("metadata", { run_id: started.run_id, attempt: 1 });
+      },
+      event: emit,
+    });
+  } finally {
+    // The log's end, once the run's outcome is saved: a rejoining client stops there.
+    await log?.close().catch((error: unknown) => logger.error("run log not written", { error }));
+  }
+}
+
+/** joinStream: the run's kept events after the client's Last-Event-ID, then live until it ends. */
+async function rejoin(ready: AgentServer, event: APIGatewayProxyEvent, threadId: string, context: Context, open: Open) {
+  parseQuery(event, JoinStreamQuery);
+  const runId = RunId.safeParse(event.pathParameters?.run_id);
+  if (!runId.success) throw new AppError(404, "run_not_found", "Run not found");
+  const after = lastEventId(headerOf(event, "last-event-id"));
+  // Following ends before the function's time does; the response is then cut, not ended, so the
+  // client reconnects with its Last-Event-ID (an ended stream would read as the run's end).
+  const deadline = AbortSignal.timeout(Math.max(1000, context.getRemainingTimeInMillis() - 2000));
+  const events = joinRun(ready, threadId, runId.data, after, deadline);
+  // The first event (or the run's end) before the response starts: an unknown run is a plain 404.
+  const first = await events.next();
+  const path = `/threads/${threadId}/runs/${runId.data}`;
+  const sse = open({ "content-location": path, location: `${path}/stream` });
+  for (let item = first; !item.done; item = await events.next())
+    sendEvent(sse, item.value.event, item.value.data, item.value.id);
+  if (deadline.aborted) sse.destroy();
+}
+
+const RunId = z.uuid();
+
+const headerOf = (event: APIGatewayProxyEvent, name: string) =>
+  Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1] ?? undefined;
 
 /** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
 export const requestSchemas: RouteSchemas = {
   "POST /threads/{thread_id}/runs/stream": { path: z.object({ thread_id: z.uuid() }), body: RunCreate },
   "POST /runs/stream": { body: RunCreate },
+  "GET /threads/{thread_id}/runs/{run_id}/stream": {
+    path: z.object({ thread_id: z.uuid(), run_id: z.uuid() }),
+    query: JoinStreamQuery,
+  },
 };
 
 /** The handler on any wiring: Lambda's below, or the local stack's. */

@@ -290,6 +290,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     routes: sdkRoutes([
       { method: "POST", path: "/threads/{thread_id}/runs/stream", streaming: true },
       { method: "POST", path: "/runs/stream", streaming: true },
+      { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/stream", streaming: true },
     ]),
     grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",

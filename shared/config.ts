@@ -33,6 +33,8 @@ const Settings = z.object({
   CHECKPOINT_TABLE: z.string().min(3).max(255).default("agent-checkpoints"),
   /** Days after its last use a thread's checkpoints expire; unset keeps them. */
   CHECKPOINT_TTL_DAYS: z.coerce.number().positive().optional(),
+  /** Hours a run's kept stream events (background and resumable runs) can be replayed; the table's TTL removes them. */
+  RUN_EVENTS_TTL_HOURS: z.coerce.number().positive().max(24 * 30).default(24),
 
   /** Bedrock chat model (e.g. anthropic.claude-sonnet-4-5-20250929-v1:0); unset uses the offline stand-in. */
   BEDROCK_MODEL_ID: z.string().min(1).optional(),

@@ -298,6 +298,10 @@ export const RunCreate = z.object({
   interrupt_after: Interrupts.optional(),
   on_completion: z.enum(["delete", "keep"]).optional(),
   if_not_exists: z.enum(["create", "reject"]).optional(),
+  /** the run's events are kept (shared/stores/run-events.ts), so a client that drops can rejoin */
+  stream_resumable: z.boolean().optional(),
+  /** what a dropped client means for a streamed run: it goes on either way (a resumable one can be rejoined) */
+  on_disconnect: z.enum(["cancel", "continue"]).optional(),
 });
 export type RunCreateBody = z.infer<typeof RunCreate>;
 
@@ -377,3 +381,20 @@ export function streamModes(body: RunCreateBody): StreamMode[] {
 
 /** The checkpoint a run starts from, when it names one. */
 export const runCheckpoint = (body: RunCreateBody) => body.checkpoint?.checkpoint_id ?? body.checkpoint_id ?? undefined;
+
+/** GET /threads/{thread_id}/runs/{run_id}/stream: rejoin a run's stream (joinStream). */
+export const JoinStreamQuery = z.object({
+  cancel_on_disconnect: z.enum(["0", "1", "true", "false"]).optional(),
+  stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
+});
+
+/**
+ * The Last-Event-ID a reconnecting client sends: the id of the last event it saw (ids are counted
+ * from 0), or -1 for all of them. Anything else is refused rather than taken as "from the start".
+ */
+export function lastEventId(header: string | undefined): number {
+  if (header === undefined || header === "") return -1;
+  if (!/^(-1|0|[1-9]\d{0,8})$/.test(header.trim()))
+    throw badRequest("invalid_last_event_id", "Last-Event-ID must be an event id this API sent (a number)");
+  return Number(header.trim());
+}

@@ -2,6 +2,7 @@ import type { Backends } from "../../shared/backends";
 import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
+import { RunEventLog } from "../../shared/stores/run-events";
 import { createEmbeddings } from "../../shared/models";
 import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AssistantService } from "./assistants";
@@ -43,7 +44,10 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
         new MemoryItems(runtime.store, embeddings.value),
         new StoreItems(runtime.store, embeddings.value),
       );
-      return { ...runtime, threads, runs, runDeps, assistants, items };
+      const events = new RunEventLog(runtime.dynamo, config.CHECKPOINT_TABLE, {
+        ttlSeconds: config.RUN_EVENTS_TTL_HOURS * 3600,
+      });
+      return { ...runtime, threads, runs, runDeps, assistants, items, events };
     },
   );
 export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;

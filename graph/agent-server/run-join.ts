@@ -1,0 +1,32 @@
+import { AppError } from "../../shared/errors";
+import type { AgentRuns } from "../../shared/stores/agent-runs";
+import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
+
+/** A run still has events to come while it waits or runs. */
+const LIVE = new Set(["pending", "running"]);
+
+/**
+ * joinStream: a run's events after `afterId`, then live until it ends. A run whose events were
+ * kept (background, or streamed with `stream_resumable`) replays from its log; one that was not
+ * has no log to read, so its join only waits for it to end. The thread's ownership is checked by
+ * the caller, before this reads anything.
+ */
+export async function* joinRun(
+  deps: { runs: AgentRuns; events: RunEventLog },
+  threadId: string,
+  runId: string,
+  afterId: number,
+  signal?: AbortSignal,
+): AsyncGenerator<RunEvent> {
+  const run = await deps.runs.get(threadId, runId);
+  if (!run) throw new AppError(404, "run_not_found", "Run not found");
+  // Over, and nothing kept: nothing to replay or wait for.
+  if (!LIVE.has(run.status) && !(await deps.events.exists(runId))) return;
+  const stillRunning = async () => LIVE.has((await deps.runs.get(threadId, runId))?.status ?? "");
+  yield* deps.events.follow(runId, afterId, { signal, stillRunning });
+}
+
+/** One server-sent event as the Agent Server API frames it, with its id when it has one. */
+export function sseFrame(name: string, data: unknown, id?: number): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
