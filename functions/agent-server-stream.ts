@@ -5,6 +5,7 @@ import { agentServerErrorResponse } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
 import { JoinStreamQuery, lastEventId, RunCreate } from "../graph/agent-server/requests";
 import { joinRun, sseFrame } from "../graph/agent-server/run-join";
+import { joinRunResult } from "../graph/agent-server/background";
 import { executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import type { Config } from "../shared/config";
@@ -68,6 +69,8 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
       const threadId = event.pathParameters?.thread_id;
       // Ownership before effect, as every thread route (functions/agent-server.ts): first, for anyone but the owner.
       if (event.resource.includes("{thread_id}")) await guardThread(ready.threads, userId, event);
+      if (event.resource.endsWith("/join"))
+        return await join(ready, event, userId, threadId!, context, responseStream, cors);
       if (event.httpMethod === "GET") await rejoin(ready, event, threadId!, context, open);
       else await run(ready, event, { userId, threadId, deadline: runDeadline(context) }, open);
     } catch (err) {
@@ -134,6 +137,31 @@ async function rejoin(ready: AgentServer, event: APIGatewayProxyEvent, threadId:
   if (deadline.aborted) sse.destroy();
 }
 
+/**
+ * runs.join: the thread's values once the run is over. On the streaming function, so it may wait
+ * as long as this function runs rather than API Gateway's 29 s for a buffered answer; still going
+ * then, it is a 408 the client repeats.
+ */
+async function join(
+  ready: AgentServer,
+  event: APIGatewayProxyEvent,
+  userId: string,
+  threadId: string,
+  context: Context,
+  responseStream: Writable,
+  cors: Record<string, string>,
+) {
+  const runId = RunId.safeParse(event.pathParameters?.run_id);
+  if (!runId.success) throw new AppError(404, "run_not_found", "Run not found");
+  const values = await joinRunResult(ready, userId, threadId, runId.data, {
+    deadline: Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 2000),
+  });
+  awslambda.HttpResponseStream.from(responseStream, {
+    statusCode: 200,
+    headers: { "content-type": "application/json", ...standInHeaders(ready.config), ...cors },
+  }).end(JSON.stringify(values));
+}
+
 const RunId = z.uuid();
 
 const headerOf = (event: APIGatewayProxyEvent, name: string) =>
@@ -143,6 +171,7 @@ const headerOf = (event: APIGatewayProxyEvent, name: string) =>
 export const requestSchemas: RouteSchemas = {
   "POST /threads/{thread_id}/runs/stream": { path: z.object({ thread_id: z.uuid() }), body: RunCreate },
   "POST /runs/stream": { body: RunCreate },
+  "GET /threads/{thread_id}/runs/{run_id}/join": { path: z.object({ thread_id: z.uuid(), run_id: z.uuid() }) },
   "GET /threads/{thread_id}/runs/{run_id}/stream": {
     path: z.object({ thread_id: z.uuid(), run_id: z.uuid() }),
     query: JoinStreamQuery,

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { graphJson, graphSchemas } from "../graph/agent-server/assistants";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
+import { createBackgroundRun } from "../graph/agent-server/background";
 import {
   AssistantCount,
   CheckpointId,
@@ -72,6 +73,13 @@ const CancelQuery = z
     wait: z.enum(["0", "1", "true", "false"]).optional(),
   })
   .loose();
+const RunListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  offset: z.coerce.number().int().min(0).default(0),
+  status: z.enum(["pending", "running", "error", "success", "timeout", "interrupted"]).optional(),
+  // Accepted and ignored: every run's fields are small.
+  select: z.union([storableText({ max: 64 }), z.array(storableText({ max: 64 })).max(32)]).optional(),
+});
 
 /** A graph's state keys, for its schemas. */
 const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as { channels: object }).channels);
@@ -238,12 +246,45 @@ const ROUTES: Record<string, Route> = {
     path: RunPath,
     handle: async ({ path, server }) => runJson(await runOf(server, path)),
   }),
+  // runs.create: a background run, answered at once; the run worker runs it (graph/agent-server/background.ts).
+  "POST /threads/{thread_id}/runs": route({
+    path: ThreadPath,
+    body: RunCreate,
+    handle: async ({ path, body, server, userId }) => {
+      const run = await createBackgroundRun(server, userId, path.thread_id, body);
+      return json(200, runJson(run), { "content-location": `/threads/${path.thread_id}/runs/${run.runId}` });
+    },
+  }),
+  // Newest first, as LangGraph's server lists them.
+  "GET /threads/{thread_id}/runs": route({
+    path: ThreadPath,
+    query: RunListQuery,
+    handle: async ({ path, query, server }) => {
+      const runs = (await server.runs.list(path.thread_id))
+        .filter((r) => !query.status || r.status === query.status)
+        .reverse();
+      return runs.slice(query.offset, query.offset + query.limit).map(runJson);
+    },
+  }),
+  "DELETE /threads/{thread_id}/runs/{run_id}": route({
+    path: RunPath,
+    handle: async ({ path, server }) => {
+      await runOf(server, path);
+      if (!(await server.runs.remove(path.thread_id, path.run_id)))
+        throw new AppError(409, "run_running", "the run is running: cancel it first");
+      return undefined;
+    },
+  }),
   "POST /threads/{thread_id}/runs/{run_id}/cancel": route({
     path: RunPath,
     query: CancelQuery,
     handle: async ({ path, query, server, userId }) => {
       const run = await runOf(server, path);
-      if (run.status === "running" || run.status === "pending")
+      // A background run no worker took yet never runs; one running is asked to stop, through its lease.
+      const unstarted =
+        run.status === "pending" &&
+        (await server.runs.transition(path.thread_id, path.run_id, "pending", "interrupted"));
+      if (!unstarted && (run.status === "running" || run.status === "pending"))
         await server.runDeps.requestCancel(path.thread_id, userId, query.action);
       return { statusCode: 202, body: "" };
     },

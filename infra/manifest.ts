@@ -27,6 +27,7 @@ export type Grant =
   /** send to a queue */
   | "send:extraction"
   | "send:support"
+  | "send:runs"
   /** read the documents bucket's prefix */
   | "documents"
   /** put and delete under the documents bucket's prefix (the knowledge admin routes) */
@@ -47,7 +48,7 @@ export type Grant =
   | "intercom-token"
   | "intercom-client-secret";
 
-export type QueueName = "extraction" | "ingest" | "support";
+export type QueueName = "extraction" | "ingest" | "support" | "runs";
 
 export interface HttpRoute {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
@@ -271,6 +272,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/threads/{thread_id}/history" },
       { method: "POST", path: "/threads/{thread_id}/runs/wait" },
       { method: "GET", path: "/threads/{thread_id}/runs/{run_id}" },
+      { method: "DELETE", path: "/threads/{thread_id}/runs/{run_id}" },
+      { method: "POST", path: "/threads/{thread_id}/runs" },
+      { method: "GET", path: "/threads/{thread_id}/runs" },
       { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel" },
       { method: "POST", path: "/runs/wait" },
       { method: "PUT", path: "/store/items" },
@@ -279,7 +283,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/store/items/search" },
       { method: "POST", path: "/store/namespaces" },
     ]),
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:runs"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -291,7 +295,21 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/threads/{thread_id}/runs/stream", streaming: true },
       { method: "POST", path: "/runs/stream", streaming: true },
       { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/stream", streaming: true },
+      // Answered when the run is over: as long as this function may wait, not API Gateway's 29 s.
+      { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/join", streaming: true },
     ]),
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
+    defers: "the agent graph, LangChain, Bedrock and the store clients",
+  },
+  {
+    // Background runs (runs.create): the Agent Server API's runs that outlive their request, up to
+    // Lambda's 15 minutes, their events into the run's log (graph/agent-server/background.ts).
+    name: "run-worker",
+    kind: "consumer",
+    timeoutSeconds: 900,
+    memoryMB: 1024,
+    // One run per invocation: a batch would share one 15-minute limit.
+    source: { queue: "runs", batchSize: 1 },
     grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },

@@ -35,6 +35,8 @@ export interface Backends {
   dataEngine?: DataEngine;
   /** where the Intercom webhook queues notifications for the support worker */
   supportQueue?: QueuePublisher;
+  /** where runs.create hands background runs to the run worker */
+  runsQueue?: QueuePublisher;
   /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
   documents?: ObjectSource;
   /** extraction and chunking: in the handler's thread in AWS; a worker thread locally */
@@ -100,11 +102,12 @@ async function documentsBucket(config: Config): Promise<{ knowledge?: KnowledgeB
 }
 
 /** The queues this function sends to, from the URLs the stack gave it; one SQS client for all. */
-function queues(config: Config): Pick<Backends, "extractionQueue" | "supportQueue"> {
-  if (!config.EXTRACTION_QUEUE_URL && !config.SUPPORT_QUEUE_URL) return {};
+function queues(config: Config): Pick<Backends, "extractionQueue" | "supportQueue" | "runsQueue"> {
+  if (!config.EXTRACTION_QUEUE_URL && !config.SUPPORT_QUEUE_URL && !config.RUNS_QUEUE_URL) return {};
   const sqs = new SQSClient({});
   return {
     ...(config.EXTRACTION_QUEUE_URL ? { extractionQueue: new SqsPublisher(sqs, config.EXTRACTION_QUEUE_URL) } : {}),
     ...(config.SUPPORT_QUEUE_URL ? { supportQueue: new SqsPublisher(sqs, config.SUPPORT_QUEUE_URL) } : {}),
+    ...(config.RUNS_QUEUE_URL ? { runsQueue: new SqsPublisher(sqs, config.RUNS_QUEUE_URL) } : {}),
   };
 }

@@ -58,6 +58,8 @@ const Settings = z.object({
   MEMORY_DUPLICATE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
   /** SQS queue the chat function hands each turn to for memory extraction; unset: no extraction. */
   EXTRACTION_QUEUE_URL: z.url().optional(),
+  /** The run worker's queue (background runs of the Agent Server API); unset: runs.create is 503. */
+  RUNS_QUEUE_URL: z.url().optional(),
   /** DynamoDB table of Powertools idempotency records (queue consumers). */
   IDEMPOTENCY_TABLE: z.string().min(3).max(255).default("agent-idempotency"),
 

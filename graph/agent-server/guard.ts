@@ -3,7 +3,11 @@ import { AppError } from "../../shared/errors";
 import type { ThreadService } from "./threads";
 
 /** The run routes whose body may ask for the thread to be made (`if_not_exists: "create"`). */
-const RUN_ROUTES = new Set(["POST /threads/{thread_id}/runs/wait", "POST /threads/{thread_id}/runs/stream"]);
+const RUN_ROUTES = new Set([
+  "POST /threads/{thread_id}/runs",
+  "POST /threads/{thread_id}/runs/wait",
+  "POST /threads/{thread_id}/runs/stream",
+]);
 
 /**
  * Ownership before effect, for a route naming a thread: first, before anything is parsed, read,

@@ -80,6 +80,8 @@ export async function executeRun(
   caller: RunCaller,
   body: RunCreateBody,
   sink: RunSink,
+  /** a background run: recorded (and claimed, status running) before the worker runs it */
+  recorded?: RunRecord,
 ): Promise<RunResult> {
   const assistant = await deps.assistant(caller.userId, body.assistant_id);
   if (!GRAPHS[assistant.graph_id].runnable)
@@ -95,8 +97,8 @@ export async function executeRun(
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
     await deps.requestCancel(caller.threadId, caller.userId, strategy);
   const stream = new RunStream(streamModes(body), (name, data) => sink.event(name, data));
-  const runId = randomUUID();
-  const now = new Date().toISOString();
+  const runId = recorded?.runId ?? randomUUID();
+  const now = recorded?.createdAt ?? new Date().toISOString();
   let threadId = caller.threadId;
   /** the run is on record and its response began: from here on a failure is the run's, not the request's */
   let started = false;
@@ -169,7 +171,7 @@ export async function executeRun(
             updatedAt: now,
           };
           await Promise.all([
-            deps.runs.put(run),
+            recorded ? Promise.resolve() : deps.runs.put(run),
             deps.threads.started(caller.userId, threadId, {
               graph_id: assistant.graph_id,
               assistant_id: assistant.assistant_id,

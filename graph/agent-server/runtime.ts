@@ -20,7 +20,8 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
   deferredRuntime(
     () => import("../chat/runtime"),
     async ({ buildChatRuntime }) => {
-      const runtime = await buildChatRuntime(await backends(), logger);
+      const wired = await backends();
+      const runtime = await buildChatRuntime(wired, logger);
       const threads = new ThreadService(runtime, runtime.graph);
       const { config } = runtime;
       const assistants = new AssistantService(
@@ -47,7 +48,7 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
       const events = new RunEventLog(runtime.dynamo, config.CHECKPOINT_TABLE, {
         ttlSeconds: config.RUN_EVENTS_TTL_HOURS * 3600,
       });
-      return { ...runtime, threads, runs, runDeps, assistants, items, events };
+      return { ...runtime, threads, runs, runDeps, assistants, items, events, runsQueue: wired.runsQueue };
     },
   );
 export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;

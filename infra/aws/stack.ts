@@ -86,6 +86,9 @@ export class AgentStack extends Stack {
   readonly intercomWebhookFunction?: LambdaFunction;
   readonly supportWorkerFunction?: LambdaFunction;
   readonly supportQueue?: Queue;
+  /** the run worker's queue: background runs of the Agent Server API */
+  readonly runsQueue: Queue;
+  readonly runsDeadLetters: Queue;
   readonly supportDeadLetters?: Queue;
   readonly authorizerFunction: LambdaFunction;
   readonly monitoring: Monitoring;
@@ -144,6 +147,7 @@ export class AgentStack extends Stack {
       extraction: "MemoryExtraction",
       ingest: "Ingest",
       support: "Support",
+      runs: "Runs",
     };
     const queues = new Map<QueueName, { queue: Queue; deadLetters: Queue }>();
     for (const spec of specs)
@@ -241,6 +245,9 @@ export class AgentStack extends Stack {
         case "send:support":
           fn.addEnvironment("SUPPORT_QUEUE_URL", queues.get("support")!.queue.queueUrl);
           return queues.get("support")!.queue.grantSendMessages(fn);
+        case "send:runs":
+          fn.addEnvironment("RUNS_QUEUE_URL", queues.get("runs")!.queue.queueUrl);
+          return queues.get("runs")!.queue.grantSendMessages(fn);
         case "attachments":
           return this.attachments.grant(fn, "files");
         case "attachments:chat":
@@ -349,6 +356,7 @@ export class AgentStack extends Stack {
     ({ queue: this.extractionQueue, deadLetters: this.extractionDeadLetters } = queues.get("extraction")!);
     ({ queue: this.ingestQueue, deadLetters: this.ingestDeadLetters } = queues.get("ingest")!);
     this.supportQueue = queues.get("support")?.queue;
+    ({ queue: this.runsQueue, deadLetters: this.runsDeadLetters } = queues.get("runs")!);
     this.supportDeadLetters = queues.get("support")?.deadLetters;
 
     this.monitoring.agentMetrics(["chat", "chat-stream", "memory-extraction", "ingest", "support-worker"]);
@@ -474,16 +482,20 @@ export class AgentStack extends Stack {
       });
     for (const spec of specs) {
       for (const route of spec.routes ?? []) {
-        const integration = new LambdaIntegration(
-          functions.get(spec.name)!,
-          route.streaming
+        const integration = new LambdaIntegration(functions.get(spec.name)!, {
+          // One invoke permission per function for the whole API rather than two per method: 130
+          // routes would otherwise make 260 AWS::Lambda::Permission resources and pass
+          // CloudFormation's 500 resources a stack may hold. The API still routes each method to
+          // its own function only.
+          scopePermissionToMethod: false,
+          ...(route.streaming
             ? {
                 responseTransferMode: ResponseTransferMode.STREAM,
                 // A streamed answer may take as long as its function: API Gateway's 29 s default would cut it off.
                 timeout: Duration.seconds(spec.timeoutSeconds),
               }
-            : {},
-        );
+            : {}),
+        });
         api.root.resourceForPath(route.path).addMethod(route.method, integration, {
           ...(route.public ? {} : route.apiKeyHeader ? keyHeaderOptions() : secured),
           ...(route.chatBody ? chatBodyOptions() : {}),

@@ -58,6 +58,8 @@ export interface LocalStack {
     ingestDeadLetters: LocalQueue;
     support: LocalQueue;
     supportDeadLetters: LocalQueue;
+    runs: LocalQueue;
+    runsDeadLetters: LocalQueue;
   };
   intercom: IntercomStandIn;
   /** what the HTTP server routes to which function, with each function's timeout */
@@ -70,6 +72,8 @@ export interface LocalStack {
   describe: string[];
   /** the Supabase stand-in, for tests that read what its tables hold (an erasure's scan) */
   postgres: PGlite;
+  /** the DynamoDB stand-in every function's client talks to, for benches that count its requests */
+  dynamo: LocalDynamo;
   close(): Promise<void>;
 }
 
@@ -110,7 +114,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const { queue: extraction, deadLetters: extractionDeadLetters } = localQueue("extraction");
   const { queue: ingest, deadLetters: ingestDeadLetters } = localQueue("ingest");
   const { queue: support, deadLetters: supportDeadLetters } = localQueue("support");
-  const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support };
+  const { queue: runs, deadLetters: runsDeadLetters } = localQueue("runs");
+  const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support, runs };
   const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
@@ -149,6 +154,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       userData: new RpcUserData(sqlRpc(postgres)),
       extractionQueue: extraction,
       supportQueue: support,
+      runsQueue: runs,
       documents: new FolderObjectSource(dropDir),
       // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
       // (on the origin the request came in on: localhost and 127.0.0.1 alike).
@@ -251,18 +257,28 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     url = `http://localhost:${port}`;
     return {
       url: `http://localhost:${port}`,
-      queues: { extraction, extractionDeadLetters, ingest, ingestDeadLetters, support, supportDeadLetters },
+      queues: {
+        extraction,
+        extractionDeadLetters,
+        ingest,
+        ingestDeadLetters,
+        support,
+        supportDeadLetters,
+        runs,
+        runsDeadLetters,
+      },
       routes: routes.map(({ name, method, resource, timeoutMs }) => ({ name, method, resource, timeoutMs })),
       intercom,
       dropDir,
       dropFolderReconciled: watcher.reconciled,
       postgres,
+      dynamo,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `playground: http://localhost:${port}/ (infra/playground)`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
-        `sqs: in-process queues memory-extraction, ingest and support (3 receives, then their -dlq)`,
+        `sqs: in-process queues memory-extraction, ingest, support and runs (3 receives, then their -dlq)`,
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
         `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions, GET /conversations/{id}/run)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,

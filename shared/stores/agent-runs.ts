@@ -1,5 +1,13 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 
 export type RunStatus = "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
 export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
@@ -14,6 +22,10 @@ export interface RunRecord {
   createdAt: string;
   updatedAt: string;
   error?: { code: string; message: string };
+  /** a background run's request, kept until the worker runs it */
+  kwargs?: Record<string, unknown>;
+  /** who asked for it (a background run's worker runs it as them) */
+  userId?: string;
 }
 
 /** Sort key prefix of run records in a thread's partition; the checkpoint saver ignores them. */
@@ -48,9 +60,54 @@ export class AgentRuns {
           created_at: run.createdAt,
           updated_at: run.updatedAt,
           ...(run.error ? { error: run.error } : {}),
+          ...(run.kwargs ? { kwargs: JSON.stringify(run.kwargs) } : {}),
+          ...(run.userId ? { user_id: run.userId } : {}),
         },
       }),
     );
+  }
+
+  /**
+   * Moves a run from one status to another only if it is still in the first: a background run is
+   * claimed (pending -> running) by one worker, however often its message is delivered, and a
+   * pending run cancelled before a worker claims it is never run. False when it had moved on.
+   */
+  async transition(threadId: string, runId: string, from: RunStatus, to: RunStatus): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: threadId, sk: RUN_PREFIX + runId },
+          UpdateExpression: "SET #s = :to, updated_at = :u",
+          ConditionExpression: "#s = :from",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":to": to, ":from": from, ":u": new Date().toISOString() },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /** Deletes a run's record unless it is running (a worker holds it); false when it was. */
+  async remove(threadId: string, runId: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: threadId, sk: RUN_PREFIX + runId },
+          ConditionExpression: "#s <> :running",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":running": "running" },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   /** Sets a run's status (and its error, when it failed). */
@@ -112,4 +169,6 @@ const runOf = (threadId: string, item: Record<string, unknown>): RunRecord => ({
   createdAt: item.created_at as string,
   updatedAt: item.updated_at as string,
   ...(item.error ? { error: item.error as RunRecord["error"] } : {}),
+  ...(typeof item.kwargs === "string" ? { kwargs: JSON.parse(item.kwargs) as Record<string, unknown> } : {}),
+  ...(typeof item.user_id === "string" ? { userId: item.user_id } : {}),
 });

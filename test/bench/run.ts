@@ -15,6 +15,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   "data-files": () => import("./data-files"),
   "long-conversation": () => import("./long-conversation"),
   "turn-overhead": () => import("./turn-overhead"),
+  "background-runs": () => import("./background-runs"),
   "playground-load": () => import("./playground-load"),
   soak: () => import("./soak"),
 };

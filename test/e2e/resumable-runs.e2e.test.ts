@@ -108,7 +108,7 @@ describe("resumable streams", () => {
     for (const bad of ["abc", "1.5", "99999999999", "-2", "1; drop"]) {
       const response = await join(base, { "last-event-id": bad });
       expect(response.status, bad).toBe(400);
-      expect((await response.json()).error.code).toBe("invalid_last_event_id");
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_last_event_id");
     }
     // The owner's own join: every kept event, numbered as streamed.
     const ok = await join(base, { "last-event-id": "0" });

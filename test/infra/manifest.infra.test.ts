@@ -56,13 +56,15 @@ describe("the deployment manifest", () => {
       extraction: local.queues.extraction,
       ingest: local.queues.ingest,
       support: local.queues.support,
+      runs: local.queues.runs,
     };
     const queueIds: Record<QueueName, () => unknown> = {
       extraction: () => stack.extractionQueue,
       ingest: () => stack.ingestQueue,
       support: () => stack.supportQueue,
+      runs: () => stack.runsQueue,
     };
-    for (const name of ["extraction", "ingest", "support"] as const) {
+    for (const name of ["extraction", "ingest", "support", "runs"] as const) {
       const q = queueIds[name]() as { node: { defaultChild: unknown } };
       const aws = resources[stack.getLogicalId(q.node.defaultChild as never)]!.Properties;
       const mapping = Object.values(resources).find(

@@ -200,6 +200,57 @@ describe("memory extraction", () => {
   });
 });
 
+describe("background runs", () => {
+  const worker = () => stack.functions.get("run-worker")!;
+  const agentServer = () => stack.functions.get("agent-server")!;
+
+  it("feed the run worker from its own queue: one run per invocation, a DLQ after 3 receives, an alarm, partial batch failures", () => {
+    expect(propsOf(worker()).Timeout).toBe(900);
+    const queue = propsOf(stack.runsQueue);
+    expect(queue.VisibilityTimeout).toBe(900 * 6);
+    expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
+    expect(queue.SqsManagedSseEnabled).toBe(true);
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      BatchSize: 1,
+      FunctionName: { Ref: stack.getLogicalId(worker().node.defaultChild as never) },
+    });
+    const dlq = stack.getLogicalId(stack.runsDeadLetters.node.defaultChild as never);
+    expect(dlqAlarms().some((a) => JSON.stringify(a.Properties.Metrics).includes(dlq))).toBe(true);
+  });
+
+  it("let only the Agent Server API send runs to the worker; the worker has the table and the models, and sends no runs", () => {
+    const queueRef = ref(stack.runsQueue);
+    const sendsRuns = (fn: typeof stack.chatFunction) =>
+      statementsOf(fn).some(
+        (st) =>
+          [st.Action].flat().includes("sqs:SendMessage") &&
+          JSON.stringify(st.Resource).includes(stack.getLogicalId(stack.runsQueue.node.defaultChild as never)),
+      );
+    const senders = [
+      "chat",
+      "chat-stream",
+      "sessions",
+      "agent-server",
+      "agent-server-stream",
+      "run-worker",
+      "me",
+    ].filter((name) => sendsRuns(stack.functions.get(name)!));
+    expect(senders).toEqual(["agent-server"]);
+    expect(propsOf(agentServer()).Environment.Variables.RUNS_QUEUE_URL).toEqual(queueRef);
+    expect(actions(worker())).toEqual(
+      expect.arrayContaining(["dynamodb:PutItem", "dynamodb:Query", "bedrock:InvokeModel"]),
+    );
+    expect(propsOf(worker()).Environment.Variables.RUNS_QUEUE_URL).toBeUndefined();
+  });
+
+  it("keep their events in the checkpoint table, whose TTL expires them", () => {
+    template.hasResourceProperties("AWS::DynamoDB::GlobalTable", {
+      TimeToLiveSpecification: { AttributeName: CHECKPOINT_TABLE.ttlAttribute, Enabled: true },
+    });
+  });
+});
+
 describe("document ingestion", () => {
   it("has a private, encrypted, versioned bucket that refuses plain HTTP", () => {
     template.hasResourceProperties("AWS::S3::Bucket", {
@@ -251,7 +302,7 @@ describe("document ingestion", () => {
     const queue = propsOf(stack.ingestQueue);
     expect(queue.VisibilityTimeout).toBe(720);
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
-    expect(dlqAlarms()).toHaveLength(3);
+    expect(dlqAlarms()).toHaveLength(4); // extraction, ingest, support and runs
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FunctionName: { Ref: stack.getLogicalId(stack.ingestFunction.node.defaultChild as never) },

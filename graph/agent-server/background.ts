@@ -1,0 +1,153 @@
+import { randomUUID } from "node:crypto";
+import * as z from "zod";
+import { AppError } from "../../shared/errors";
+import type { QueuePublisher } from "../../shared/queue";
+import type { AgentRuns, RunRecord, RunStatus } from "../../shared/stores/agent-runs";
+import type { RunEventLog } from "../../shared/stores/run-events";
+import { threadBusyForRun } from "./errors";
+import { RunCreate, type RunCreateBody, runInput } from "./requests";
+import { executeRun, type RunDeps } from "./runs";
+import type { ThreadService } from "./threads";
+
+/** What a background run needs beyond a foreground one's: its queue and its event log. */
+export interface BackgroundDeps {
+  runDeps: RunDeps;
+  runs: AgentRuns;
+  events: RunEventLog;
+  threads: ThreadService;
+  /** the run worker's queue (functions/run-worker.ts) */
+  runsQueue?: QueuePublisher;
+}
+
+/** The run worker's message: which run to start. The request itself is on the run's record. */
+export const RunMessage = z.object({ thread_id: z.uuid(), run_id: z.uuid() });
+
+const LIVE: ReadonlySet<RunStatus> = new Set(["pending", "running"]);
+
+/**
+ * runs.create: the run is checked as a streamed one would be (its input, its assistant, a busy
+ * thread under `reject`), recorded `pending` with its request, and handed to the run worker
+ * through its queue; the answer comes at once. The worker may take it any time after, and more
+ * than once: it claims the record first (RunDeps' `transition`), so a run is run once.
+ */
+export async function createBackgroundRun(
+  deps: BackgroundDeps,
+  userId: string,
+  threadId: string,
+  body: RunCreateBody,
+): Promise<RunRecord> {
+  if (!deps.runsQueue) throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
+  runInput(body, deps.runDeps.maxMessageBytes);
+  const assistant = await deps.runDeps.assistant(userId, body.assistant_id);
+  const strategy = body.multitask_strategy ?? "reject";
+  const earlier = (await deps.runs.list(threadId)).filter((r) => LIVE.has(r.status));
+  if (strategy === "reject" && earlier.length > 0) throw threadBusyForRun();
+  // interrupt and rollback stop what runs now; the new run then waits its turn like enqueue.
+  if ((strategy === "interrupt" || strategy === "rollback") && earlier.length > 0)
+    await deps.runDeps.requestCancel(threadId, userId, strategy);
+  const now = new Date().toISOString();
+  const run: RunRecord = {
+    runId: randomUUID(),
+    threadId,
+    assistantId: assistant.assistant_id,
+    status: "pending",
+    multitaskStrategy: strategy,
+    metadata: body.metadata ?? {},
+    createdAt: now,
+    updatedAt: now,
+    kwargs: body as Record<string, unknown>,
+    userId,
+  };
+  await deps.runs.put(run);
+  await deps.runsQueue.publish({ thread_id: threadId, run_id: run.runId });
+  return run;
+}
+
+/**
+ * The run worker's part: the thread's pending runs, oldest first, up to and including the one the
+ * message names, so runs enqueued on a thread finish in the order they were made whichever
+ * message a worker gets first. Each is claimed (pending -> running) before it runs: a message
+ * delivered twice, or a run already taken by another worker, runs nothing. A run found `running`
+ * on a redelivery lost its worker (a crash or timeout): it is marked failed, not run again.
+ */
+export async function runQueued(
+  deps: BackgroundDeps,
+  message: z.infer<typeof RunMessage>,
+  { redelivered, deadline }: { redelivered: boolean; deadline?: number },
+  run: (deps: BackgroundDeps, claimed: RunRecord, deadline?: number) => Promise<void> = runClaimed,
+): Promise<void> {
+  const { thread_id: threadId, run_id: runId } = message;
+  for (;;) {
+    const runs = await deps.runs.list(threadId);
+    const target = runs.find((r) => r.runId === runId);
+    if (!target) return; // deleted before it ran
+    if (target.status === "running" && redelivered) {
+      await deps.runs.finish(threadId, runId, "error", {
+        code: "worker_lost",
+        message: "the run's worker stopped before it finished (a crash or the worker's time limit)",
+      });
+      return;
+    }
+    if (target.status !== "pending") return;
+    const next = runs.find((r) => r.status === "pending")!;
+    if (!(await deps.runs.transition(threadId, next.runId, "pending", "running"))) continue;
+    await run(deps, { ...next, status: "running" }, deadline);
+    if (next.runId === runId) return;
+  }
+}
+
+/** A claimed run, run as its creator, its events into its log; its record ends in its outcome. */
+async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: number) {
+  const log = deps.events.writer(run.runId);
+  try {
+    const body = RunCreate.parse(run.kwargs);
+    // Admission happened at create; by now the run waits for the thread like an enqueued one.
+    const strategy = body.multitask_strategy === "reject" ? "enqueue" : body.multitask_strategy;
+    await executeRun(
+      deps.runDeps,
+      { userId: run.userId!, threadId: run.threadId, ...(deadline ? { deadline } : {}) },
+      { ...body, multitask_strategy: strategy },
+      {
+        started: (started) => log.push("metadata", { run_id: started.run_id, attempt: 1 }),
+        event: (name, data) => log.push(name, data),
+      },
+      run,
+    );
+  } catch (err) {
+    // Refused before it started (its assistant deleted, its thread gone): the run failed.
+    const app = err instanceof AppError ? err : undefined;
+    if (!app) throw err;
+    log.push("error", { error: app.code, message: app.message, code: app.code });
+    await deps.runs.finish(run.threadId, run.runId, "error", { code: app.code, message: app.message });
+  } finally {
+    await log.close();
+  }
+}
+
+/**
+ * runs.join: once the run is over, the thread's values (with `__error__` when it failed), as
+ * /runs/wait answers. Polled on the run's record (one read per `pollMs`) until then, or until the
+ * deadline, when the run still going is a 408 the client may repeat.
+ */
+export async function joinRunResult(
+  deps: BackgroundDeps,
+  userId: string,
+  threadId: string,
+  runId: string,
+  { deadline, pollMs = 250 }: { deadline: number; pollMs?: number },
+) {
+  for (;;) {
+    const run = await deps.runs.get(threadId, runId);
+    if (!run) throw new AppError(404, "run_not_found", "Run not found");
+    if (!LIVE.has(run.status)) {
+      const thread = await deps.threads.get(userId, threadId);
+      if (!run.error) return thread.values ?? {};
+      // As LangGraph names it (`error`), with the project's code beside.
+      const error = { error: (run.error as { error?: string }).error ?? run.error.code, message: run.error.message };
+      return { ...(thread.values as object), __error__: { ...error, code: run.error.code } };
+    }
+    if (Date.now() + pollMs > deadline)
+      throw new AppError(408, "run_still_running", "the run is still going: join it again");
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}

@@ -1,0 +1,138 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { randomUUID } from "node:crypto";
+import { freshUser, sharedLocalStack } from "../support/local-stack";
+
+// Background runs (issue 29) through the real SDK Client against the local stack: runs.create
+// answers at once and the run worker (its queue, the production handler) runs it; join, joinStream,
+// list, get, delete and cancel as LangGraph's server answers them.
+
+const local = sharedLocalStack();
+
+type Part = { id?: string; event: string; data: unknown };
+type Values = { messages: { type: string; content: unknown }[] };
+
+const clientFor = (user = freshUser("background")) =>
+  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
+const human = (content: string) => ({ messages: [{ type: "human", content }] });
+const LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(6)}`;
+const texts = (values: unknown) =>
+  (values as Values).messages.map((m) => `${m.type}: ${String(m.content).slice(0, 40)}`);
+const gather = async (stream: AsyncIterable<Part>) => {
+  const out: Part[] = [];
+  for await (const part of stream) out.push(part);
+  return out;
+};
+
+describe("background runs", () => {
+  it("create answers at once with a pending run; join answers with the thread's values once the worker ran it", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "chat", {
+      input: human("hi"),
+    });
+    expect(run).toMatchObject({ thread_id: thread.thread_id, status: "pending", multitask_strategy: "reject" });
+    const values = await client.runs.join(thread.thread_id, run.run_id);
+    expect(texts(values)).toEqual(["human: hi", "ai: Hello! How can I help you today?"]);
+    expect(await client.runs.get(thread.thread_id, run.run_id)).toMatchObject({ status: "success" });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("joinStream follows a background run from its first event to its end, numbered, ending in the final state", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "chat", {
+      input: human(LONG),
+      streamMode: ["values", "messages-tuple"],
+    });
+    const parts = await gather(client.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>);
+    expect(parts[0]).toMatchObject({ id: "0", event: "metadata", data: { run_id: run.run_id } });
+    expect(parts.map((p) => p.id)).toEqual(parts.map((_, i) => String(i)));
+    expect(parts.some((p) => p.event === "messages")).toBe(true);
+    const last = parts.filter((p) => p.event === "values").at(-1)!.data;
+    expect(last).toEqual((await client.threads.getState(thread.thread_id)).values);
+  });
+
+  it("runs two enqueued background runs in the order they were made, and never runs one cancelled while it waited", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "chat", { input: human(LONG) });
+    const second = await client.runs.create(thread.thread_id, "chat", {
+      input: human("How much does the Pro plan cost?"),
+      multitaskStrategy: "enqueue",
+    });
+    const third = await client.runs.create(thread.thread_id, "chat", {
+      input: human("What is the refund policy?"),
+      multitaskStrategy: "enqueue",
+    });
+    // A default (reject) run while others wait: refused, and nothing recorded.
+    await expect(client.runs.create(thread.thread_id, "chat", { input: human("hi") })).rejects.toMatchObject({
+      status: 422,
+    });
+    await client.runs.cancel(thread.thread_id, third.run_id);
+    const values = await client.runs.join(thread.thread_id, second.run_id);
+    // The first run's turn, then the second's; the cancelled third never ran.
+    const messages = (values as Values).messages;
+    expect(messages.filter((m) => m.type === "human").map((m) => String(m.content).slice(0, 20))).toEqual([
+      "Remember that the qu",
+      "How much does the Pr",
+    ]);
+    expect(messages.at(-1)!.type).toBe("ai");
+    const runs = await client.runs.list(thread.thread_id);
+    // Newest first, each as it ended.
+    expect(runs.map((r) => [r.run_id, r.status])).toEqual([
+      [third.run_id, "interrupted"],
+      [second.run_id, "success"],
+      [first.run_id, "success"],
+    ]);
+    expect(await client.runs.list(thread.thread_id, { status: "interrupted" })).toHaveLength(1);
+    expect(await client.runs.list(thread.thread_id, { limit: 1, offset: 1 })).toMatchObject([
+      { run_id: second.run_id },
+    ]);
+
+    await client.runs.delete(thread.thread_id, first.run_id);
+    await expect(client.runs.get(thread.thread_id, first.run_id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.runs.delete(thread.thread_id, first.run_id)).rejects.toMatchObject({ status: 404 });
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(2);
+  });
+
+  it("creates, joins, lists and deletes nothing of anyone else's thread, and refuses bad requests before recording a run", async () => {
+    const ownerId = freshUser("background-owner");
+    const owner = clientFor(ownerId);
+    const thread = await owner.threads.create();
+    const run = await owner.runs.create(thread.thread_id, "chat", { input: human("hi") });
+    await owner.runs.join(thread.thread_id, run.run_id);
+    const other = clientFor();
+    for (const attempt of [
+      () => other.runs.create(thread.thread_id, "chat", { input: human("hi") }),
+      () => other.runs.join(thread.thread_id, run.run_id),
+      () => other.runs.list(thread.thread_id),
+      () => other.runs.delete(thread.thread_id, run.run_id),
+      () => other.runs.cancel(thread.thread_id, run.run_id),
+    ])
+      await expect(attempt()).rejects.toMatchObject({ status: 404 });
+    await expect(owner.runs.join(thread.thread_id, randomUUID())).rejects.toMatchObject({ status: 404 });
+    await expect(
+      owner.runs.create(thread.thread_id, "no-such-assistant", { input: human("hi") }),
+    ).rejects.toMatchObject({
+      status: 404,
+    });
+    const raw = (body: string) =>
+      fetch(`${local.stack.url}/threads/${thread.thread_id}/runs`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-user-id": ownerId,
+        },
+        body,
+      });
+    for (const body of [
+      "{",
+      "[]",
+      '{"assistant_id": 7}',
+      '{"assistant_id":"chat","input":{"messages":[{"type":"ai","content":"x"}]}}',
+      '{"assistant_id":"chat","input":{"messages":[{"type":"human","content":"a\\u0000b"}]}}',
+    ])
+      expect((await raw(body)).status, body).toBeGreaterThanOrEqual(400);
+    expect(await owner.runs.list(thread.thread_id)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import { createCheckpointTable } from "../../../graph/checkpoint";
+import { type BackgroundDeps, runQueued } from "../../../graph/agent-server/background";
+import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
+import { AgentRuns, type RunRecord } from "../../../shared/stores/agent-runs";
+
+// The run worker's choice of what to run (graph/agent-server/background.ts), on real run records
+// in dynalite: whichever message arrives, a thread's pending runs start oldest first; a run is
+// claimed once however often its message comes; a run found running on a redelivery lost its worker.
+
+let dynamo: LocalDynamo;
+let runs: AgentRuns;
+beforeAll(async () => {
+  dynamo = await startLocalDynamo();
+  const table = `background-${randomUUID()}`;
+  await createCheckpointTable(dynamo.client, table);
+  runs = new AgentRuns(dynamo.client, table);
+});
+afterAll(() => dynamo.close());
+
+const deps = () => ({ runs }) as unknown as BackgroundDeps;
+
+async function pending(threadId: string, n: number): Promise<RunRecord[]> {
+  const made: RunRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+    const run: RunRecord = {
+      runId: randomUUID(),
+      threadId,
+      assistantId: "chat",
+      status: "pending",
+      multitaskStrategy: "enqueue",
+      metadata: {},
+      createdAt: at,
+      updatedAt: at,
+      kwargs: { assistant_id: "chat" },
+      userId: "u",
+    };
+    await runs.put(run);
+    made.push(run);
+  }
+  return made;
+}
+
+/** Runs nothing: records what was started, and finishes it as a worker would. */
+function recorder() {
+  const started: string[] = [];
+  const run = async (_deps: BackgroundDeps, claimed: RunRecord) => {
+    started.push(claimed.runId);
+    await runs.finish(claimed.threadId, claimed.runId, "success");
+  };
+  return { started, run };
+}
+
+describe("the run worker's order", () => {
+  it("starts a thread's pending runs oldest first, whichever run's message came first", async () => {
+    const thread = randomUUID();
+    const [first, second, third] = await pending(thread, 3);
+    const { started, run } = recorder();
+    await runQueued(deps(), { thread_id: thread, run_id: second!.runId }, { redelivered: false }, run);
+    expect(started).toEqual([first!.runId, second!.runId]);
+    // The later messages: the first's finds it done, the third's runs it.
+    await runQueued(deps(), { thread_id: thread, run_id: first!.runId }, { redelivered: false }, run);
+    await runQueued(deps(), { thread_id: thread, run_id: third!.runId }, { redelivered: false }, run);
+    expect(started).toEqual([first!.runId, second!.runId, third!.runId]);
+  });
+
+  it("runs a run once when its message comes twice at once", async () => {
+    const thread = randomUUID();
+    const [only] = await pending(thread, 1);
+    const { started, run } = recorder();
+    const message = { thread_id: thread, run_id: only!.runId };
+    await Promise.all([
+      runQueued(deps(), message, { redelivered: false }, run),
+      runQueued(deps(), message, { redelivered: true }, run),
+    ]);
+    expect(started).toEqual([only!.runId]);
+  });
+
+  it("marks a run it finds running on a redelivery as lost, and runs neither it nor a deleted or cancelled one", async () => {
+    const thread = randomUUID();
+    const [lost, cancelled, deleted] = await pending(thread, 3);
+    await runs.transition(thread, lost!.runId, "pending", "running");
+    await runs.transition(thread, cancelled!.runId, "pending", "interrupted");
+    await runs.remove(thread, deleted!.runId);
+    const { started, run } = recorder();
+    await runQueued(deps(), { thread_id: thread, run_id: lost!.runId }, { redelivered: true }, run);
+    await runQueued(deps(), { thread_id: thread, run_id: cancelled!.runId }, { redelivered: false }, run);
+    await runQueued(deps(), { thread_id: thread, run_id: deleted!.runId }, { redelivered: false }, run);
+    expect(started).toEqual([]);
+    expect(await runs.get(thread, lost!.runId)).toMatchObject({ status: "error", error: { code: "worker_lost" } });
+    expect((await runs.get(thread, cancelled!.runId))!.status).toBe("interrupted");
+  });
+
+  it("lets one delete a run unless a worker runs it", async () => {
+    const thread = randomUUID();
+    const [running, waiting] = await pending(thread, 2);
+    await runs.transition(thread, running!.runId, "pending", "running");
+    expect(await runs.remove(thread, running!.runId)).toBe(false);
+    expect(await runs.remove(thread, waiting!.runId)).toBe(true);
+    expect((await runs.list(thread)).map((r) => r.runId)).toEqual([running!.runId]);
+  });
+});
