@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
@@ -13,6 +13,13 @@ export const LEASE_SORT_KEY = "lease";
  * free again at most this long after its last heartbeat.
  */
 export const LEASE_MS = 30_000;
+
+/**
+ * How often a running run reads its lease item for a cancel request (requestCancel), so a cancel,
+ * interrupt or rollback takes effect within a second of the request: one strongly consistent
+ * GetItem (1 read unit) per interval while a run goes on. A run shorter than this reads none.
+ */
+export const CANCEL_POLL_MS = 500;
 
 export interface Lease {
   /**
@@ -175,6 +182,8 @@ export interface HeldLeaseItem {
   renewal: (now: number) => Record<string, number>;
   /** "delete": the item is the lease; "remove": the lease is two attributes on an item that stays */
   release: "delete" | "remove";
+  /** how often to look for a cancel request between heartbeats (CANCEL_POLL_MS) */
+  cancelPollMs?: number;
 }
 
 /**
@@ -225,13 +234,38 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
       // Otherwise a passing fault: the next beat tries again, well inside the lease.
     }
   };
+  /**
+   * A cancel request, read between heartbeats: the heartbeat alone (every 10 s) would let a 2 s
+   * reply ignore it. Hand-written polling: DynamoDB cannot push a change to a running Lambda.
+   */
+  const lookForCancel = async () => {
+    try {
+      const { Item } = await doc.send(
+        new GetCommand({
+          TableName: item.tableName,
+          Key: item.key,
+          ConsistentRead: true,
+          ProjectionExpression: "cancel_for, cancel_action, #t",
+          ExpressionAttributeNames: { "#t": item.tokenAttribute },
+        }),
+      );
+      if (Item?.[item.tokenAttribute] !== item.token) return; // the heartbeat decides whether it was lost
+      if (Item.cancel_for === item.token) loseIt(new RunCancelled(item.sessionId, Item.cancel_action as CancelAction));
+    } catch {
+      // A passing fault: the next look, or the heartbeat, reads it.
+    }
+  };
   // unref: a heartbeat alone never keeps a process (or a test) alive.
   const heartbeat = setInterval(() => void renew(), Math.max(10, Math.floor(item.leaseMs / 3)));
   heartbeat.unref();
+  const cancelPoll = setInterval(() => void lookForCancel(), item.cancelPollMs ?? CANCEL_POLL_MS);
+  cancelPoll.unref();
+  lost.signal.addEventListener("abort", () => clearInterval(cancelPoll), { once: true });
   return {
     signal: lost.signal,
     release: async () => {
       clearInterval(heartbeat);
+      clearInterval(cancelPoll);
       try {
         await doc.send(
           item.release === "delete"

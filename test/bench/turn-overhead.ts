@@ -79,6 +79,23 @@ export async function run() {
       "",
     );
     quota.close();
+    // A run that lasts: every 500 ms it reads its lease item for a cancel request (issue 29's cancel
+    // within a second), so a reply streamed for 2 s adds about 4 GetItems to the 4 of any turn.
+    const slow = await productionChat(harness, { OFFLINE_STREAM_DELAY_MS: "100" });
+    const sl = (await slow.chat.reply({ userId: "s", message: "hello there" })).sessionId;
+    m.reset();
+    const at = performance.now();
+    await slow.chat.reply(
+      { userId: "s", sessionId: sl, message: "Remember that the review covers pricing, plans and seats" },
+      { onToken: () => undefined },
+    );
+    const slowTurn = {
+      requests: m.requests,
+      commands: commandsOf(m.byCommand),
+      seconds: (performance.now() - at) / 1000,
+    };
+    row(`one tool call, its reply streamed for ${slowTurn.seconds.toFixed(1)} s`, slowTurn, "≤ 6 + 1 per 0.5 s", "");
+    slow.close();
     // A double-text: the second message waits for the first's lease, polling while it waits.
     const s2 = await session("b");
     m.reset();

@@ -136,3 +136,60 @@ describe("background runs", () => {
     expect(await owner.runs.list(thread.thread_id)).toHaveLength(1);
   });
 });
+
+describe("cancel within a second, with the default settings", () => {
+  // Stored, then repeated back word by word (15 ms a word locally) for about 3 s: only a cancel ends it early.
+  const VERY_LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20)}`;
+
+  it("stops a streamed (foreground) run within 1 s of runs.cancel", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    let runId: string | undefined;
+    let cancelledAt = 0;
+    let tokens = 0;
+    for await (const part of client.runs.stream(thread.thread_id, "chat", {
+      input: human(VERY_LONG),
+      streamMode: ["messages-tuple"],
+    }) as AsyncIterable<Part>) {
+      if (part.event === "metadata") runId = (part.data as { run_id: string }).run_id;
+      if (part.event === "messages" && ++tokens === 5) {
+        cancelledAt = performance.now();
+        await client.runs.cancel(thread.thread_id, runId!);
+      }
+    }
+    const ended = performance.now() - cancelledAt;
+    expect(cancelledAt).toBeGreaterThan(0);
+    expect(ended).toBeLessThan(1000);
+    const run = await client.runs.get(thread.thread_id, runId!);
+    expect(run.status).toBe("interrupted");
+  });
+
+  it("stops a background run within 1 s of runs.cancel", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "chat", {
+      input: human(VERY_LONG),
+      streamMode: ["messages-tuple"],
+    });
+    let tokens = 0;
+    let cancelledAt = 0;
+    for await (const part of client.runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>) {
+      if (part.event === "messages" && ++tokens === 5 && !cancelledAt) {
+        cancelledAt = performance.now();
+        await client.runs.cancel(thread.thread_id, run.run_id);
+        break;
+      }
+    }
+    expect(cancelledAt).toBeGreaterThan(0);
+    for (;;) {
+      const { status } = await client.runs.get(thread.thread_id, run.run_id);
+      if (status !== "running") {
+        expect(status).toBe("interrupted");
+        break;
+      }
+      expect(performance.now() - cancelledAt).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(performance.now() - cancelledAt).toBeLessThan(1000);
+  });
+});
