@@ -140,11 +140,11 @@ function UsageTable({ usage }: { usage: Usage }) {
 const againstLimit = (used: number, limit: number | null, per: string) =>
   limit === null ? `${used} (no limit)` : `${used} of ${limit} ${per}`;
 
-/** The erasure's counts, as a sentence ("2 sessions, 4 transcripts, ..."). */
+/** The erasure's counts, as one line ("sessions: 2, transcripts: 4, ..."). */
 function describeErasure(report: ErasureReport): string {
   return Object.entries(report)
     .filter((entry): entry is [string, number] => typeof entry[1] === "number")
-    .map(([what, n]) => `${n} ${what.replaceAll("_", " ")}`)
+    .map(([what, n]) => `${what.replaceAll("_", " ")}: ${n}`)
     .join(", ");
 }
 
