@@ -31,6 +31,10 @@ export default async function setup(project: TestProject) {
       LOG_LEVEL: "WARN",
       // Slow enough that a test can see an answer arrive in parts, as Bedrock's would.
       OFFLINE_STREAM_DELAY_MS: "25",
+      // Quotas set, far above what a test uses: with none the stack counts no turns, and the Account
+      // panel would have nothing to show. Tokens per day are left unset (shown as "no limit"), and a
+      // project has limits of its own (its own row).
+      USER_QUOTAS: JSON.stringify({ turnsPerMinute: 1000, projects: { metered: { tokensPerDay: 10_000_000 } } }),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

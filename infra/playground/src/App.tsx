@@ -2,6 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { type FormEvent, type ReactNode, useCallback, useEffect, useMemo, useState } from "react";
 import { connection, ensureSignedIn, identityHeaders } from "./auth/connection";
 import { signOut } from "./auth/oidc";
+import { Account } from "./Account";
 import { Chat, type TraceTarget } from "./chat/Chat";
 import { Intercom } from "./Intercom";
 import { Knowledge } from "./Knowledge";
@@ -116,6 +117,17 @@ export function App() {
           {state.panel === "knowledge" && (
             <Panel id="knowledge" current={state.panel}>
               <Knowledge user={state.user} />
+            </Panel>
+          )}
+          {state.panel === "account" && (
+            <Panel id="account" current={state.panel}>
+              <Account
+                user={state.user}
+                onErased={() => {
+                  update({ thread: null });
+                  reloadSessions();
+                }}
+              />
             </Panel>
           )}
           {state.panel === "intercom" && (

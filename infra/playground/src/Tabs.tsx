@@ -6,6 +6,7 @@ const TITLES: Record<PanelId, string> = {
   trace: "Trace",
   memories: "Memories",
   knowledge: "Knowledge",
+  account: "Account",
   intercom: "Intercom",
 };
 

@@ -5,7 +5,7 @@ export interface PageState {
   panel: PanelId;
 }
 
-export const PANELS = ["chat", "trace", "memories", "knowledge", "intercom"] as const;
+export const PANELS = ["chat", "trace", "memories", "knowledge", "account", "intercom"] as const;
 export type PanelId = (typeof PANELS)[number];
 
 const USER_KEY = "playground.user";
