@@ -29,7 +29,7 @@ export function corsHeaders(allowed: readonly string[], origin: string | undefin
     "access-control-allow-origin": allowAll ? "*" : origin!,
     // The SDK reads the run's id from Content-Location (onRunCreated), and a search's page from
     // X-Pagination-Total and X-Pagination-Next.
-    "access-control-expose-headers": "content-location,x-pagination-total,x-pagination-next",
+    "access-control-expose-headers": "content-location,location,x-pagination-total,x-pagination-next",
     ...(allowAll ? {} : { vary: "origin" }),
   };
 }

@@ -215,3 +215,41 @@ async function startRun(user: string, thread: string, text: string) {
   })();
   return { finished };
 }
+
+describe("a reply that outlives the page", () => {
+  it("goes on after a reload mid-stream, from where it was, to the same end as the thread's state", async () => {
+    const user = "chat-reload-midstream";
+    const { page, problems } = await openPlayground(chromium.browser, user);
+    // Stored, then repeated back word by word for about two seconds.
+    const fact = "the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(10);
+    const box = page.getByRole("textbox", { name: "Message" });
+    await box.fill(`Remember that ${fact}`);
+    await box.press("Enter");
+    const reply = page.getByTestId("message-ai").locator(".text").last();
+    await expect
+      .poll(async () => (await reply.count()) > 0 && (await reply.innerText()).includes("quarterly"), {
+        timeout: 30_000,
+      })
+      .toBe(true);
+    const before = await reply.innerText();
+    expect(await conversation(page).getAttribute("aria-busy")).toBe("true");
+    const thread = new URL(page.url()).searchParams.get("thread")!;
+
+    // The rejoin: the run's events from the start (GET .../runs/{run_id}/stream), while it still runs.
+    const rejoined = page.waitForRequest((r) => r.method() === "GET" && /\/runs\/[0-9a-f-]{36}\/stream/.test(r.url()));
+    await page.reload();
+    await rejoined;
+    await expect.poll(() => conversation(page).getAttribute("aria-busy"), { timeout: 30_000 }).toBe("false");
+    const after = await page.getByTestId("message-ai").locator(".text").last().innerText();
+    expect(after.length).toBeGreaterThan(before.length);
+    expect(after.startsWith(before.slice(0, 20))).toBe(true);
+    // One reply, not two: the rejoined stream continued the same message.
+    expect(await page.getByTestId("message-human").count()).toBe(1);
+    const state = await apiCall<{ values: { messages: { type: string; content: string }[] } }>(
+      user,
+      `/threads/${thread}/state`,
+    );
+    expect(after).toBe(state.body.values.messages.filter((m) => m.type === "ai").at(-1)!.content);
+    expect(problems).toEqual([]);
+  });
+});

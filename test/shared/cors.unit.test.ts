@@ -8,7 +8,7 @@ describe("CORS headers", () => {
     expect(corsHeaders(allowed, "https://evil.example.org")).toEqual({});
     expect(corsHeaders(allowed, "https://b.example.org")).toMatchObject({
       "access-control-allow-origin": "https://b.example.org",
-      "access-control-expose-headers": "content-location,x-pagination-total,x-pagination-next",
+      "access-control-expose-headers": "content-location,location,x-pagination-total,x-pagination-next",
       vary: "origin",
     });
     expect(corsHeaders(["*"], undefined)["access-control-allow-origin"]).toBe("*");

@@ -49,6 +49,9 @@ export function Chat({ user, client, threadId, onThreadId, onTurnDone, onShowTra
     // The checkpoints the messages were first seen in: what Edit and Regenerate branch from, and
     // the versions the branch switcher offers (the SDK reads 10 by default, two or three turns).
     fetchStateHistory: { limit: 100 },
+    // Every run is resumable (its events kept on the server) and its id kept in this tab's
+    // sessionStorage: a reload mid-reply rejoins the run and the reply goes on where it was.
+    reconnectOnMount: true,
     onFinish: () => onTurnDone(),
   });
   const log = useRef<HTMLOListElement>(null);
