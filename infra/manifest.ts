@@ -28,6 +28,7 @@ export type Grant =
   | "send:extraction"
   | "send:support"
   | "send:runs"
+  | "send:webhooks"
   /** read the documents bucket's prefix */
   | "documents"
   /** put and delete under the documents bucket's prefix (the knowledge admin routes) */
@@ -48,7 +49,7 @@ export type Grant =
   | "intercom-token"
   | "intercom-client-secret";
 
-export type QueueName = "extraction" | "ingest" | "support" | "runs";
+export type QueueName = "extraction" | "ingest" | "support" | "runs" | "webhooks";
 
 export interface HttpRoute {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
@@ -283,7 +284,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/store/items/search" },
       { method: "POST", path: "/store/namespaces" },
     ]),
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:runs"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:runs", "send:webhooks"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -298,7 +299,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       // Answered when the run is over: as long as this function may wait, not API Gateway's 29 s.
       { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/join", streaming: true },
     ]),
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:webhooks"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -310,8 +311,18 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     memoryMB: 1024,
     // One run per invocation: a batch would share one 15-minute limit.
     source: { queue: "runs", batchSize: 1 },
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:webhooks"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
+  },
+  {
+    // A finished run's completion webhook, to a host the deployment allows, retried with backoff
+    // (5 s, 20 s, 80 s, 320 s) and then dead-lettered.
+    name: "webhook-sender",
+    kind: "consumer",
+    timeoutSeconds: 30,
+    memoryMB: 256,
+    source: { queue: "webhooks", batchSize: 10 },
+    grants: ["send:webhooks"],
   },
   {
     name: "memory-extraction",

@@ -37,6 +37,8 @@ export interface Backends {
   supportQueue?: QueuePublisher;
   /** where runs.create hands background runs to the run worker */
   runsQueue?: QueuePublisher;
+  /** where a finished run's completion webhook goes to be sent (functions/webhook-sender.ts) */
+  webhooksQueue?: QueuePublisher;
   /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
   documents?: ObjectSource;
   /** extraction and chunking: in the handler's thread in AWS; a worker thread locally */
@@ -102,12 +104,19 @@ async function documentsBucket(config: Config): Promise<{ knowledge?: KnowledgeB
 }
 
 /** The queues this function sends to, from the URLs the stack gave it; one SQS client for all. */
-function queues(config: Config): Pick<Backends, "extractionQueue" | "supportQueue" | "runsQueue"> {
-  if (!config.EXTRACTION_QUEUE_URL && !config.SUPPORT_QUEUE_URL && !config.RUNS_QUEUE_URL) return {};
+function queues(config: Config): Pick<Backends, "extractionQueue" | "supportQueue" | "runsQueue" | "webhooksQueue"> {
+  const urls = [
+    config.EXTRACTION_QUEUE_URL,
+    config.SUPPORT_QUEUE_URL,
+    config.RUNS_QUEUE_URL,
+    config.WEBHOOKS_QUEUE_URL,
+  ];
+  if (urls.every((url) => !url)) return {};
   const sqs = new SQSClient({});
   return {
     ...(config.EXTRACTION_QUEUE_URL ? { extractionQueue: new SqsPublisher(sqs, config.EXTRACTION_QUEUE_URL) } : {}),
     ...(config.SUPPORT_QUEUE_URL ? { supportQueue: new SqsPublisher(sqs, config.SUPPORT_QUEUE_URL) } : {}),
     ...(config.RUNS_QUEUE_URL ? { runsQueue: new SqsPublisher(sqs, config.RUNS_QUEUE_URL) } : {}),
+    ...(config.WEBHOOKS_QUEUE_URL ? { webhooksQueue: new SqsPublisher(sqs, config.WEBHOOKS_QUEUE_URL) } : {}),
   };
 }

@@ -34,7 +34,11 @@ const Settings = z.object({
   /** Days after its last use a thread's checkpoints expire; unset keeps them. */
   CHECKPOINT_TTL_DAYS: z.coerce.number().positive().optional(),
   /** Hours a run's kept stream events (background and resumable runs) can be replayed; the table's TTL removes them. */
-  RUN_EVENTS_TTL_HOURS: z.coerce.number().positive().max(24 * 30).default(24),
+  RUN_EVENTS_TTL_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 30)
+    .default(24),
 
   /** Bedrock chat model (e.g. anthropic.claude-sonnet-4-5-20250929-v1:0); unset uses the offline stand-in. */
   BEDROCK_MODEL_ID: z.string().min(1).optional(),
@@ -60,6 +64,10 @@ const Settings = z.object({
   EXTRACTION_QUEUE_URL: z.url().optional(),
   /** The run worker's queue (background runs of the Agent Server API); unset: runs.create is 503. */
   RUNS_QUEUE_URL: z.url().optional(),
+  /** The webhook sender's queue (a run's completion webhook). */
+  WEBHOOKS_QUEUE_URL: z.url().optional(),
+  /** Hosts a run's `webhook` may name (comma-separated, each with an optional port); unset: none. */
+  WEBHOOK_HOSTS: z.string().max(4096).optional(),
   /** DynamoDB table of Powertools idempotency records (queue consumers). */
   IDEMPOTENCY_TABLE: z.string().min(3).max(255).default("agent-idempotency"),
 

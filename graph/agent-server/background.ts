@@ -6,7 +6,7 @@ import type { AgentRuns, RunRecord, RunStatus } from "../../shared/stores/agent-
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody, runInput } from "./requests";
-import { executeRun, type RunDeps } from "./runs";
+import { checkWebhook, executeRun, type RunDeps } from "./runs";
 import type { ThreadService } from "./threads";
 
 /** What a background run needs beyond a foreground one's: its queue and its event log. */
@@ -38,6 +38,7 @@ export async function createBackgroundRun(
 ): Promise<RunRecord> {
   if (!deps.runsQueue) throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
   runInput(body, deps.runDeps.maxMessageBytes);
+  checkWebhook(deps.runDeps, body);
   const assistant = await deps.runDeps.assistant(userId, body.assistant_id);
   const strategy = body.multitask_strategy ?? "reject";
   const earlier = (await deps.runs.list(threadId)).filter((r) => LIVE.has(r.status));

@@ -1,6 +1,8 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
-import { AppError } from "../../shared/errors";
+import { AppError, badRequest } from "../../shared/errors";
+import type { QueuePublisher } from "../../shared/queue";
+import { webhookProblem, type WebhookMessage } from "../../shared/webhooks";
 import type { AgentRuns, MultitaskStrategy, RunRecord, RunStatus } from "../../shared/stores/agent-runs";
 import type { AgentThreads, ThreadStatus } from "../../shared/stores/agent-threads";
 import type { CancelAction } from "../../shared/stores/session-lease";
@@ -35,6 +37,17 @@ export interface RunDeps {
   deleteThread(threadId: string, userId: string): Promise<void>;
   /** a run that failed on the server's side (not the client's), for the logs */
   onServerError?: (error: unknown) => void;
+  /** the hosts a run's `webhook` may name (WEBHOOK_HOSTS) */
+  webhookHosts: readonly string[];
+  /** the webhook sender's queue; absent: a run with a webhook is refused */
+  webhooks?: QueuePublisher;
+}
+
+/** A run's webhook, refused (400) before anything of the run is done when it may not be called. */
+export function checkWebhook(deps: Pick<RunDeps, "webhookHosts" | "webhooks">, body: RunCreateBody): void {
+  if (body.webhook === undefined) return;
+  const problem = deps.webhooks ? webhookProblem(body.webhook, deps.webhookHosts) : "this deployment sends no webhooks";
+  if (problem) throw badRequest("webhook_not_allowed", problem);
 }
 
 export interface RunCaller {
@@ -91,6 +104,7 @@ export async function executeRun(
       `the ${assistant.graph_id} assistant runs from its own trigger, not this API`,
     );
   const input = runInput(body, deps.maxMessageBytes);
+  checkWebhook(deps, body);
   const strategy: MultitaskStrategy = body.multitask_strategy ?? "reject";
   // interrupt and rollback ask the running run to stop, through its lease, then wait for the
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
@@ -104,6 +118,7 @@ export async function executeRun(
   let started = false;
   let values: unknown = null;
 
+  let ended: { status: RunStatus; error?: RunError } | undefined;
   /** Under the run's lease: what the thread and the run record say once it ended. */
   const settle = async ({ outcome, error }: { outcome?: RunOutcome; error?: unknown }) => {
     if (!started) return; // refused before it started: no run to settle
@@ -118,7 +133,34 @@ export async function executeRun(
     const paused = Object.keys(interrupts).length > 0 || (outcome?.interrupted ?? false);
     const status: ThreadStatus = paused ? "interrupted" : app && !cancelled ? "error" : "idle";
     await deps.threads.settle(caller.userId, threadId!, { status, values: state, interrupts });
-    await deps.runs.finish(threadId!, runId, app ? runStatusOf(app.code) : "success", app && errorOf(app));
+    ended = { status: app ? runStatusOf(app.code) : "success", ...(app ? { error: errorOf(app) } : {}) };
+    await deps.runs.finish(threadId!, runId, ended.status, ended.error);
+  };
+  /** The finished run to its webhook, through the sender's queue (retried there with backoff). */
+  const notify = async () => {
+    if (!body.webhook || !deps.webhooks || !ended || !threadId) return;
+    const run: RunRecord = {
+      runId,
+      threadId,
+      assistantId: assistant.assistant_id,
+      status: ended.status,
+      multitaskStrategy: strategy,
+      metadata: body.metadata ?? {},
+      createdAt: now,
+      updatedAt: new Date().toISOString(),
+    };
+    const message: WebhookMessage = {
+      url: body.webhook,
+      attempt: 1,
+      payload: {
+        ...runJson(run),
+        run_started_at: now,
+        run_ended_at: run.updatedAt,
+        values,
+        ...(ended.error ? { error: ended.error.message } : {}),
+      },
+    };
+    await deps.webhooks.publish(message).catch((error: unknown) => deps.onServerError?.(error));
   };
 
   try {
@@ -193,9 +235,11 @@ export async function executeRun(
     if (app.status >= 500) deps.onServerError?.(err);
     const error = errorOf(app);
     sink.event("error", error);
+    await notify();
     await finishStateless(deps, caller, body, threadId!);
     return { runId, threadId: threadId!, values, error };
   }
+  await notify();
   await finishStateless(deps, caller, body, threadId!);
   return { runId, threadId: threadId!, values };
 }

@@ -3,6 +3,7 @@ import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
 import { RunEventLog } from "../../shared/stores/run-events";
+import { parseWebhookHosts } from "../../shared/webhooks";
 import { createEmbeddings } from "../../shared/models";
 import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AssistantService } from "./assistants";
@@ -39,6 +40,8 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
         onServerError: (error) => logger.error("run failed", { error }),
+        webhookHosts: parseWebhookHosts(config.WEBHOOK_HOSTS),
+        ...(wired.webhooksQueue ? { webhooks: wired.webhooksQueue } : {}),
       };
       const embeddings = await createEmbeddings(runtime.config);
       const items = new StoreApi(

@@ -1,3 +1,4 @@
+import { parseWebhookHosts } from "../../shared/webhooks";
 import { loadConfig } from "../../shared/config";
 import type { Construct } from "constructs";
 
@@ -39,6 +40,8 @@ export interface StackSettings {
   userQuotas?: string;
   /** Days a session may stay idle before it is erased everywhere (SESSION_RETENTION_DAYS); unset: kept. */
   sessionRetentionDays?: number;
+  /** hosts a run's completion webhook may name (WEBHOOK_HOSTS); none unless given */
+  webhookHosts?: string[];
   /** The Intercom admin (bot) the support agent replies as; setting it turns the Intercom agent on. */
   intercomAdminId?: string;
   /** Whether the Intercom webhook, queue and worker are deployed. */
@@ -114,6 +117,15 @@ function checkedSetting(key: string, env: "PROJECT_SETTINGS" | "USER_QUOTAS", va
   return value;
 }
 
+/** The context's webhookHosts: host names (with an optional port), comma-separated. */
+function webhookHosts(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const hosts = parseWebhookHosts(value);
+  const bad = hosts.find((h) => !/^[a-z0-9.-]+(:\d{1,5})?$/.test(h));
+  if (bad !== undefined) throw new SettingsError(`webhookHosts: "${bad}" is not a host name (with an optional port)`);
+  return hosts;
+}
+
 export class SettingsError extends Error {
   constructor(message: string) {
     super(message);
@@ -158,6 +170,7 @@ export function readSettings(scope: Construct): StackSettings {
     projectSettings: checkedSetting("projectSettings", "PROJECT_SETTINGS", get("projectSettings")),
     userQuotas: checkedSetting("userQuotas", "USER_QUOTAS", get("userQuotas")),
     sessionRetentionDays: wholeNumber("sessionRetentionDays", get("sessionRetentionDays"), 1, 36_500),
+    webhookHosts: webhookHosts(get("webhookHosts")),
     tracing: flag("tracing", get("tracing")) ?? false,
     langsmith: flag("langsmith", get("langsmith")) ?? false,
     alarmEmail: email(get("alarmEmail")),

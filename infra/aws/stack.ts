@@ -89,6 +89,9 @@ export class AgentStack extends Stack {
   /** the run worker's queue: background runs of the Agent Server API */
   readonly runsQueue: Queue;
   readonly runsDeadLetters: Queue;
+  /** the webhook sender's queue: completion webhooks of runs */
+  readonly webhooksQueue: Queue;
+  readonly webhooksDeadLetters: Queue;
   readonly supportDeadLetters?: Queue;
   readonly authorizerFunction: LambdaFunction;
   readonly monitoring: Monitoring;
@@ -148,6 +151,7 @@ export class AgentStack extends Stack {
       ingest: "Ingest",
       support: "Support",
       runs: "Runs",
+      webhooks: "Webhooks",
     };
     const queues = new Map<QueueName, { queue: Queue; deadLetters: Queue }>();
     for (const spec of specs)
@@ -218,6 +222,7 @@ export class AgentStack extends Stack {
       ...(settings.projectSettings ? { PROJECT_SETTINGS: settings.projectSettings } : {}),
       ...(settings.userQuotas ? { USER_QUOTAS: settings.userQuotas } : {}),
       ...(settings.sessionRetentionDays ? { SESSION_RETENTION_DAYS: String(settings.sessionRetentionDays) } : {}),
+      ...(settings.webhookHosts ? { WEBHOOK_HOSTS: settings.webhookHosts.join(",") } : {}),
       ...(thresholds.memoryMinScore !== undefined ? { MEMORY_MIN_SCORE: String(thresholds.memoryMinScore) } : {}),
       ...(thresholds.memoryDuplicateThreshold !== undefined
         ? { MEMORY_DUPLICATE_THRESHOLD: String(thresholds.memoryDuplicateThreshold) }
@@ -245,6 +250,9 @@ export class AgentStack extends Stack {
         case "send:support":
           fn.addEnvironment("SUPPORT_QUEUE_URL", queues.get("support")!.queue.queueUrl);
           return queues.get("support")!.queue.grantSendMessages(fn);
+        case "send:webhooks":
+          fn.addEnvironment("WEBHOOKS_QUEUE_URL", queues.get("webhooks")!.queue.queueUrl);
+          return queues.get("webhooks")!.queue.grantSendMessages(fn);
         case "send:runs":
           fn.addEnvironment("RUNS_QUEUE_URL", queues.get("runs")!.queue.queueUrl);
           return queues.get("runs")!.queue.grantSendMessages(fn);
@@ -357,6 +365,7 @@ export class AgentStack extends Stack {
     ({ queue: this.ingestQueue, deadLetters: this.ingestDeadLetters } = queues.get("ingest")!);
     this.supportQueue = queues.get("support")?.queue;
     ({ queue: this.runsQueue, deadLetters: this.runsDeadLetters } = queues.get("runs")!);
+    ({ queue: this.webhooksQueue, deadLetters: this.webhooksDeadLetters } = queues.get("webhooks")!);
     this.supportDeadLetters = queues.get("support")?.deadLetters;
 
     this.monitoring.agentMetrics(["chat", "chat-stream", "memory-extraction", "ingest", "support-worker"]);

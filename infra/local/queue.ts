@@ -75,14 +75,15 @@ export class LocalQueue implements QueuePublisher {
    */
   private readonly ownContext = AsyncLocalStorage.snapshot();
 
-  async publish(body: unknown): Promise<void> {
-    this.send(typeof body === "string" ? body : JSON.stringify(body));
+  async publish(body: unknown, options: { delaySeconds?: number } = {}): Promise<void> {
+    this.send(typeof body === "string" ? body : JSON.stringify(body), options.delaySeconds);
   }
 
-  /** SendMessage: returns the message id. */
-  send(body: string): string {
+  /** SendMessage: returns the message id. `delaySeconds` hides it that long first (capped at 900, as SQS caps it). */
+  send(body: string, delaySeconds = 0): string {
     const messageId = randomUUID();
-    this.messages.set(messageId, { messageId, body, sentAt: Date.now(), receiveCount: 0, visibleAt: Date.now() });
+    const visibleAt = Date.now() + Math.min(900, Math.max(0, delaySeconds)) * 1000;
+    this.messages.set(messageId, { messageId, body, sentAt: Date.now(), receiveCount: 0, visibleAt });
     this.kick();
     return messageId;
   }

@@ -60,6 +60,8 @@ export interface LocalStack {
     supportDeadLetters: LocalQueue;
     runs: LocalQueue;
     runsDeadLetters: LocalQueue;
+    webhooks: LocalQueue;
+    webhooksDeadLetters: LocalQueue;
   };
   intercom: IntercomStandIn;
   /** what the HTTP server routes to which function, with each function's timeout */
@@ -91,6 +93,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     INTERCOM_ADMIN_ID: LOCAL_ADMIN_ID,
     // Any browser origin may call the local stack (it has no authorizer either); AWS allows none by default.
     CORS_ORIGINS: "*",
+    // Completion webhooks to this machine's own servers; AWS allows none unless the deployment names hosts.
+    WEBHOOK_HOSTS: "localhost,127.0.0.1",
     ...env,
     AUTH_MODE: "local",
   });
@@ -115,7 +119,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const { queue: ingest, deadLetters: ingestDeadLetters } = localQueue("ingest");
   const { queue: support, deadLetters: supportDeadLetters } = localQueue("support");
   const { queue: runs, deadLetters: runsDeadLetters } = localQueue("runs");
-  const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support, runs };
+  const { queue: webhooks, deadLetters: webhooksDeadLetters } = localQueue("webhooks");
+  const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support, runs, webhooks };
   const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
@@ -155,6 +160,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       extractionQueue: extraction,
       supportQueue: support,
       runsQueue: runs,
+      webhooksQueue: webhooks,
       documents: new FolderObjectSource(dropDir),
       // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
       // (on the origin the request came in on: localhost and 127.0.0.1 alike).
@@ -266,6 +272,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         supportDeadLetters,
         runs,
         runsDeadLetters,
+        webhooks,
+        webhooksDeadLetters,
       },
       routes: routes.map(({ name, method, resource, timeoutMs }) => ({ name, method, resource, timeoutMs })),
       intercom,
@@ -278,7 +286,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         `playground: http://localhost:${port}/ (infra/playground)`,
         `dynamodb: dynalite (local stand-in) at ${dynamo.endpoint}, table ${config.CHECKPOINT_TABLE}`,
         `postgres: PGlite + pgvector (local stand-in for Supabase), migrations from supabase/migrations`,
-        `sqs: in-process queues memory-extraction, ingest, support and runs (3 receives, then their -dlq)`,
+        `sqs: in-process queues memory-extraction, ingest, support, runs and webhooks (3 receives, then their -dlq)`,
         `s3: drop folder ${dropDir} (add, change or delete files to ingest them)`,
         `intercom: stand-in at http://localhost:${port}/_local/intercom (POST /conversations, GET /actions, GET /conversations/{id}/run)`,
         `intercom webhook: http://localhost:${port}/webhooks/intercom, client secret "${config.INTERCOM_CLIENT_SECRET}"`,

@@ -1,6 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
+import { recordingServer } from "../support/recording-server";
 
 // Background runs (issue 29) through the real SDK Client against the local stack: runs.create
 // answers at once and the run worker (its queue, the production handler) runs it; join, joinStream,
@@ -191,5 +192,80 @@ describe("cancel within a second, with the default settings", () => {
       await new Promise((r) => setTimeout(r, 25));
     }
     expect(performance.now() - cancelledAt).toBeLessThan(1000);
+  });
+});
+
+describe("completion webhooks", () => {
+  it("post the finished run to the run's webhook, background and streamed alike, and again later after a failure", async () => {
+    let failuresLeft = 1;
+    const hook = await recordingServer((req) => {
+      if (req.path === "/flaky" && failuresLeft-- > 0) return { status: 500, body: { error: "try later" } };
+      return { status: 200, body: { ok: true } };
+    });
+    try {
+      const client = clientFor();
+      const thread = await client.threads.create();
+      const background = await client.runs.create(thread.thread_id, "chat", {
+        input: human("hi"),
+        webhook: `${hook.url}/done`,
+        metadata: { origin: "test" },
+      });
+      await client.runs.join(thread.thread_id, background.run_id);
+      await expect.poll(() => hook.requests.filter((r) => r.path === "/done").length, { timeout: 10_000 }).toBe(1);
+      const posted = hook.requests.find((r) => r.path === "/done")!;
+      expect(posted.method).toBe("POST");
+      expect(posted.body).toMatchObject({
+        run_id: background.run_id,
+        thread_id: thread.thread_id,
+        status: "success",
+        metadata: { origin: "test" },
+        values: {
+          messages: [
+            { type: "human", content: "hi" },
+            { type: "ai", content: "Hello! How can I help you today?" },
+          ],
+        },
+      });
+      const sent = posted.body as { run_started_at: string; run_ended_at: string; webhook_sent_at: string };
+      expect(Date.parse(sent.run_ended_at)).toBeGreaterThanOrEqual(Date.parse(sent.run_started_at));
+      expect(Date.parse(sent.webhook_sent_at)).toBeGreaterThanOrEqual(Date.parse(sent.run_ended_at));
+
+      // A streamed run's webhook; its receiver fails once, and is sent it again about 5 s later.
+      const started = Date.now();
+      await gather(
+        client.runs.stream(thread.thread_id, "chat", {
+          input: human("thanks"),
+          webhook: `${hook.url}/flaky`,
+        }) as AsyncIterable<Part>,
+      );
+      await expect.poll(() => hook.requests.filter((r) => r.path === "/flaky").length, { timeout: 15_000 }).toBe(2);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
+      const [first, second] = hook.requests.filter((r) => r.path === "/flaky");
+      expect((second!.body as { run_id: string }).run_id).toBe((first!.body as { run_id: string }).run_id);
+    } finally {
+      await hook.close();
+    }
+  }, 30_000);
+
+  it("refuses a webhook to a host the deployment does not allow, before recording or running anything", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    for (const webhook of [
+      "https://evil.example.net/x",
+      "http://169.254.169.254/latest",
+      "file:///etc/passwd",
+      "not a url",
+    ]) {
+      await expect(client.runs.create(thread.thread_id, "chat", { input: human("hi"), webhook })).rejects.toMatchObject(
+        {
+          status: 400,
+        },
+      );
+      await expect(client.runs.wait(thread.thread_id, "chat", { input: human("hi"), webhook })).rejects.toMatchObject({
+        status: 400,
+      });
+    }
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    expect((await client.threads.getState(thread.thread_id)).values).toEqual({});
   });
 });

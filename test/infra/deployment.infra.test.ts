@@ -87,7 +87,7 @@ describe("a demo deployment (-c demo=true)", () => {
   it("deploys no Intercom webhook, worker or queue without Intercom's context", () => {
     expect(JSON.stringify(template.Resources)).not.toContain("Intercom");
     expect(JSON.stringify(template.Resources)).not.toContain("SupportWorker");
-    expect(ofType(template, "AWS::SQS::Queue")).toHaveLength(6); // extraction, ingest and runs, each with its DLQ
+    expect(ofType(template, "AWS::SQS::Queue")).toHaveLength(8); // extraction, ingest, runs and webhooks, each with its DLQ
     expect(template.Outputs.IntercomWebhookUrl).toBeUndefined();
   });
 });

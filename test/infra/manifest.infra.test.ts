@@ -57,14 +57,16 @@ describe("the deployment manifest", () => {
       ingest: local.queues.ingest,
       support: local.queues.support,
       runs: local.queues.runs,
+      webhooks: local.queues.webhooks,
     };
     const queueIds: Record<QueueName, () => unknown> = {
       extraction: () => stack.extractionQueue,
       ingest: () => stack.ingestQueue,
       support: () => stack.supportQueue,
       runs: () => stack.runsQueue,
+      webhooks: () => stack.webhooksQueue,
     };
-    for (const name of ["extraction", "ingest", "support", "runs"] as const) {
+    for (const name of ["extraction", "ingest", "support", "runs", "webhooks"] as const) {
       const q = queueIds[name]() as { node: { defaultChild: unknown } };
       const aws = resources[stack.getLogicalId(q.node.defaultChild as never)]!.Properties;
       const mapping = Object.values(resources).find(

@@ -244,6 +244,44 @@ describe("background runs", () => {
     expect(propsOf(worker()).Environment.Variables.RUNS_QUEUE_URL).toBeUndefined();
   });
 
+  it("post completion webhooks through the sender's own queue (DLQ, alarm); only the run functions send to it", () => {
+    const sender = stack.functions.get("webhook-sender")!;
+    template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      FunctionName: { Ref: stack.getLogicalId(sender.node.defaultChild as never) },
+    });
+    expect(propsOf(stack.webhooksQueue).RedrivePolicy.maxReceiveCount).toBe(3);
+    const dlq = stack.getLogicalId(stack.webhooksDeadLetters.node.defaultChild as never);
+    expect(dlqAlarms().some((a) => JSON.stringify(a.Properties.Metrics).includes(dlq))).toBe(true);
+    const queue = stack.getLogicalId(stack.webhooksQueue.node.defaultChild as never);
+    const sends = (name: string) =>
+      statementsOf(stack.functions.get(name)!).some(
+        (st) => [st.Action].flat().includes("sqs:SendMessage") && JSON.stringify(st.Resource).includes(queue),
+      );
+    const names = [
+      "chat",
+      "chat-stream",
+      "sessions",
+      "agent-server",
+      "agent-server-stream",
+      "run-worker",
+      "webhook-sender",
+      "me",
+    ];
+    expect(names.filter(sends)).toEqual(["agent-server", "agent-server-stream", "run-worker", "webhook-sender"]);
+    // The sender reads nothing: no table, no model, no secret.
+    expect(actions(sender).filter((a) => !a.startsWith("sqs:"))).toEqual([]);
+  });
+
+  it("allow webhooks only to the hosts the context names", () => {
+    expect(propsOf(stack.functions.get("webhook-sender")!).Environment.Variables.WEBHOOK_HOSTS).toBeUndefined();
+    const named = variant("Webhooks", { webhookHosts: ["hooks.example.com", "api.partner.io:8443"] });
+    const env = Object.values(named.findResources("AWS::Lambda::Function")).map(
+      (f) => (f as Resource).Properties.Environment?.Variables?.WEBHOOK_HOSTS,
+    );
+    expect(env).toContain("hooks.example.com,api.partner.io:8443");
+  });
+
   it("keep their events in the checkpoint table, whose TTL expires them", () => {
     template.hasResourceProperties("AWS::DynamoDB::GlobalTable", {
       TimeToLiveSpecification: { AttributeName: CHECKPOINT_TABLE.ttlAttribute, Enabled: true },
@@ -302,7 +340,7 @@ describe("document ingestion", () => {
     const queue = propsOf(stack.ingestQueue);
     expect(queue.VisibilityTimeout).toBe(720);
     expect(queue.RedrivePolicy.maxReceiveCount).toBe(3);
-    expect(dlqAlarms()).toHaveLength(4); // extraction, ingest, support and runs
+    expect(dlqAlarms()).toHaveLength(5); // extraction, ingest, support, runs and webhooks
     template.hasResourceProperties("AWS::Lambda::EventSourceMapping", {
       FunctionResponseTypes: ["ReportBatchItemFailures"],
       FunctionName: { Ref: stack.getLogicalId(stack.ingestFunction.node.defaultChild as never) },
@@ -529,6 +567,15 @@ describe("settings from context", () => {
     expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, checkpointTtlDays: "soon" } }))).toThrow(
       /checkpointTtlDays/,
     );
+    expect(
+      readSettings(
+        new App({ context: { ...PRODUCTION_CONTEXT, webhookHosts: " Hooks.example.com ,api.partner.io:8443" } }),
+      ).webhookHosts,
+    ).toEqual(["hooks.example.com", "api.partner.io:8443"]);
+    for (const bad of ["https://hooks.example.com", "hooks.example.com/path", "*.example.com", "host:port"])
+      expect(() => readSettings(new App({ context: { ...PRODUCTION_CONTEXT, webhookHosts: bad } }))).toThrow(
+        /webhookHosts/,
+      );
     variant("Narrow", { embeddingDimension: 512 }).hasResourceProperties("AWS::Lambda::Function", {
       Environment: { Variables: Match.objectLike({ EMBEDDING_DIM: "512" }) },
     });
