@@ -4,6 +4,7 @@ import { graphJson, graphSchemas } from "../graph/agent-server/assistants";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
 import { createBackgroundRun } from "../graph/agent-server/background";
+import { CronCount, CronCreate, CronPatch, CronSearch } from "../graph/agent-server/crons";
 import {
   AssistantCount,
   CheckpointId,
@@ -67,6 +68,7 @@ const AssistantPath = z.object({ assistant_id: storableText({ min: 1, max: 128 }
 const ThreadPath = z.object({ thread_id: z.uuid() });
 const CheckpointPath = ThreadPath.extend({ checkpoint_id: CheckpointId });
 const RunPath = ThreadPath.extend({ run_id: z.uuid() });
+const CronPath = z.object({ cron_id: z.uuid() });
 const CancelQuery = z
   .object({
     action: z.enum(["interrupt", "rollback"], { error: 'must be "interrupt" or "rollback"' }).default("interrupt"),
@@ -266,6 +268,42 @@ const ROUTES: Record<string, Route> = {
       return runs.slice(query.offset, query.offset + query.limit).map(runJson);
     },
   }),
+  // Crons on a thread: each firing a background run (graph/agent-server/crons.ts).
+  "POST /threads/{thread_id}/runs/crons": route({
+    path: ThreadPath,
+    body: CronCreate,
+    handle: async ({ path, body, server, userId }) => server.cronService.create(userId, path.thread_id, body),
+  }),
+  "POST /runs/crons": route({
+    body: CronCreate,
+    handle: async () => {
+      throw new AppError(
+        422,
+        "stateless_crons_unsupported",
+        "crons run on a thread here: create one with POST /threads/{thread_id}/runs/crons",
+      );
+    },
+  }),
+  "POST /runs/crons/search": route({
+    body: CronSearch,
+    handle: async ({ body, server, userId }) => server.cronService.search(userId, body),
+  }),
+  "POST /runs/crons/count": route({
+    body: CronCount,
+    handle: async ({ body, server, userId }) => server.cronService.count(userId, body),
+  }),
+  "PATCH /runs/crons/{cron_id}": route({
+    path: CronPath,
+    body: CronPatch,
+    handle: async ({ path, body, server, userId }) => server.cronService.update(userId, path.cron_id, body),
+  }),
+  "DELETE /runs/crons/{cron_id}": route({
+    path: CronPath,
+    handle: async ({ path, server, userId }) => {
+      await server.cronService.delete(userId, path.cron_id);
+      return undefined;
+    },
+  }),
   "DELETE /threads/{thread_id}/runs/{run_id}": route({
     path: RunPath,
     handle: async ({ path, server }) => {
@@ -363,7 +401,7 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
       const key = `${event.httpMethod} ${event.resource}`;
       if (key === "GET /ok") return json(200, { ok: true });
       if (key === "GET /info")
-        return json(200, { version: "agent-server-api", flags: { assistants: true, crons: false, langsmith: false } });
+        return json(200, { version: "agent-server-api", flags: { assistants: true, crons: true, langsmith: false } });
       const route = ROUTES[key];
       if (!route) throw notFound("not_found", `no route for ${key}`);
       try {

@@ -1,5 +1,7 @@
 import type { SQSRecord } from "aws-lambda";
+import * as z from "zod";
 import { RunMessage, runQueued } from "../graph/agent-server/background";
+import { CronFiringMessage, fireCron } from "../graph/agent-server/crons";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { runDeadline } from "../shared/deadline";
 import { createLogger } from "../shared/logger";
@@ -8,6 +10,9 @@ import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("run-worker");
+
+/** A background run to start (runs.create), or a cron's firing (EventBridge Scheduler, or the local timer). */
+const WorkerMessage = z.union([RunMessage.strict(), CronFiringMessage.strict()]);
 const metrics = createMetrics("run-worker");
 
 /**
@@ -24,10 +29,17 @@ export function createRunWorker(server: () => Promise<AgentServer>) {
     processing: "sequential",
     runtime: server,
     forBatch: (ready, context) => async (record: SQSRecord) => {
-      const message = parseRecord(record, (body) => RunMessage.parse(JSON.parse(body)), logger, "invalid message");
+      const message = parseRecord(record, (body) => WorkerMessage.parse(JSON.parse(body)), logger, "invalid message");
+      const deadline = runDeadline(context);
+      if ("cron_id" in message) {
+        await fireCron(ready, message, { deadline, deliveryId: record.messageId, logger });
+        metrics.addMetric("CronFirings", MetricUnit.Count, 1);
+        logger.info("cron fired", { messageId: record.messageId, cronId: message.cron_id });
+        return;
+      }
       await runQueued(ready, message, {
         redelivered: Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1,
-        deadline: runDeadline(context),
+        deadline,
       });
       metrics.addMetric("RunMessagesHandled", MetricUnit.Count, 1);
       logger.info("run handled", { messageId: record.messageId, threadId: message.thread_id, runId: message.run_id });

@@ -29,6 +29,8 @@ export type Grant =
   | "send:support"
   | "send:runs"
   | "send:webhooks"
+  /** make and remove crons' schedules (EventBridge Scheduler's group, its role passed) */
+  | "crons"
   /** read the documents bucket's prefix */
   | "documents"
   /** put and delete under the documents bucket's prefix (the knowledge admin routes) */
@@ -276,6 +278,12 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "DELETE", path: "/threads/{thread_id}/runs/{run_id}" },
       { method: "POST", path: "/threads/{thread_id}/runs" },
       { method: "GET", path: "/threads/{thread_id}/runs" },
+      { method: "POST", path: "/threads/{thread_id}/runs/crons" },
+      { method: "POST", path: "/runs/crons" },
+      { method: "POST", path: "/runs/crons/search" },
+      { method: "POST", path: "/runs/crons/count" },
+      { method: "PATCH", path: "/runs/crons/{cron_id}" },
+      { method: "DELETE", path: "/runs/crons/{cron_id}" },
       { method: "POST", path: "/threads/{thread_id}/runs/{run_id}/cancel" },
       { method: "POST", path: "/runs/wait" },
       { method: "PUT", path: "/store/items" },
@@ -284,7 +292,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/store/items/search" },
       { method: "POST", path: "/store/namespaces" },
     ]),
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:runs", "send:webhooks"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:runs", "send:webhooks", "crons"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -311,7 +319,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     memoryMB: 1024,
     // One run per invocation: a batch would share one 15-minute limit.
     source: { queue: "runs", batchSize: 1 },
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:webhooks"],
+    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:webhooks", "crons"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {

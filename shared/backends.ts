@@ -10,6 +10,7 @@ import type { ObjectSource } from "./ingest/object-source";
 import type { ConversationStore } from "./stores/conversations";
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { SqsPublisher, type QueuePublisher } from "./queue";
+import type { CronScheduler } from "./cron-scheduler";
 import type { AgentStore } from "./stores/agent-store";
 import { RpcAgentStore } from "./stores/rpc-agent-store";
 import { RpcConversationStore } from "./stores/rpc-conversations";
@@ -39,6 +40,8 @@ export interface Backends {
   runsQueue?: QueuePublisher;
   /** where a finished run's completion webhook goes to be sent (functions/webhook-sender.ts) */
   webhooksQueue?: QueuePublisher;
+  /** where crons' schedules live: EventBridge Scheduler in AWS, a timer locally */
+  cronScheduler?: CronScheduler;
   /** where ingestion reads documents: the bucket in AWS, a folder locally; absent: S3 */
   documents?: ObjectSource;
   /** extraction and chunking: in the handler's thread in AWS; a worker thread locally */
@@ -64,7 +67,8 @@ export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
   const files = { ...(await attachmentsBucket(config)), ...(await documentsBucket(config)) };
-  if (!config.SUPABASE_URL) return { config, dynamo, ...files, ...queues(config) };
+  const crons = cronScheduler(config);
+  if (!config.SUPABASE_URL) return { config, dynamo, ...files, ...queues(config), ...crons };
   const key = secretSource(
     "SUPABASE_SERVICE_ROLE_KEY",
     config.SUPABASE_SERVICE_ROLE_KEY,
@@ -79,8 +83,27 @@ export const awsBackends = once(async (): Promise<Backends> => {
     store: new RpcAgentStore(rpc),
     userData: new RpcUserData(rpc),
     ...queues(config),
+    ...crons,
   };
 });
+
+/**
+ * EventBridge Scheduler, where the stack gave this function the crons' group and role; its client
+ * loaded with the first cron made or removed, not at init.
+ */
+function cronScheduler(config: Config): Pick<Backends, "cronScheduler"> {
+  const { CRON_SCHEDULE_GROUP: group, CRON_SCHEDULER_ROLE_ARN: roleArn, CRON_TARGET_QUEUE_ARN: queueArn } = config;
+  if (!group || !roleArn || !queueArn) return {};
+  const scheduler = once(
+    async () => new (await import("./eventbridge-scheduler")).EventBridgeCrons({ group, roleArn, queueArn }),
+  );
+  return {
+    cronScheduler: {
+      put: async (cron) => (await scheduler()).put(cron),
+      remove: async (cronId) => (await scheduler()).remove(cronId),
+    },
+  };
+}
 
 /** The attachments bucket when the stack configured one; S3's client is loaded only then. */
 async function attachmentsBucket(config: Config): Promise<Pick<Backends, "files" | "dataEngine">> {

@@ -66,6 +66,10 @@ const Settings = z.object({
   RUNS_QUEUE_URL: z.url().optional(),
   /** The webhook sender's queue (a run's completion webhook). */
   WEBHOOKS_QUEUE_URL: z.url().optional(),
+  /** Crons on EventBridge Scheduler: the stack's schedule group, the role it sends with, the run worker's queue. */
+  CRON_SCHEDULE_GROUP: z.string().min(1).max(64).optional(),
+  CRON_SCHEDULER_ROLE_ARN: z.string().startsWith("arn:").optional(),
+  CRON_TARGET_QUEUE_ARN: z.string().startsWith("arn:").optional(),
   /** Hosts a run's `webhook` may name (comma-separated, each with an optional port); unset: none. */
   WEBHOOK_HOSTS: z.string().max(4096).optional(),
   /** DynamoDB table of Powertools idempotency records (queue consumers). */

@@ -3,6 +3,7 @@ import { storeUnavailable } from "./errors";
 import { FileRecords } from "./files/records";
 import { publicFile } from "./files/service";
 import { AgentAssistants } from "./stores/agent-assistants";
+import { AgentCrons } from "./stores/agent-crons";
 import { AgentRuns } from "./stores/agent-runs";
 import { AgentThreads } from "./stores/agent-threads";
 import { SessionOwners } from "./stores/session-owners";
@@ -23,10 +24,11 @@ export async function exportUser(backends: Backends, userId: string) {
   const threads = new AgentThreads(dynamo, config.CHECKPOINT_TABLE);
   const runs = new AgentRuns(dynamo, config.CHECKPOINT_TABLE);
   const records = new FileRecords(dynamo, config.CHECKPOINT_TABLE);
-  const [owned, threadRecords, assistants, db, usage] = await Promise.all([
+  const [owned, threadRecords, assistants, crons, db, usage] = await Promise.all([
     owners.sessionsOf(userId),
     threads.list(userId),
     new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).list(userId),
+    new AgentCrons(dynamo, config.CHECKPOINT_TABLE).list(userId),
     userData?.export(userId).catch((err) => {
       throw storeUnavailable(err);
     }),
@@ -72,6 +74,20 @@ export async function exportUser(backends: Backends, userId: string) {
     user_context: db?.user_context ?? null,
     agent_server: {
       assistants,
+      crons: crons.map(
+        ({ cronId, threadId, assistantId, schedule, payload, metadata, enabled, createdAt, updatedAt, endTime }) => ({
+          cron_id: cronId,
+          thread_id: threadId,
+          assistant_id: assistantId,
+          schedule,
+          payload,
+          metadata,
+          enabled,
+          end_time: endTime ?? null,
+          created_at: createdAt,
+          updated_at: updatedAt,
+        }),
+      ),
       // the store's own items, any namespace but the memories' (those are store_items above)
       store_items: db?.store_items ?? [],
       threads: await Promise.all(

@@ -35,8 +35,14 @@ export async function createBackgroundRun(
   userId: string,
   threadId: string,
   body: RunCreateBody,
+  /**
+   * publish false: the caller runs it itself (a cron's firing, already in the worker); runId: the
+   * run's id chosen by the caller, made once however often it asks (a firing delivered twice)
+   */
+  { publish = true, runId }: { publish?: boolean; runId?: string } = {},
 ): Promise<RunRecord> {
-  if (!deps.runsQueue) throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
+  if (!deps.runsQueue && publish)
+    throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
   runInput(body, deps.runDeps.maxMessageBytes);
   checkWebhook(deps.runDeps, body);
   const assistant = await deps.runDeps.assistant(userId, body.assistant_id);
@@ -48,7 +54,7 @@ export async function createBackgroundRun(
     await deps.runDeps.requestCancel(threadId, userId, strategy);
   const now = new Date().toISOString();
   const run: RunRecord = {
-    runId: randomUUID(),
+    runId: runId ?? randomUUID(),
     threadId,
     assistantId: assistant.assistant_id,
     status: "pending",
@@ -59,8 +65,8 @@ export async function createBackgroundRun(
     kwargs: body as Record<string, unknown>,
     userId,
   };
-  await deps.runs.put(run);
-  await deps.runsQueue.publish({ thread_id: threadId, run_id: run.runId });
+  if (!(await deps.runs.put(run, { ifNew: runId !== undefined }))) return (await deps.runs.get(threadId, run.runId))!;
+  if (publish) await deps.runsQueue!.publish({ thread_id: threadId, run_id: run.runId });
   return run;
 }
 

@@ -2,6 +2,8 @@ import type { Backends } from "../../shared/backends";
 import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
 import { AgentRuns } from "../../shared/stores/agent-runs";
+import { AgentCrons } from "../../shared/stores/agent-crons";
+import { CronService } from "./crons";
 import { RunEventLog } from "../../shared/stores/run-events";
 import { parseWebhookHosts } from "../../shared/webhooks";
 import { createEmbeddings } from "../../shared/models";
@@ -51,7 +53,11 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
       const events = new RunEventLog(runtime.dynamo, config.CHECKPOINT_TABLE, {
         ttlSeconds: config.RUN_EVENTS_TTL_HOURS * 3600,
       });
-      return { ...runtime, threads, runs, runDeps, assistants, items, events, runsQueue: wired.runsQueue };
+      const background = { threads, runs, runDeps, events, runsQueue: wired.runsQueue };
+      const crons = new AgentCrons(runtime.dynamo, config.CHECKPOINT_TABLE);
+      const scheduler = wired.cronScheduler;
+      const cronDeps = { ...background, crons, ...(scheduler ? { scheduler } : {}) };
+      return { ...runtime, ...cronDeps, assistants, items, cronService: new CronService(cronDeps) };
     },
   );
 export type AgentServer = Awaited<ReturnType<ReturnType<typeof deferredAgentServer>>>;

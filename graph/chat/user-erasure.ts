@@ -2,6 +2,7 @@ import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { userFolder } from "../../shared/files/keys";
 import { AgentAssistants } from "../../shared/stores/agent-assistants";
+import { AgentCrons } from "../../shared/stores/agent-crons";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { deleteUsage } from "../../shared/stores/user-usage";
@@ -14,6 +15,8 @@ export interface ErasureReport extends Partial<ErasedCounts> {
   sessions: number;
   /** the user's Agent Server assistants, every version of each */
   assistants: number;
+  /** the user's crons, with their schedules */
+  crons: number;
 }
 
 const busy = () =>
@@ -60,8 +63,20 @@ export async function eraseUser(
   await backends.files?.deleteUnder(userFolder(userId));
   await deleteUsage(dynamo, config.CHECKPOINT_TABLE, userId);
   const assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
+  const crons = await eraseCrons(backends, userId);
   const last = await supabase(sessionIds);
-  return { ...sumCounts(first, last), sessions: sessionIds.length, assistants };
+  return { ...sumCounts(first, last), sessions: sessionIds.length, assistants, crons };
+}
+
+/** The user's crons: each schedule first (so none fires for a user who is gone), then its record. */
+async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: string): Promise<number> {
+  const store = new AgentCrons(dynamo, config.CHECKPOINT_TABLE);
+  const crons = await store.list(userId);
+  for (const cron of crons) {
+    await cronScheduler?.remove(cron.cronId);
+    await store.remove(userId, cron.cronId);
+  }
+  return crons.length;
 }
 
 function sumCounts(a: ErasedCounts | undefined, b: ErasedCounts | undefined): Partial<ErasedCounts> {

@@ -1,6 +1,7 @@
 import { Duration } from "aws-cdk-lib";
 import type { IRestApi } from "aws-cdk-lib/aws-apigateway";
-import { Metric } from "aws-cdk-lib/aws-cloudwatch";
+import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from "aws-cdk-lib/aws-cloudwatch";
+import { SnsAction } from "aws-cdk-lib/aws-cloudwatch-actions";
 import type { IFunction } from "aws-cdk-lib/aws-lambda";
 import { Topic } from "aws-cdk-lib/aws-sns";
 import { EmailSubscription } from "aws-cdk-lib/aws-sns-subscriptions";
@@ -71,6 +72,19 @@ export class Monitoring extends Construct {
         { title: "Dead-lettered records", metrics: metric("DeadLettered", "Sum", "dead-lettered") },
       ],
     });
+  }
+
+  /** Any datapoint above zero of a metric the facade has no monitor for alarms, to the same topic. */
+  metricAlarm(id: string, metric: IMetric, description: string): void {
+    const alarm = new Alarm(this, id, {
+      metric,
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: description,
+    });
+    alarm.addAlarmAction(new SnsAction(this.topic));
   }
 
   /** Any error or throttle of a function alarms. */

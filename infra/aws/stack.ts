@@ -41,6 +41,7 @@ import { Attachments } from "./attachments";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS } from "../../shared/cors";
 import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
+import { CronSchedules } from "./crons";
 import { queueWithDeadLetters } from "./queues";
 import { constructId, deployedFunctions, type FunctionSpec, type Grant, type QueueName } from "../manifest";
 import { Playground, playgroundConnectSources } from "./playground";
@@ -160,6 +161,11 @@ export class AgentStack extends Stack {
           spec.source.queue,
           queueWithDeadLetters(this, queueIds[spec.source.queue], spec.source.queue, this.monitoring),
         );
+
+    const cronSchedules = new CronSchedules(this, "Crons", {
+      queue: queues.get("runs")!.queue,
+      monitoring: this.monitoring,
+    });
 
     // The playground's origin is the API's first browser origin, besides any the context allows.
     this.playground = settings.playground
@@ -291,6 +297,8 @@ export class AgentStack extends Stack {
           fn.addEnvironment("INTERCOM_ACCESS_TOKEN_SECRET_ARN", intercom!.token.secretArn);
           fn.addEnvironment("INTERCOM_ADMIN_ID", settings.intercomAdminId!);
           return intercom!.token.grantRead(fn);
+        case "crons":
+          return cronSchedules.grantManage(fn, queues.get("runs")!.queue);
         case "intercom-client-secret":
           fn.addEnvironment("INTERCOM_CLIENT_SECRET_ARN", intercom!.clientSecret.secretArn);
           return intercom!.clientSecret.grantRead(fn);

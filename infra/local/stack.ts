@@ -34,6 +34,7 @@ import {
 import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
+import { LocalCronScheduler } from "./cron-scheduler";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
@@ -76,6 +77,8 @@ export interface LocalStack {
   postgres: PGlite;
   /** the DynamoDB stand-in every function's client talks to, for benches that count its requests */
   dynamo: LocalDynamo;
+  /** EventBridge Scheduler's stand-in: tests fire what came due without waiting for the clock */
+  crons: LocalCronScheduler;
   close(): Promise<void>;
 }
 
@@ -121,6 +124,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const { queue: runs, deadLetters: runsDeadLetters } = localQueue("runs");
   const { queue: webhooks, deadLetters: webhooksDeadLetters } = localQueue("webhooks");
   const queues: Record<QueueName, LocalQueue> = { extraction, ingest, support, runs, webhooks };
+  // EventBridge Scheduler's stand-in: each firing into the run worker's queue.
+  const crons = new LocalCronScheduler(runs);
   const intercom = new IntercomStandIn({ stateFile: join(dataDir, "intercom.json") });
   let watcher: DropFolder | undefined;
   // Documents are extracted on a worker thread, so a large one cannot stall the API.
@@ -130,8 +135,9 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   const timers: NodeJS.Timeout[] = [];
   const close = async () => {
     for (const timer of timers) clearInterval(timer);
+    crons.stop();
     await watcher?.close();
-    await Promise.all([extraction.stop(), ingest.stop(), support.stop()]);
+    await Promise.all([extraction.stop(), ingest.stop(), support.stop(), runs.stop(), webhooks.stop()]);
     await documentProcessor.close();
     await dataEngine.close();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
@@ -161,6 +167,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       supportQueue: support,
       runsQueue: runs,
       webhooksQueue: webhooks,
+      cronScheduler: crons,
       documents: new FolderObjectSource(dropDir),
       // The attachments bucket: a folder, with presigned-style upload and download URLs on this server
       // (on the origin the request came in on: localhost and 127.0.0.1 alike).
@@ -281,6 +288,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dropFolderReconciled: watcher.reconciled,
       postgres,
       dynamo,
+      crons,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,
         `playground: http://localhost:${port}/ (infra/playground)`,

@@ -45,7 +45,18 @@ export class AgentRuns {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  async put(run: RunRecord): Promise<void> {
+  /** Records a run; `ifNew`: only if no run has its id (false when one had). */
+  async put(run: RunRecord, { ifNew = false } = {}): Promise<boolean> {
+    try {
+      await this.put_(run, ifNew);
+      return true;
+    } catch (err) {
+      if (ifNew && err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  private async put_(run: RunRecord, ifNew: boolean): Promise<void> {
     await this.doc.send(
       new PutCommand({
         TableName: this.tableName,
@@ -63,6 +74,7 @@ export class AgentRuns {
           ...(run.kwargs ? { kwargs: JSON.stringify(run.kwargs) } : {}),
           ...(run.userId ? { user_id: run.userId } : {}),
         },
+        ...(ifNew ? { ConditionExpression: "attribute_not_exists(pk)" } : {}),
       }),
     );
   }

@@ -80,6 +80,10 @@ async function fill(user: string) {
   await sdk.assistants.create({ graphId: "chat", name: `${user}'s helper`, config: { configurable: { owner: user } } });
   const thread = await sdk.threads.create();
   await sdk.runs.wait(thread.thread_id, "chat", { input: { messages: [{ role: "user", content: "hello there" }] } });
+  await sdk.crons.createForThread(thread.thread_id, "chat", {
+    schedule: "0 9 * * 1",
+    input: { messages: [{ role: "user", content: `weekly check-in for ${user}` }] },
+  });
   await stack().queues.extraction.drained();
   return { sessions: [first, second, thread.thread_id], fileId, threadId: thread.thread_id };
 }
@@ -165,6 +169,7 @@ describe("a user's data: export, erasure", () => {
       expect.objectContaining({ namespace: ["notes"], key: "todo", value: { text: `call the vet for ${erin}` } }),
     ]);
     expect(doc.agent_server.assistants).toEqual([expect.objectContaining({ name: `${erin}'s helper` })]);
+    expect(doc.agent_server.crons).toEqual([expect.objectContaining({ schedule: "0 9 * * 1" })]);
     expect(doc.agent_server.threads).toEqual([
       expect.objectContaining({ threadId: mine.threadId, runs: [expect.objectContaining({ status: "success" })] }),
     ]);
@@ -195,7 +200,7 @@ describe("a user's data: export, erasure", () => {
     const before = mentioning(await everything(), [finn, ...theirs.sessions]);
     const res = await call("DELETE", "/api/me", erin);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ erased: true, sessions: 3, assistants: 1, store_items: 1 });
+    expect(res.body).toMatchObject({ erased: true, sessions: 3, assistants: 1, crons: 1, store_items: 1 });
     expect(mentioning(await everything(), [erin, ...mine.sessions])).toEqual([]);
     expect(mentioning(await everything(), [finn, ...theirs.sessions])).toEqual(before);
     expect((await call("GET", "/api/memories", finn)).body.memories.length).toBeGreaterThan(0);
@@ -223,7 +228,7 @@ describe("a user's data: export, erasure", () => {
       "x-user-role": "admin",
     });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ erased: true, sessions: 3, assistants: 1, store_items: 1 });
+    expect(res.body).toMatchObject({ erased: true, sessions: 3, assistants: 1, crons: 1, store_items: 1 });
     expect(mentioning(await everything(), [finn, ...theirs.sessions])).toEqual([]);
   }, 60_000);
 });

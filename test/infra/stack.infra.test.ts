@@ -282,6 +282,38 @@ describe("background runs", () => {
     expect(env).toContain("hooks.example.com,api.partner.io:8443");
   });
 
+  it("schedule crons with EventBridge Scheduler: a group, a role that only sends to the runs queue, alarms on failed firings", () => {
+    template.resourceCountIs("AWS::Scheduler::ScheduleGroup", 1);
+    const roles = Object.entries(template.findResources("AWS::IAM::Role")).filter(([, r]) =>
+      JSON.stringify((r as Resource).Properties.AssumeRolePolicyDocument).includes("scheduler.amazonaws.com"),
+    );
+    expect(roles).toHaveLength(1);
+    const [roleId] = roles[0]!;
+    const rolePolicies = Object.values(
+      template.findResources("AWS::IAM::Policy", { Properties: { Roles: [{ Ref: roleId }] } }),
+    );
+    const statements = rolePolicies.flatMap((p) => (p as Resource).Properties.PolicyDocument.Statement);
+    expect(statements.flatMap((st: { Action: string | string[] }) => [st.Action].flat()).sort()).toEqual(
+      ["sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage"].sort(),
+    );
+    expect(JSON.stringify(statements)).toContain(stack.getLogicalId(stack.runsQueue.node.defaultChild as never));
+    const manage = (name: string) => actions(stack.functions.get(name)!);
+    for (const name of ["agent-server", "run-worker"]) {
+      expect(manage(name)).toEqual(
+        expect.arrayContaining(["scheduler:CreateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"]),
+      );
+      expect(propsOf(stack.functions.get(name)!).Environment.Variables.CRON_SCHEDULE_GROUP).toBeDefined();
+    }
+    for (const name of ["chat", "sessions", "agent-server-stream", "webhook-sender"])
+      expect(manage(name).filter((a) => a.startsWith("scheduler:") || a === "iam:PassRole")).toEqual([]);
+    const cronAlarms = alarms().filter((a) => a.Properties.Namespace === "AWS/Scheduler");
+    expect(cronAlarms.map((a) => a.Properties.MetricName).sort()).toEqual([
+      "InvocationDroppedCount",
+      "TargetErrorCount",
+    ]);
+    expect(cronAlarms.every((a) => a.Properties.AlarmActions?.length === 1)).toBe(true);
+  });
+
   it("keep their events in the checkpoint table, whose TTL expires them", () => {
     template.hasResourceProperties("AWS::DynamoDB::GlobalTable", {
       TimeToLiveSpecification: { AttributeName: CHECKPOINT_TABLE.ttlAttribute, Enabled: true },

@@ -1,0 +1,223 @@
+import { v5 as uuid5 } from "@langchain/core/utils/uuid";
+import { randomUUID } from "node:crypto";
+import * as z from "zod";
+import type { CronFiring, CronScheduler } from "../../shared/cron-scheduler";
+import { AppError, badRequest } from "../../shared/errors";
+import type { Logger } from "../../shared/logger";
+import { nextRunAfter, scheduleProblem } from "../../shared/schedules";
+import { Metadata } from "../../shared/storable-json";
+import type { AgentCrons, CronRecord } from "../../shared/stores/agent-crons";
+import { storableText } from "../../shared/text";
+import { type BackgroundDeps, createBackgroundRun, runQueued } from "./background";
+import { RunCreate, runInput } from "./requests";
+import { checkWebhook } from "./runs";
+
+/** POST /threads/{thread_id}/runs/crons: a run's fields, and when to make it. */
+export const CronCreate = RunCreate.extend({
+  schedule: storableText({ min: 1, max: 128 }),
+  end_time: z.iso.datetime({ offset: true }).optional(),
+  enabled: z.boolean().optional(),
+  on_run_completed: z.enum(["delete", "keep"]).optional(),
+});
+
+export const CronPatch = z.object({
+  schedule: storableText({ min: 1, max: 128 }).optional(),
+  end_time: z.iso.datetime({ offset: true }).nullish(),
+  enabled: z.boolean().optional(),
+  metadata: Metadata.optional(),
+});
+
+export const CronSearch = z.object({
+  assistant_id: storableText({ max: 128 }).nullish(),
+  thread_id: z.uuid().nullish(),
+  enabled: z.boolean().nullish(),
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z
+    .enum(["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"])
+    .default("created_at"),
+  sort_order: z.enum(["asc", "desc"]).default("desc"),
+});
+
+export const CronCount = z.object({
+  assistant_id: storableText({ max: 128 }).nullish(),
+  thread_id: z.uuid().nullish(),
+});
+
+/** The run worker's message when a cron fires (EventBridge Scheduler's input, or the local timer's). */
+export const CronFiringMessage = z.object({ cron_id: z.uuid(), user_id: storableText({ min: 1, max: 256 }) });
+
+export interface CronDeps extends BackgroundDeps {
+  crons: AgentCrons;
+  scheduler?: CronScheduler;
+}
+
+/** The namespace of the run ids derived from firings (a random, fixed UUID). */
+const FIRINGS = "0f6e3b0c-2d5e-4c1a-9a77-5b8f3f1d2c64";
+
+const cronNotFound = () => new AppError(404, "cron_not_found", "Cron not found");
+
+export function cronJson(cron: CronRecord, now = new Date()) {
+  return {
+    cron_id: cron.cronId,
+    assistant_id: cron.assistantId,
+    thread_id: cron.threadId,
+    user_id: cron.userId,
+    schedule: cron.schedule,
+    payload: cron.payload,
+    metadata: cron.metadata,
+    end_time: cron.endTime ?? null,
+    enabled: cron.enabled,
+    created_at: cron.createdAt,
+    updated_at: cron.updatedAt,
+    next_run_date: cron.enabled ? (nextRunAfter(cron.schedule, now)?.toISOString() ?? null) : null,
+  };
+}
+
+function checkSchedule(schedule: string) {
+  const problem = scheduleProblem(schedule);
+  if (problem) throw badRequest("invalid_schedule", problem);
+}
+
+/**
+ * The Agent Server API's crons on a thread: a schedule, and the background run each firing makes
+ * (graph/agent-server/background.ts), as its creator. The record is the caller's (their partition);
+ * the schedule is the scheduler's. A cron is checked as its run would be (input, assistant,
+ * webhook) when it is made, not first at its firing.
+ */
+export class CronService {
+  constructor(private readonly deps: CronDeps) {}
+
+  private scheduler(): CronScheduler {
+    if (!this.deps.scheduler) throw new AppError(503, "crons_unavailable", "crons need the deployment's scheduler");
+    return this.deps.scheduler;
+  }
+
+  async create(userId: string, threadId: string, body: z.infer<typeof CronCreate>) {
+    checkSchedule(body.schedule);
+    const scheduler = this.scheduler();
+    runInput(body, this.deps.runDeps.maxMessageBytes);
+    checkWebhook(this.deps.runDeps, body);
+    const assistant = await this.deps.runDeps.assistant(userId, body.assistant_id);
+    const { schedule, end_time, enabled, on_run_completed: _kept, ...payload } = body;
+    const now = new Date().toISOString();
+    const cron: CronRecord = {
+      cronId: randomUUID(),
+      userId,
+      threadId,
+      assistantId: assistant.assistant_id,
+      schedule: schedule.trim(),
+      payload,
+      metadata: body.metadata ?? {},
+      enabled: enabled ?? true,
+      createdAt: now,
+      updatedAt: now,
+      ...(end_time ? { endTime: new Date(end_time).toISOString() } : {}),
+    };
+    await this.deps.crons.put(cron, { ifNew: true });
+    // Recorded first: a firing always finds its cron (one whose schedule failed to be made is removed).
+    try {
+      await scheduler.put(cron);
+    } catch (err) {
+      await this.deps.crons.remove(userId, cron.cronId);
+      throw err;
+    }
+    return cronJson(cron);
+  }
+
+  async update(userId: string, cronId: string, patch: z.infer<typeof CronPatch>) {
+    const cron = await this.deps.crons.get(userId, cronId);
+    if (!cron) throw cronNotFound();
+    if (patch.schedule !== undefined) checkSchedule(patch.schedule);
+    const { endTime: _end, ...rest } = cron;
+    const endTime =
+      patch.end_time === null ? undefined : patch.end_time ? new Date(patch.end_time).toISOString() : cron.endTime;
+    const updated: CronRecord = {
+      ...rest,
+      schedule: patch.schedule?.trim() ?? cron.schedule,
+      enabled: patch.enabled ?? cron.enabled,
+      metadata: patch.metadata ?? cron.metadata,
+      updatedAt: new Date().toISOString(),
+      ...(endTime ? { endTime } : {}),
+    };
+    await this.scheduler().put(updated);
+    await this.deps.crons.put(updated);
+    return cronJson(updated);
+  }
+
+  async delete(userId: string, cronId: string) {
+    const cron = await this.deps.crons.get(userId, cronId);
+    if (!cron) throw cronNotFound();
+    await this.scheduler().remove(cronId);
+    await this.deps.crons.remove(userId, cronId);
+  }
+
+  async search(userId: string, query: z.infer<typeof CronSearch>) {
+    const now = new Date();
+    const found = (await this.deps.crons.list(userId))
+      .filter((c) => !query.assistant_id || c.assistantId === query.assistant_id)
+      .filter((c) => !query.thread_id || c.threadId === query.thread_id)
+      .filter((c) => query.enabled == null || c.enabled === query.enabled)
+      .map((c) => cronJson(c, now));
+    const key = query.sort_by;
+    found.sort(
+      (a, b) => String(a[key] ?? "").localeCompare(String(b[key] ?? "")) * (query.sort_order === "asc" ? 1 : -1),
+    );
+    return found.slice(query.offset, query.offset + query.limit);
+  }
+
+  async count(userId: string, query: z.infer<typeof CronCount>) {
+    return (await this.deps.crons.list(userId)).filter(
+      (c) =>
+        (!query.assistant_id || c.assistantId === query.assistant_id) &&
+        (!query.thread_id || c.threadId === query.thread_id),
+    ).length;
+  }
+}
+
+/**
+ * A cron's firing, in the run worker: the background run its cron asks for, made and run here
+ * (no second message). A firing of a cron that is gone (deleted, or its user erased) removes its
+ * schedule; one whose thread is gone removes the cron; a disabled or ended one makes nothing.
+ */
+export async function fireCron(
+  deps: CronDeps,
+  firing: CronFiring,
+  { deadline, deliveryId, logger }: { deadline?: number; deliveryId: string; logger: Logger },
+) {
+  const cron = await deps.crons.get(firing.user_id, firing.cron_id);
+  if (!cron) {
+    await deps.scheduler?.remove(firing.cron_id);
+    return;
+  }
+  if (!cron.enabled || (cron.endTime && Date.parse(cron.endTime) < Date.now())) return;
+  try {
+    await deps.threads.assertOwned(cron.userId, cron.threadId);
+  } catch {
+    logger.warn("cron's thread is gone: cron removed", { cronId: cron.cronId });
+    await deps.scheduler?.remove(cron.cronId);
+    await deps.crons.remove(cron.userId, cron.cronId);
+    return;
+  }
+  const body = RunCreate.parse(cron.payload);
+  try {
+    const run = await createBackgroundRun(
+      deps,
+      cron.userId,
+      cron.threadId,
+      {
+        ...body,
+        // A cron's run waits for the thread rather than being refused when another runs.
+        multitask_strategy: body.multitask_strategy ?? "enqueue",
+        metadata: { ...body.metadata, cron_id: cron.cronId },
+      },
+      // One run per firing: a redelivered firing (same message id) finds its run made.
+      { publish: false, runId: uuid5(`${cron.cronId}:${deliveryId}`, FIRINGS) },
+    );
+    await runQueued(deps, { thread_id: cron.threadId, run_id: run.runId }, { redelivered: false, deadline });
+  } catch (err) {
+    // Its assistant deleted, its thread busy under reject: this firing makes nothing; the next may.
+    if (!(err instanceof AppError)) throw err;
+    logger.warn("cron fired no run", { cronId: cron.cronId, code: err.code, reason: err.message });
+  }
+}
