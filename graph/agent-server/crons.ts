@@ -1,4 +1,4 @@
-import { v5 as uuid5 } from "@langchain/core/utils/uuid";
+import { v5 as uuid5 } from "uuid";
 import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import type { CronFiring, CronScheduler } from "../../shared/cron-scheduler";

@@ -57,7 +57,9 @@ describe("crons on EventBridge Scheduler", () => {
 
   it("replaces a schedule that is there already (a change, or a retried create), disabled when the cron is", async () => {
     const { sent, fake } = client((c) =>
-      c instanceof CreateScheduleCommand ? new ConflictException({ message: "exists", $metadata: {} }) : undefined,
+      c instanceof CreateScheduleCommand
+        ? new ConflictException({ Message: "exists", message: "exists", $metadata: {} })
+        : undefined,
     );
     await new EventBridgeCrons(options, fake).put({ ...cron, enabled: false });
     expect(sent.map((c) => c!.constructor.name)).toEqual(["CreateScheduleCommand", "UpdateScheduleCommand"]);
@@ -65,7 +67,7 @@ describe("crons on EventBridge Scheduler", () => {
   });
 
   it("removes a schedule, a missing one included; other failures are not swallowed", async () => {
-    const missing = client(() => new ResourceNotFoundException({ message: "none", $metadata: {} }));
+    const missing = client(() => new ResourceNotFoundException({ Message: "none", message: "none", $metadata: {} }));
     await new EventBridgeCrons(options, missing.fake).remove(cron.cronId);
     expect((missing.sent[0] as DeleteScheduleCommand).input).toEqual({ Name: cron.cronId, GroupName: "agent-crons" });
     const denied = client(() => Object.assign(new Error("denied"), { name: "AccessDeniedException" }));
