@@ -1,10 +1,10 @@
 import {
   ConflictException,
   CreateScheduleCommand,
-  DeleteScheduleCommand,
+  type DeleteScheduleCommand,
   ResourceNotFoundException,
   type SchedulerClient,
-  UpdateScheduleCommand,
+  type UpdateScheduleCommand,
 } from "@aws-sdk/client-scheduler";
 import { EventBridgeCrons } from "../../shared/eventbridge-scheduler";
 
