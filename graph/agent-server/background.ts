@@ -66,7 +66,11 @@ export async function createBackgroundRun(
     userId,
   };
   if (!(await deps.runs.put(run, { ifNew: runId !== undefined }))) return (await deps.runs.get(threadId, run.runId))!;
-  if (publish) await deps.runsQueue!.publish({ thread_id: threadId, run_id: run.runId });
+  if (publish)
+    await deps.runsQueue!.publish(
+      { thread_id: threadId, run_id: run.runId },
+      body.after_seconds ? { delaySeconds: body.after_seconds } : {},
+    );
   return run;
 }
 
@@ -96,12 +100,17 @@ export async function runQueued(
       return;
     }
     if (target.status !== "pending") return;
-    const next = runs.find((r) => r.status === "pending")!;
+    // The oldest pending run that is due (one made with after_seconds waits for its time).
+    const next = runs.find((r) => r.status === "pending" && (isDue(r) || r.runId === runId))!;
     if (!(await deps.runs.transition(threadId, next.runId, "pending", "running"))) continue;
     await run(deps, { ...next, status: "running" }, deadline);
     if (next.runId === runId) return;
   }
 }
+
+/** A pending run's time has come: its creation plus its after_seconds. */
+const isDue = (run: RunRecord) =>
+  Date.parse(run.createdAt) + Number(run.kwargs?.after_seconds ?? 0) * 1000 <= Date.now();
 
 /** A claimed run, run as its creator, its events into its log; its record ends in its outcome. */
 async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: number) {

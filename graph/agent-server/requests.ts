@@ -300,6 +300,8 @@ export const RunCreate = z.object({
   if_not_exists: z.enum(["create", "reject"]).optional(),
   /** the run's events are kept (shared/stores/run-events.ts), so a client that drops can rejoin */
   stream_resumable: z.boolean().optional(),
+  /** a background run waits this long before it starts (at most SQS's 15-minute delay) */
+  after_seconds: z.number().min(0).max(900).optional(),
   /** where the finished run is posted (a host the deployment allows: shared/webhooks.ts) */
   webhook: storableText({ min: 1, max: 2048 }).optional(),
   /** what a dropped client means for a streamed run: it goes on either way (a resumable one can be rejoined) */

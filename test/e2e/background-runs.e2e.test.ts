@@ -96,6 +96,21 @@ describe("background runs", () => {
     expect(await client.runs.list(thread.thread_id)).toHaveLength(2);
   });
 
+  it("keeps a run made with after_seconds pending until its time, and a cancel then makes it interrupted, never run", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("foo") });
+    const waiting = await client.runs.create(thread.thread_id, "chat", { input: human("bar"), afterSeconds: 10 });
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await client.runs.list(thread.thread_id, { status: "pending" })).toMatchObject([{ run_id: waiting.run_id }]);
+    await client.runs.cancel(thread.thread_id, waiting.run_id);
+    expect(await client.runs.list(thread.thread_id, { status: "interrupted" })).toMatchObject([
+      { run_id: waiting.run_id },
+    ]);
+    expect(((await client.threads.getState(thread.thread_id)).values as Values).messages).toHaveLength(2);
+  });
+
   it("creates, joins, lists and deletes nothing of anyone else's thread, and refuses bad requests before recording a run", async () => {
     const ownerId = freshUser("background-owner");
     const owner = clientFor(ownerId);

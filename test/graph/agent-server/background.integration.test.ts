@@ -101,3 +101,21 @@ describe("the run worker's order", () => {
     expect((await runs.list(thread)).map((r) => r.runId)).toEqual([running!.runId]);
   });
 });
+
+describe("a run made to wait (after_seconds)", () => {
+  it("is not started ahead of its time by an earlier message of its thread", async () => {
+    const thread = randomUUID();
+    const [later, now] = await pending(thread, 2);
+    // The older run waits an hour: a message for the newer one runs only the newer one.
+    await runs.put({
+      ...later!,
+      kwargs: { assistant_id: "chat", after_seconds: 900 },
+      createdAt: new Date().toISOString(),
+    });
+    await runs.put({ ...now!, createdAt: new Date(Date.now() + 1).toISOString() });
+    const { started, run } = recorder();
+    await runQueued(deps(), { thread_id: thread, run_id: now!.runId }, { redelivered: false }, run);
+    expect(started).toEqual([now!.runId]);
+    expect((await runs.get(thread, later!.runId))!.status).toBe("pending");
+  });
+});
