@@ -1,6 +1,7 @@
+import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 
 /** An assistant: a graph with its configuration, as one version of it. */
 export interface AssistantRecord {
@@ -141,22 +142,12 @@ export class AgentAssistants {
   }
 
   private async query(userId: string, prefix?: string): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk",
-          ExpressionAttributeValues: { ":pk": partition(userId), ...(prefix ? { ":p": prefix } : {}) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+    return queryItems(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: prefix ? "pk = :pk AND begins_with(sk, :p)" : "pk = :pk",
+      ExpressionAttributeValues: { ":pk": partition(userId), ...(prefix ? { ":p": prefix } : {}) },
+      ConsistentRead: true,
+    });
   }
 }
 

@@ -1,6 +1,7 @@
+import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 
 export interface CronRecord {
   cronId: string;
@@ -75,21 +76,12 @@ export class AgentCrons {
 
   /** Every cron of the user's. */
   async list(userId: string): Promise<CronRecord[]> {
-    const crons: CronRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": partition(userId) },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) crons.push(cronOf(item));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return crons;
+    const items = await queryItems(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": partition(userId) },
+    });
+    return items.map(cronOf);
   }
 
   async remove(userId: string, cronId: string): Promise<void> {

@@ -1,13 +1,7 @@
+import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import {
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 
 export type RunStatus = "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
 export type MultitaskStrategy = "reject" | "enqueue" | "interrupt" | "rollback";
@@ -152,21 +146,13 @@ export class AgentRuns {
 
   /** Every run of a thread, oldest first (a user's export). */
   async list(threadId: string): Promise<RunRecord[]> {
-    const runs: RunRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "pk = :pk AND begins_with(sk, :r)",
-          ExpressionAttributeValues: { ":pk": threadId, ":r": RUN_PREFIX },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) runs.push(runOf(threadId, item));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const items = await queryItems(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :r)",
+      ExpressionAttributeValues: { ":pk": threadId, ":r": RUN_PREFIX },
+      ConsistentRead: true,
+    });
+    const runs = items.map((item) => runOf(threadId, item));
     return runs.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 }

@@ -1,13 +1,7 @@
+import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import {
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { AppError } from "../errors";
 import { jsonBytes, MAX_METADATA_BYTES } from "../storable-json";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
@@ -200,21 +194,12 @@ export class AgentThreads {
 
   /** Every thread of the user's, in no particular order. */
   async list(userId: string): Promise<ThreadRecord[]> {
-    const records: ThreadRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": partition(userId) },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) records.push(fromItem(item));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return records;
+    const items = await queryItems(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": partition(userId) },
+    });
+    return items.map(fromItem);
   }
 
   private key(userId: string, threadId: string) {

@@ -1,3 +1,4 @@
+import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
@@ -122,23 +123,13 @@ export class RunEventLog {
   }
 
   private async pagesAfter(runId: string, lastPage: number) {
-    const pages: { page: number; text: string; done: boolean }[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: "pk = :pk AND sk > :after",
-          ExpressionAttributeValues: { ":pk": partition(runId), ":after": pageKey(lastPage) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? [])
-        pages.push({ page: Number(item.page), text: String(item.text ?? ""), done: item.done === true });
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return pages;
+    const items = await queryItems(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: "pk = :pk AND sk > :after",
+      ExpressionAttributeValues: { ":pk": partition(runId), ":after": pageKey(lastPage) },
+      ConsistentRead: true,
+    });
+    return items.map((item) => ({ page: Number(item.page), text: String(item.text ?? ""), done: item.done === true }));
   }
 
   private async putPage(runId: string, page: number, text: string, done: boolean) {

@@ -1,24 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
 import { createRunWorker } from "../../functions/run-worker";
 import type { AgentServer } from "../../graph/agent-server/runtime";
-import { context } from "../support/events";
-
-const record = (messageId: string, body: string) => ({
-  messageId,
-  receiptHandle: "h",
-  body,
-  attributes: {
-    ApproximateReceiveCount: "1",
-    SentTimestamp: "0",
-    SenderId: "s",
-    ApproximateFirstReceiveTimestamp: "0",
-  },
-  messageAttributes: {},
-  md5OfBody: "",
-  eventSource: "aws:sqs",
-  eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:runs",
-  awsRegion: "us-east-1",
-});
+import { context, sqsRecord as record } from "../support/events";
 
 describe("the run worker's messages", () => {
   it("fails each malformed message on its own (so SQS dead-letters it), touching no store", async () => {

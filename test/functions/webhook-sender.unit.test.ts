@@ -1,24 +1,7 @@
 import type { SQSEvent } from "aws-lambda";
 import { createWebhookSender } from "../../functions/webhook-sender";
 import { loadConfig } from "../../shared/config";
-import { context } from "../support/events";
-
-const record = (messageId: string, body: unknown) => ({
-  messageId,
-  receiptHandle: "h",
-  body: typeof body === "string" ? body : JSON.stringify(body),
-  attributes: {
-    ApproximateReceiveCount: "1",
-    SentTimestamp: "0",
-    SenderId: "s",
-    ApproximateFirstReceiveTimestamp: "0",
-  },
-  messageAttributes: {},
-  md5OfBody: "",
-  eventSource: "aws:sqs",
-  eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:webhooks",
-  awsRegion: "us-east-1",
-});
+import { context, sqsRecord as record } from "../support/events";
 
 function harness(answer: (url: string) => Response | Promise<Response>) {
   const calls: { url: string; init: RequestInit }[] = [];

@@ -200,6 +200,26 @@ describe("memory extraction", () => {
   });
 });
 
+/** The functions (of those that could) whose role may send to a queue. */
+const SENDER_CANDIDATES = [
+  "chat",
+  "chat-stream",
+  "sessions",
+  "agent-server",
+  "agent-server-stream",
+  "run-worker",
+  "webhook-sender",
+  "me",
+];
+const sendersTo = (queue: { node: { defaultChild?: unknown } }) => {
+  const id = stack.getLogicalId(queue.node.defaultChild as never);
+  return SENDER_CANDIDATES.filter((name) =>
+    statementsOf(stack.functions.get(name)!).some(
+      (st) => [st.Action].flat().includes("sqs:SendMessage") && JSON.stringify(st.Resource).includes(id),
+    ),
+  );
+};
+
 describe("background runs", () => {
   const worker = () => stack.functions.get("run-worker")!;
   const agentServer = () => stack.functions.get("agent-server")!;
@@ -221,22 +241,7 @@ describe("background runs", () => {
 
   it("let only the Agent Server API send runs to the worker; the worker has the table and the models, and sends no runs", () => {
     const queueRef = ref(stack.runsQueue);
-    const sendsRuns = (fn: typeof stack.chatFunction) =>
-      statementsOf(fn).some(
-        (st) =>
-          [st.Action].flat().includes("sqs:SendMessage") &&
-          JSON.stringify(st.Resource).includes(stack.getLogicalId(stack.runsQueue.node.defaultChild as never)),
-      );
-    const senders = [
-      "chat",
-      "chat-stream",
-      "sessions",
-      "agent-server",
-      "agent-server-stream",
-      "run-worker",
-      "me",
-    ].filter((name) => sendsRuns(stack.functions.get(name)!));
-    expect(senders).toEqual(["agent-server"]);
+    expect(sendersTo(stack.runsQueue)).toEqual(["agent-server"]);
     expect(propsOf(agentServer()).Environment.Variables.RUNS_QUEUE_URL).toEqual(queueRef);
     expect(actions(worker())).toEqual(
       expect.arrayContaining(["dynamodb:PutItem", "dynamodb:Query", "bedrock:InvokeModel"]),
@@ -253,22 +258,12 @@ describe("background runs", () => {
     expect(propsOf(stack.webhooksQueue).RedrivePolicy.maxReceiveCount).toBe(3);
     const dlq = stack.getLogicalId(stack.webhooksDeadLetters.node.defaultChild as never);
     expect(dlqAlarms().some((a) => JSON.stringify(a.Properties.Metrics).includes(dlq))).toBe(true);
-    const queue = stack.getLogicalId(stack.webhooksQueue.node.defaultChild as never);
-    const sends = (name: string) =>
-      statementsOf(stack.functions.get(name)!).some(
-        (st) => [st.Action].flat().includes("sqs:SendMessage") && JSON.stringify(st.Resource).includes(queue),
-      );
-    const names = [
-      "chat",
-      "chat-stream",
-      "sessions",
+    expect(sendersTo(stack.webhooksQueue)).toEqual([
       "agent-server",
       "agent-server-stream",
       "run-worker",
       "webhook-sender",
-      "me",
-    ];
-    expect(names.filter(sends)).toEqual(["agent-server", "agent-server-stream", "run-worker", "webhook-sender"]);
+    ]);
     // The sender reads nothing: no table, no model, no secret.
     expect(actions(sender).filter((a) => !a.startsWith("sqs:"))).toEqual([]);
   });

@@ -1,24 +1,8 @@
 import type { Context, SQSEvent } from "aws-lambda";
+import { sqsRecord } from "../support/events";
 import { MAX_RECEIVES, recordDeadLetters, sqsBatchHandler } from "../../shared/sqs-batch";
 import type { Logger } from "../../shared/logger";
 import type { Metrics } from "../../shared/metrics";
-
-const record = (messageId: string, receives: number) => ({
-  messageId,
-  receiptHandle: "h",
-  body: "{}",
-  attributes: {
-    ApproximateReceiveCount: String(receives),
-    SentTimestamp: "0",
-    SenderId: "s",
-    ApproximateFirstReceiveTimestamp: "0",
-  },
-  messageAttributes: {},
-  md5OfBody: "",
-  eventSource: "aws:sqs",
-  eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:q",
-  awsRegion: "us-east-1",
-});
 
 describe("SQS batches: dead-letter accounting", () => {
   it("counts and logs only failed records on their last receive, returning the response unchanged", () => {
@@ -27,7 +11,12 @@ describe("SQS batches: dead-letter accounting", () => {
     const metrics = { addMetric: (...a: unknown[]) => added.push(a) } as unknown as Metrics;
     const logger = { error: (...a: unknown[]) => errors.push(a) } as unknown as Logger;
     const event = {
-      Records: [record("ok", MAX_RECEIVES), record("retry", 1), record("last", MAX_RECEIVES), record("late", 5)],
+      Records: [
+        sqsRecord("ok", "{}", MAX_RECEIVES),
+        sqsRecord("retry", "{}", 1),
+        sqsRecord("last", "{}", MAX_RECEIVES),
+        sqsRecord("late", "{}", 5),
+      ],
     } as SQSEvent;
     const response = {
       batchItemFailures: [{ itemIdentifier: "retry" }, { itemIdentifier: "last" }, { itemIdentifier: "late" }],
@@ -40,7 +29,7 @@ describe("SQS batches: dead-letter accounting", () => {
   it("records nothing when no failure is on its last receive", () => {
     const added: unknown[] = [];
     const metrics = { addMetric: (...a: unknown[]) => added.push(a) } as unknown as Metrics;
-    const event = { Records: [record("a", 1)] } as SQSEvent;
+    const event = { Records: [sqsRecord("a", "{}", 1)] } as SQSEvent;
     recordDeadLetters(event, { batchItemFailures: [{ itemIdentifier: "a" }] }, { metrics, logger: {} as Logger });
     expect(added).toEqual([]);
   });
@@ -62,7 +51,7 @@ describe("SQS batches: the runner end to end", () => {
   it("counts a one-record batch failing on its last receive as dead-lettered, and reports it instead of throwing", async () => {
     const { metrics, added, published } = fakeMetrics();
     const run = sqsBatchHandler({ metrics, logger: quietLogger });
-    const event = { Records: [record("only", MAX_RECEIVES)] } as SQSEvent;
+    const event = { Records: [sqsRecord("only", "{}", MAX_RECEIVES)] } as SQSEvent;
     const response = await run(event, context, async () => {
       throw new Error("cannot be processed");
     });
@@ -77,13 +66,17 @@ describe("SQS batches: the runner end to end", () => {
     let running = 0;
     let most = 0;
     const seen: string[] = [];
-    await run({ Records: [record("a", 1), record("b", 1), record("c", 1)] } as SQSEvent, context, async (r) => {
-      running++;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      seen.push(r.messageId);
-      running--;
-    });
+    await run(
+      { Records: [sqsRecord("a", "{}", 1), sqsRecord("b", "{}", 1), sqsRecord("c", "{}", 1)] } as SQSEvent,
+      context,
+      async (r) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        seen.push(r.messageId);
+        running--;
+      },
+    );
     expect(most).toBe(1);
     expect(seen).toEqual(["a", "b", "c"]);
   });
@@ -93,12 +86,16 @@ describe("SQS batches: the runner end to end", () => {
     const run = sqsBatchHandler({ metrics, logger: quietLogger, processing: "parallel" });
     let running = 0;
     let most = 0;
-    await run({ Records: [record("a", 1), record("b", 1), record("c", 1)] } as SQSEvent, context, async () => {
-      running++;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      running--;
-    });
+    await run(
+      { Records: [sqsRecord("a", "{}", 1), sqsRecord("b", "{}", 1), sqsRecord("c", "{}", 1)] } as SQSEvent,
+      context,
+      async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+      },
+    );
     expect(most).toBe(3);
   });
 });

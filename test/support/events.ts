@@ -53,3 +53,21 @@ export const chatEvent = (body: unknown, extra: Partial<Parameters<typeof apiEve
     body: typeof body === "string" ? body : JSON.stringify(body),
     ...extra,
   });
+
+/** One SQS record as Lambda's event source delivers it: its body, and how often it was received. */
+export const sqsRecord = (messageId: string, body: unknown, receives = 1) => ({
+  messageId,
+  receiptHandle: "h",
+  body: typeof body === "string" ? body : JSON.stringify(body),
+  attributes: {
+    ApproximateReceiveCount: String(receives),
+    SentTimestamp: "0",
+    SenderId: "s",
+    ApproximateFirstReceiveTimestamp: "0",
+  },
+  messageAttributes: {},
+  md5OfBody: "",
+  eventSource: "aws:sqs",
+  eventSourceARN: "arn:aws:sqs:us-east-1:123456789012:q",
+  awsRegion: "us-east-1",
+});
