@@ -85,7 +85,10 @@ describe("GET /api/sessions/{id}", () => {
     expect(fresh.statusCode).toBe(200);
     expect(JSON.parse(fresh.body)).toMatchObject({ session_id: SETTINGS_SESSION, private: false, approve_tools: [] });
 
-    const patched = (await call("PATCH", SETTINGS_SESSION, "alice", { settings: { private: true }, approve_tools: "*" }))!;
+    const patched = (await call("PATCH", SETTINGS_SESSION, "alice", {
+      settings: { private: true },
+      approve_tools: "*",
+    }))!;
     expect(patched.statusCode).toBe(200);
     const read = (await call("GET", SETTINGS_SESSION))!;
     expect(JSON.parse(read.body)).toEqual(JSON.parse(patched.body));
