@@ -30,6 +30,7 @@ interface Owned {
   checkpoint: string;
   file: string;
   memory: string;
+  cron: string;
 }
 
 interface Ask {
@@ -82,6 +83,11 @@ const ASKS: Record<
     ],
   },
   "GET /api/sessions": { kind: "OWN_SCOPE", asks: () => [{}] },
+  "GET /api/sessions/{id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ id: o.thread }),
+    asks: () => [{}],
+  },
   "GET /api/sessions/{id}/messages": {
     kind: "NOT_FOUND",
     params: (o) => ({ id: o.thread }),
@@ -301,6 +307,54 @@ const ASKS: Record<
     params: (o) => ({ thread_id: o.thread, run_id: o.run }),
     asks: () => [{ query: { action: "interrupt" } }, { query: { action: "rollback" } }],
   },
+  // Background runs, their joins and the thread's crons (issue 29): the thread's owner's only.
+  "POST /threads/{thread_id}/runs": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [
+      ...STRATEGIES.map((s) => ({ body: runBody(s) })),
+      { body: { ...runBody("reject"), if_not_exists: "create" } },
+      { body: { ...runBody("enqueue"), after_seconds: 1 } },
+    ],
+  },
+  "GET /threads/{thread_id}/runs": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{}, { query: { status: "running" } }],
+  },
+  "DELETE /threads/{thread_id}/runs/{run_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ thread_id: o.thread, run_id: o.run }),
+    asks: () => [{}],
+  },
+  "GET /threads/{thread_id}/runs/{run_id}/join": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ thread_id: o.thread, run_id: o.run }),
+    asks: () => [{}],
+  },
+  "GET /threads/{thread_id}/runs/{run_id}/stream": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ thread_id: o.thread, run_id: o.run }),
+    asks: () => [{}, { query: { cancel_on_disconnect: "1" } }],
+  },
+  "POST /threads/{thread_id}/runs/crons": {
+    kind: "NOT_FOUND",
+    params: thread,
+    asks: () => [{ body: { ...runBody("enqueue"), schedule: "* * * * *" } }],
+  },
+  "POST /runs/crons": { kind: "OWN_SCOPE", asks: () => [{ body: { ...runBody("enqueue"), schedule: "* * * * *" } }] },
+  "POST /runs/crons/search": { kind: "OWN_SCOPE", asks: (o) => [{ body: {} }, { body: { thread_id: o.thread } }] },
+  "POST /runs/crons/count": { kind: "OWN_SCOPE", asks: (o) => [{ body: { thread_id: o.thread } }] },
+  "PATCH /runs/crons/{cron_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ cron_id: o.cron }),
+    asks: () => [{ body: { schedule: "* * * * *" } }, { body: { enabled: false } }],
+  },
+  "DELETE /runs/crons/{cron_id}": {
+    kind: "NOT_FOUND",
+    params: (o) => ({ cron_id: o.cron }),
+    asks: () => [{}],
+  },
   "POST /runs/wait": {
     kind: "OWN_SCOPE",
     asks: () => STRATEGIES.map((s) => ({ body: runBody(s) })),
@@ -345,7 +399,7 @@ const ASKS: Record<
 };
 
 /** Path parameters that name something a user owns; the others (assistant ids, document sources) do not. */
-const OWNED_PARAMS = ["id", "thread_id", "run_id", "checkpoint_id", "file_id", "assistant_id"];
+const OWNED_PARAMS = ["id", "thread_id", "run_id", "checkpoint_id", "file_id", "assistant_id", "cron_id"];
 
 interface Answer {
   route: string;
@@ -413,7 +467,7 @@ let table: string;
 async function ownersWorld(owned: Owned) {
   const items: string[] = [];
   let start: Record<string, never> | undefined;
-  const ours = [owned.thread, "threads#alice", "assistants#alice", `file#${owned.file}`];
+  const ours = [owned.thread, "threads#alice", "assistants#alice", "crons#alice", `file#${owned.file}`];
   do {
     const page = await dynamo.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
     for (const item of page.Items ?? []) if (ours.includes(item.pk!.S!)) items.push(JSON.stringify(item));
@@ -438,6 +492,7 @@ async function ownersWorld(owned: Owned) {
     item: await asAlice("GET", "/store/items?namespace=memories.alice&key=pet"),
     assistant: await asAlice("GET", `/assistants/${owned.assistant}`),
     versions: await asAlice("POST", `/assistants/${owned.assistant}/versions`, {}),
+    crons: await asAlice("POST", "/runs/crons/search", {}),
   };
 }
 
@@ -483,7 +538,13 @@ beforeAll(async () => {
     name: `${SECRET} planner`,
     config: { configurable: { system_prompt: `${SECRET}: plan trips` } },
   });
+  const cron = await asAlice("POST", `/threads/${threadId}/runs/crons`, {
+    assistant_id: "chat",
+    schedule: "0 9 * * 1",
+    input: { messages: [{ type: "human", content: `${SECRET}: weekly review` }] },
+  });
   owned = {
+    cron: cron.cron_id,
     thread: threadId,
     assistant: assistant.assistant_id,
     run,
