@@ -1,3 +1,5 @@
+import fc from "fast-check";
+import { Cron } from "croner";
 import { eventBridgeExpression, nextRunAfter, scheduleProblem } from "../../shared/schedules";
 
 describe("cron schedules", () => {
@@ -21,6 +23,13 @@ describe("cron schedules", () => {
     ["0 0 * * */2", /step in the day of week/],
     ["0 0 L * *", /schedule:|not supported/],
     ["0 0 * * 5#3", /schedule:|not supported/],
+    // Never runs: croner finds no 30th of February (its next run date would be null).
+    ["0 0 30 2 *", /never runs/],
+    ["0 0 31 4,6,9,11 *", /never runs/],
+    // `?` is EventBridge's, written here; croner reads it as "any", which the user did not say.
+    ["0 0 ? * 1", /\?/],
+    ["0 0 * * ?", /\?/],
+    ["0 0 * ? *", /\?/],
   ])("refuses %j", (schedule, reason) => {
     expect(scheduleProblem(schedule)).toMatch(reason);
   });
@@ -31,5 +40,51 @@ describe("cron schedules", () => {
     expect(eventBridgeExpression("0 8 * * 0,6")).toBe("cron(0 8 ? * SUN,SAT *)");
     expect(eventBridgeExpression("0 8 * * 7")).toBe("cron(0 8 ? * SUN *)");
     expect(eventBridgeExpression("15 2 1 */3 *")).toBe("cron(15 2 1 */3 ? *)");
+    expect(eventBridgeExpression("0 8 * * MON-FRI")).toBe("cron(0 8 ? * MON-FRI *)");
+  });
+
+  // 7 is Sunday too: a range through it is every day to Saturday, then Sunday, never "SUN-SUN"
+  // (which EventBridge reads as Sunday alone).
+  it.each([
+    ["0 8 * * 0-7", "cron(0 8 * * ? *)"],
+    ["0 8 * * 5-7", "cron(0 8 ? * SUN,FRI-SAT *)"],
+    ["0 8 * * 6-7,1", "cron(0 8 ? * SUN-MON,SAT *)"],
+    ["0 8 * * 1-7", "cron(0 8 * * ? *)"],
+    ["0 8 * * sat-sun", "cron(0 8 ? * SUN,SAT *)"],
+  ])("writes %j's days as the days croner runs it", (schedule, expression) => {
+    expect(scheduleProblem(schedule)).toBeUndefined();
+    expect(eventBridgeExpression(schedule)).toBe(expression);
+  });
+
+  it("names the same days of week in EventBridge's expression as croner runs the schedule on (property)", () => {
+    const NAMES = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+    const part = fc.oneof(
+      fc.integer({ min: 0, max: 7 }).map(String),
+      fc
+        .tuple(fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 }))
+        .filter(([a, b]) => a <= b)
+        .map(([a, b]) => `${a}-${b}`),
+      fc.integer({ min: 0, max: 6 }).map((d) => NAMES[d]!.toLowerCase()),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 4 }), (parts) => {
+        const schedule = `0 8 * * ${parts.join(",")}`;
+        expect(scheduleProblem(schedule)).toBeUndefined();
+        const runs = new Cron(schedule, { paused: true, timezone: "UTC" }).nextRuns(
+          21,
+          new Date("2026-01-01T00:00:00Z"),
+        );
+        const croner = new Set(runs.map((d) => NAMES[d.getUTCDay()]));
+        const field = /^cron\(\S+ \S+ (\S+) \S+ (\S+) \*\)$/.exec(eventBridgeExpression(schedule))!;
+        const written = new Set<string>();
+        if (field[2] === "?") NAMES.forEach((n) => written.add(n));
+        else
+          for (const range of field[2]!.split(",")) {
+            const [a, b = a] = range.split("-");
+            for (let d = NAMES.indexOf(a!); d <= NAMES.indexOf(b!); d++) written.add(NAMES[d]!);
+          }
+        expect([...written].sort()).toEqual([...croner].sort());
+      }),
+    );
   });
 });
