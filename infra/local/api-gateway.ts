@@ -169,6 +169,11 @@ export function responseStream(
     },
   });
   res.on("close", () => stream.destroy()); // the client left: later writes are dropped
+  // The handler destroyed its stream (a joinStream cut at its deadline): the connection is cut, as
+  // Lambda's is, so the client reconnects rather than waiting on a response that never ends.
+  stream.on("close", () => {
+    if (!res.writableEnded) res.destroy();
+  });
   return Object.assign(stream, {
     setPrelude(prelude: { statusCode: number; headers?: Record<string, string> }) {
       if (!res.headersSent) {
