@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
 import * as z from "zod";
-import { agentServerErrorResponse } from "../graph/agent-server/errors";
+import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
-import { JoinStreamQuery, lastEventId, RunCreate } from "../graph/agent-server/requests";
+import { JoinStreamQuery, lastEventId, MAX_REQUEST_BYTES, RunCreate } from "../graph/agent-server/requests";
 import { joinRun, sseFrame } from "../graph/agent-server/run-join";
 import { joinRunResult } from "../graph/agent-server/background";
 import { executeRun } from "../graph/agent-server/runs";
@@ -68,7 +68,7 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
       const userId = callerId(event, config.AUTH_MODE);
       const threadId = event.pathParameters?.thread_id;
       // Ownership before effect, as every thread route (functions/agent-server.ts): first, for anyone but the owner.
-      if (event.resource.includes("{thread_id}")) await guardThread(ready.threads, userId, event);
+      if (event.resource.includes("{thread_id}")) await guardThread(ready, userId, event);
       if (event.resource.endsWith("/join"))
         return await join(ready, event, userId, threadId!, context, responseStream, cors);
       if (event.httpMethod === "GET") await rejoin(ready, event, threadId!, context, open);
@@ -92,7 +92,7 @@ async function run(
   caller: { userId: string; threadId?: string; deadline?: number },
   open: Open,
 ) {
-  const body = parseJsonBody(event, RunCreate, { maxBytes: 1024 * 1024 });
+  const body = parseJsonBody(event, RunCreate, { maxBytes: MAX_REQUEST_BYTES });
   let sse: Writable | undefined;
   let log: ReturnType<AgentServer["events"]["writer"]> | undefined;
   let next = 0;
@@ -122,7 +122,7 @@ async function run(
 async function rejoin(ready: AgentServer, event: APIGatewayProxyEvent, threadId: string, context: Context, open: Open) {
   parseQuery(event, JoinStreamQuery);
   const runId = RunId.safeParse(event.pathParameters?.run_id);
-  if (!runId.success) throw new AppError(404, "run_not_found", "Run not found");
+  if (!runId.success) throw malformedId("run_id");
   const after = lastEventId(headerOf(event, "last-event-id"));
   // Following ends before the function's time does; the response is then cut, not ended, so the
   // client reconnects with its Last-Event-ID (an ended stream would read as the run's end).
@@ -152,7 +152,7 @@ async function join(
   cors: Record<string, string>,
 ) {
   const runId = RunId.safeParse(event.pathParameters?.run_id);
-  if (!runId.success) throw new AppError(404, "run_not_found", "Run not found");
+  if (!runId.success) throw malformedId("run_id");
   const values = await joinRunResult(ready, userId, threadId, runId.data, {
     deadline: Date.now() + Math.max(1000, context.getRemainingTimeInMillis() - 2000),
   });

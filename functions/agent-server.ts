@@ -14,6 +14,7 @@ import {
   AssistantSearch,
   AssistantVersions,
   HistoryQuery,
+  MAX_REQUEST_BYTES,
   RunCreate,
   StateAtCheckpoint,
   ThreadCount,
@@ -408,7 +409,7 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
         const ready = await server();
         const userId = callerId(event, ready.config.AUTH_MODE);
         // Ownership before effect: nothing of a thread is touched, not even its request parsed, for anyone but its owner.
-        if (event.resource.includes("{thread_id}")) await guardThread(ready.threads, userId, event);
+        if (event.resource.includes("{thread_id}")) await guardThread(ready, userId, event);
         const result = await route.handle({
           server: ready,
           userId,
@@ -416,7 +417,7 @@ export function createAgentServerHandler(config: Config, server: () => Promise<A
           context,
           path: parsePath(event, route.path),
           query: route.query ? parseQuery(event, route.query) : undefined,
-          body: route.body ? parseJsonBody(event, route.body, { maxBytes: 1024 * 1024 }) : undefined,
+          body: route.body ? parseJsonBody(event, route.body, { maxBytes: MAX_REQUEST_BYTES }) : undefined,
         });
         if (result === undefined) return { statusCode: 204, body: "" };
         if (typeof result === "object" && result !== null && "statusCode" in result)

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import { AppError } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
-import type { AgentRuns, RunRecord, RunStatus } from "../../shared/stores/agent-runs";
+import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-runs";
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
-import { RunCreate, type RunCreateBody, runInput } from "./requests";
-import { checkWebhook, executeRun, type RunDeps } from "./runs";
+import { RunCreate, type RunCreateBody } from "./requests";
+import { checkRun, executeRun, type RunDeps } from "./runs";
 import type { ThreadService } from "./threads";
 
 /** What a background run needs beyond a foreground one's: its queue and its event log. */
@@ -21,8 +21,6 @@ export interface BackgroundDeps {
 
 /** The run worker's message: which run to start. The request itself is on the run's record. */
 export const RunMessage = z.object({ thread_id: z.uuid(), run_id: z.uuid() });
-
-const LIVE: ReadonlySet<RunStatus> = new Set(["pending", "running"]);
 
 /**
  * runs.create: the run is checked as a streamed one would be (its input, its assistant, a busy
@@ -43,15 +41,13 @@ export async function createBackgroundRun(
 ): Promise<RunRecord> {
   if (!deps.runsQueue && publish)
     throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
-  runInput(body, deps.runDeps.maxMessageBytes);
-  checkWebhook(deps.runDeps, body);
-  const assistant = await deps.runDeps.assistant(userId, body.assistant_id);
+  const { assistant } = await checkRun(deps.runDeps, userId, body);
   const strategy = body.multitask_strategy ?? "reject";
-  const earlier = (await deps.runs.list(threadId)).filter((r) => LIVE.has(r.status));
-  if (strategy === "reject" && earlier.length > 0) throw threadBusyForRun();
   // interrupt and rollback stop what runs now; the new run then waits its turn like enqueue.
-  if ((strategy === "interrupt" || strategy === "rollback") && earlier.length > 0)
-    await deps.runDeps.requestCancel(threadId, userId, strategy);
+  if (strategy === "interrupt" || strategy === "rollback") {
+    const earlier = (await deps.runs.list(threadId)).filter((r) => LIVE.has(r.status));
+    if (earlier.length > 0) await deps.runDeps.requestCancel(threadId, userId, strategy);
+  }
   const now = new Date().toISOString();
   const run: RunRecord = {
     runId: runId ?? randomUUID(),
@@ -65,7 +61,15 @@ export async function createBackgroundRun(
     kwargs: body as Record<string, unknown>,
     userId,
   };
-  if (!(await deps.runs.put(run, { ifNew: runId !== undefined }))) return (await deps.runs.get(threadId, run.runId))!;
+  // reject admits a run only onto a thread with nothing else live, one at a time (AgentRuns.admit).
+  const admission =
+    strategy === "reject"
+      ? await deps.runs.admit(run)
+      : (await deps.runs.put(run, { ifNew: runId !== undefined }))
+        ? "admitted"
+        : "exists";
+  if (admission === "busy") throw threadBusyForRun();
+  if (admission === "exists") return (await deps.runs.get(threadId, run.runId))!;
   if (publish)
     await deps.runsQueue!.publish(
       { thread_id: threadId, run_id: run.runId },

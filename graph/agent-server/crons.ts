@@ -9,8 +9,8 @@ import { Metadata } from "../../shared/storable-json";
 import type { AgentCrons, CronRecord } from "../../shared/stores/agent-crons";
 import { storableText } from "../../shared/text";
 import { type BackgroundDeps, createBackgroundRun, runQueued } from "./background";
-import { RunCreate, runInput } from "./requests";
-import { checkWebhook } from "./runs";
+import { RunCreate } from "./requests";
+import { checkRun } from "./runs";
 
 /** POST /threads/{thread_id}/runs/crons: a run's fields, and when to make it. */
 export const CronCreate = RunCreate.extend({
@@ -96,9 +96,7 @@ export class CronService {
   async create(userId: string, threadId: string, body: z.infer<typeof CronCreate>) {
     checkSchedule(body.schedule);
     const scheduler = this.scheduler();
-    runInput(body, this.deps.runDeps.maxMessageBytes);
-    checkWebhook(this.deps.runDeps, body);
-    const assistant = await this.deps.runDeps.assistant(userId, body.assistant_id);
+    const { assistant } = await checkRun(this.deps.runDeps, userId, body);
     const { schedule, end_time, enabled, on_run_completed: _kept, ...payload } = body;
     const now = new Date().toISOString();
     const cron: CronRecord = {
@@ -137,6 +135,8 @@ export class CronService {
       schedule: patch.schedule?.trim() ?? cron.schedule,
       enabled: patch.enabled ?? cron.enabled,
       metadata: patch.metadata ?? cron.metadata,
+      // The firings' runs carry the cron's metadata: their request's is the cron's.
+      payload: patch.metadata ? { ...cron.payload, metadata: patch.metadata } : cron.payload,
       updatedAt: new Date().toISOString(),
       ...(endTime ? { endTime } : {}),
     };
@@ -152,11 +152,28 @@ export class CronService {
     await this.deps.crons.remove(userId, cronId);
   }
 
+  /**
+   * The caller's crons for an assistant (named by its id or its graph's, as a run names it) and a
+   * thread. An id that names no assistant matches none.
+   */
+  private async matching(userId: string, query: z.infer<typeof CronCount>) {
+    const assistantId = query.assistant_id
+      ? await this.deps.runDeps.assistant(userId, query.assistant_id).then(
+          (a) => a.assistant_id,
+          (err: unknown) => {
+            if (err instanceof AppError && err.status === 404) return query.assistant_id;
+            throw err;
+          },
+        )
+      : undefined;
+    return (await this.deps.crons.list(userId)).filter(
+      (c) => (!assistantId || c.assistantId === assistantId) && (!query.thread_id || c.threadId === query.thread_id),
+    );
+  }
+
   async search(userId: string, query: z.infer<typeof CronSearch>) {
     const now = new Date();
-    const found = (await this.deps.crons.list(userId))
-      .filter((c) => !query.assistant_id || c.assistantId === query.assistant_id)
-      .filter((c) => !query.thread_id || c.threadId === query.thread_id)
+    const found = (await this.matching(userId, query))
       .filter((c) => query.enabled == null || c.enabled === query.enabled)
       .map((c) => cronJson(c, now));
     const key = query.sort_by;
@@ -167,11 +184,7 @@ export class CronService {
   }
 
   async count(userId: string, query: z.infer<typeof CronCount>) {
-    return (await this.deps.crons.list(userId)).filter(
-      (c) =>
-        (!query.assistant_id || c.assistantId === query.assistant_id) &&
-        (!query.thread_id || c.threadId === query.thread_id),
-    ).length;
+    return (await this.matching(userId, query)).length;
   }
 }
 

@@ -267,31 +267,43 @@ export const CommandBody = storableJson(
   { maxBytes: 16 * 1024 },
 );
 
+/** The largest body an Agent Server route reads (a run's message is bounded far below it, by MAX_MESSAGE_BYTES). */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+/**
+ * A run's request is kept whole on a background run's record and a cron's (one DynamoDB item each,
+ * 400 KB at most, the cron's beside its metadata): its loose parts are storable JSON, bounded so
+ * that the largest request still fits.
+ */
+const RUN_INPUT_BYTES = 128 * 1024;
+const RUN_CONFIG_BYTES = 64 * 1024;
+
 export const RunCreate = z.object({
   assistant_id: storableText({ min: 1, max: 128 }),
-  input: z
-    .object({ messages: z.array(InputMessage).optional() })
-    .loose()
-    .nullish(),
+  input: storableJson(z.object({ messages: z.array(InputMessage).optional() }).loose(), {
+    maxBytes: RUN_INPUT_BYTES,
+  }).nullish(),
   command: CommandBody.nullish(),
   stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
   multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).optional(),
   metadata: Metadata.optional(),
-  config: z
-    .object({
-      configurable: z
-        .object({
-          project_id: identifier().optional(),
-          // Tools whose calls wait for approval in this run (over its assistant's): names, or "*".
-          approve_tools: ApproveTools.optional(),
-        })
-        .loose()
-        .optional(),
-      // Bounded: every step may be a model call.
-      recursion_limit: z.number().int().min(1).max(100).optional(),
-    })
-    .loose()
-    .optional(),
+  config: storableJson(
+    z
+      .object({
+        configurable: z
+          .object({
+            project_id: identifier().optional(),
+            // Tools whose calls wait for approval in this run (over its assistant's): names, or "*".
+            approve_tools: ApproveTools.optional(),
+          })
+          .loose()
+          .optional(),
+        // Bounded: every step may be a model call.
+        recursion_limit: z.number().int().min(1).max(100).optional(),
+      })
+      .loose(),
+    { maxBytes: RUN_CONFIG_BYTES },
+  ).optional(),
   checkpoint: CheckpointRef.nullish(),
   checkpoint_id: CheckpointId.nullish(),
   interrupt_before: Interrupts.optional(),

@@ -50,6 +50,24 @@ export function checkWebhook(deps: Pick<RunDeps, "webhookHosts" | "webhooks">, b
   if (problem) throw badRequest("webhook_not_allowed", problem);
 }
 
+/**
+ * What every run is checked for before anything of it is done, however it comes (streamed, waited
+ * on, in the background, a cron's): its assistant, one that runs from this API; its input; its
+ * webhook. Also before a run makes the thread it asks for (graph/agent-server/guard.ts).
+ */
+export async function checkRun(deps: RunDeps, userId: string, body: RunCreateBody) {
+  const assistant = await deps.assistant(userId, body.assistant_id);
+  if (!GRAPHS[assistant.graph_id].runnable)
+    throw new AppError(
+      409,
+      "assistant_read_only",
+      `the ${assistant.graph_id} assistant runs from its own trigger, not this API`,
+    );
+  const input = runInput(body, deps.maxMessageBytes);
+  checkWebhook(deps, body);
+  return { assistant, input };
+}
+
 export interface RunCaller {
   userId: string;
   /** absent: a stateless run, on a thread of its own */
@@ -96,15 +114,7 @@ export async function executeRun(
   /** a background run: recorded (and claimed, status running) before the worker runs it */
   recorded?: RunRecord,
 ): Promise<RunResult> {
-  const assistant = await deps.assistant(caller.userId, body.assistant_id);
-  if (!GRAPHS[assistant.graph_id].runnable)
-    throw new AppError(
-      409,
-      "assistant_read_only",
-      `the ${assistant.graph_id} assistant runs from its own trigger, not this API`,
-    );
-  const input = runInput(body, deps.maxMessageBytes);
-  checkWebhook(deps, body);
+  const { assistant, input } = await checkRun(deps, caller.userId, body);
   const strategy: MultitaskStrategy = body.multitask_strategy ?? "reject";
   // interrupt and rollback ask the running run to stop, through its lease, then wait for the
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { CHECKPOINT_TABLE } from "./checkpoint-table";
 import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
@@ -24,6 +26,16 @@ export interface RunRecord {
 
 /** Sort key prefix of run records in a thread's partition; the checkpoint saver ignores them. */
 const RUN_PREFIX = "run#";
+/** The short lock a run's admission under `reject` holds, in the thread's partition. */
+const ADMISSION_KEY = "run-admission";
+/** How long an admission a crash left behind keeps the thread's `reject` runs out. */
+const ADMISSION_MS = 10_000;
+
+/** A run that has not ended: waiting for a worker, or running. */
+export const LIVE: ReadonlySet<RunStatus> = new Set(["pending", "running"]);
+
+/** What admitting a run onto an idle thread came to. */
+export type Admission = "admitted" | "busy" | "exists";
 
 /**
  * The Agent Server API's run records, in the thread's own partition of the checkpoint table, so
@@ -47,6 +59,60 @@ export class AgentRuns {
     } catch (err) {
       if (ifNew && err instanceof ConditionalCheckFailedException) return false;
       throw err;
+    }
+  }
+
+  /**
+   * Records a run only when its thread has no live run (pending or running): `reject`'s admission.
+   * The check and the write are made under a lock item of the thread's, taken with a conditional
+   * put, so of runs admitted at once exactly one is let in; a run that finds the lock taken is
+   * busy (the holder is admitting one). Hand-written: DynamoDB cannot condition a write on a
+   * query's result, and a transaction conditions only on items it names.
+   */
+  async admit(run: RunRecord): Promise<Admission> {
+    const key = { pk: run.threadId, sk: ADMISSION_KEY };
+    const token = randomUUID();
+    const now = Date.now();
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...key,
+            token,
+            lock_until: now + ADMISSION_MS,
+            // DynamoDB's TTL sweeps a lock a crash left behind; the condition never relies on it.
+            [CHECKPOINT_TABLE.ttlAttribute]: Math.ceil((now + ADMISSION_MS) / 1000) + 3600,
+          },
+          ConditionExpression: "attribute_not_exists(pk) OR lock_until < :now",
+          ExpressionAttributeValues: { ":now": now },
+        }),
+      );
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return "busy";
+      throw err;
+    }
+    try {
+      const runs = await this.list(run.threadId);
+      if (runs.some((r) => r.runId === run.runId)) return "exists";
+      if (runs.some((r) => LIVE.has(r.status))) return "busy";
+      await this.put_(run, false);
+      return "admitted";
+    } finally {
+      await this.doc
+        .send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: key,
+            ConditionExpression: "#t = :token",
+            ExpressionAttributeNames: { "#t": "token" },
+            ExpressionAttributeValues: { ":token": token },
+          }),
+        )
+        .catch((err: unknown) => {
+          // Taken over after it expired: the lock is someone else's now.
+          if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        });
     }
   }
 

@@ -104,7 +104,8 @@ describe("resumable streams", () => {
     expect(foreign.status).toBe(404);
     expect(await foreign.text()).not.toContain("event:");
     expect((await join(`/threads/${thread.thread_id}/runs/${randomUUID()}/stream`)).status).toBe(404);
-    expect((await join(`/threads/${thread.thread_id}/runs/not-a-run/stream`)).status).toBe(404);
+    // Not a run id at all: 400, as every run route answers one (invalid_run_id).
+    expect((await join(`/threads/${thread.thread_id}/runs/not-a-run/stream`)).status).toBe(400);
     for (const bad of ["abc", "1.5", "99999999999", "-2", "1; drop"]) {
       const response = await join(base, { "last-event-id": bad });
       expect(response.status, bad).toBe(400);

@@ -77,7 +77,7 @@ describe("cron schedules", () => {
         const croner = new Set(runs.map((d) => NAMES[d.getUTCDay()]));
         const field = /^cron\(\S+ \S+ (\S+) \S+ (\S+) \*\)$/.exec(eventBridgeExpression(schedule))!;
         const written = new Set<string>();
-        if (field[2] === "?") NAMES.forEach((n) => written.add(n));
+        if (field[2] === "?") for (const n of NAMES) written.add(n);
         else
           for (const range of field[2]!.split(",")) {
             const [a, b = a] = range.split("-");

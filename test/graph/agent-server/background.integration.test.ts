@@ -119,3 +119,55 @@ describe("a run made to wait (after_seconds)", () => {
     expect((await runs.get(thread, later!.runId))!.status).toBe("pending");
   });
 });
+
+describe("admission under reject (AgentRuns.admit)", () => {
+  const fresh = (threadId: string): RunRecord => {
+    const at = new Date().toISOString();
+    return {
+      runId: randomUUID(),
+      threadId,
+      assistantId: "chat",
+      status: "pending",
+      multitaskStrategy: "reject",
+      metadata: {},
+      createdAt: at,
+      updatedAt: at,
+      userId: "u",
+    };
+  };
+
+  it("lets exactly one of many runs admitted at once onto an idle thread, and keeps no other", async () => {
+    const thread = randomUUID();
+    const racers = Array.from({ length: 8 }, () => fresh(thread));
+    const outcomes = await Promise.all(racers.map((r) => runs.admit(r)));
+    expect(outcomes.filter((o) => o === "admitted")).toHaveLength(1);
+    expect(outcomes.filter((o) => o !== "admitted").every((o) => o === "busy")).toBe(true);
+    const admitted = racers[outcomes.indexOf("admitted")]!;
+    expect((await runs.list(thread)).map((r) => r.runId)).toEqual([admitted.runId]);
+  });
+
+  it("is busy while a run is live, admits once it ended, and never admits the same run twice", async () => {
+    const thread = randomUUID();
+    const [live] = await pending(thread, 1);
+    expect(await runs.admit(fresh(thread))).toBe("busy");
+    await runs.finish(thread, live!.runId, "success");
+    const next = fresh(thread);
+    expect(await runs.admit(next)).toBe("admitted");
+    expect(await runs.admit(next)).toBe("exists");
+  });
+
+  it("takes over a lock a crashed admission left behind once it expired, never before", async () => {
+    const thread = randomUUID();
+    const { PutCommand, DynamoDBDocumentClient } = await import("@aws-sdk/lib-dynamodb");
+    const doc = DynamoDBDocumentClient.from(dynamo.client);
+    const table = (runs as unknown as { tableName: string }).tableName;
+    const lock = (until: number) =>
+      doc.send(
+        new PutCommand({ TableName: table, Item: { pk: thread, sk: "run-admission", token: "x", lock_until: until } }),
+      );
+    await lock(Date.now() + 60_000);
+    expect(await runs.admit(fresh(thread))).toBe("busy");
+    await lock(Date.now() - 1);
+    expect(await runs.admit(fresh(thread))).toBe("admitted");
+  });
+});

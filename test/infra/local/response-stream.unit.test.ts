@@ -16,10 +16,14 @@ async function served(handle: (stream: ReturnType<typeof responseStream>) => voi
       const timer = setTimeout(() => reject(new Error("the response neither ended nor was cut")), 3000);
       request({ host: "127.0.0.1", port, path: "/" }, (res) => {
         let body = "";
+        const settle = (ended: boolean) => {
+          clearTimeout(timer);
+          resolve({ body, ended });
+        };
         res.on("data", (c: Buffer) => (body += c.toString()));
-        res.on("end", () => (clearTimeout(timer), resolve({ body, ended: true })));
-        res.on("error", () => (clearTimeout(timer), resolve({ body, ended: false })));
-        res.on("aborted", () => (clearTimeout(timer), resolve({ body, ended: false })));
+        res.on("end", () => settle(true));
+        res.on("error", () => settle(false));
+        res.on("aborted", () => settle(false));
       })
         .on("error", reject)
         .end();
