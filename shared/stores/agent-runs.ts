@@ -1,6 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { CHECKPOINT_TABLE } from "./checkpoint-table";
 import { queryItems } from "./query-items";
+import { SessionLeases } from "./session-lease";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
@@ -26,8 +25,11 @@ export interface RunRecord {
 
 /** Sort key prefix of run records in a thread's partition; the checkpoint saver ignores them. */
 const RUN_PREFIX = "run#";
-/** The short lock a run's admission under `reject` holds, in the thread's partition. */
-const ADMISSION_KEY = "run-admission";
+/**
+ * The short lease a run's admission under `reject` holds (a SessionLeases item of its own
+ * partition, deleted when the admission is done, swept by TTL after a crash).
+ */
+export const admissionKey = (threadId: string) => `admission#${threadId}`;
 /** How long an admission a crash left behind keeps the thread's `reject` runs out. */
 const ADMISSION_MS = 10_000;
 
@@ -43,12 +45,14 @@ export type Admission = "admitted" | "busy" | "exists";
  */
 export class AgentRuns {
   private readonly doc: DynamoDBDocumentClient;
+  private readonly admissions: SessionLeases;
 
   constructor(
     client: DynamoDBClient,
     private readonly tableName: string,
   ) {
     this.doc = DynamoDBDocumentClient.from(client);
+    this.admissions = new SessionLeases(client, tableName, ADMISSION_MS);
   }
 
   /** Records a run; `ifNew`: only if no run has its id (false when one had). */
@@ -64,34 +68,14 @@ export class AgentRuns {
 
   /**
    * Records a run only when its thread has no live run (pending or running): `reject`'s admission.
-   * The check and the write are made under a lock item of the thread's, taken with a conditional
-   * put, so of runs admitted at once exactly one is let in; a run that finds the lock taken is
-   * busy (the holder is admitting one). Hand-written: DynamoDB cannot condition a write on a
-   * query's result, and a transaction conditions only on items it names.
+   * The check and the write are made under a short lease of the thread's admission (a conditional
+   * put), so of runs admitted at once exactly one is let in; a run that finds it taken is busy (the
+   * holder is admitting one). A lease rather than one conditional write: DynamoDB cannot condition
+   * a write on a query's result, and a transaction conditions only on items it names.
    */
   async admit(run: RunRecord): Promise<Admission> {
-    const key = { pk: run.threadId, sk: ADMISSION_KEY };
-    const token = randomUUID();
-    const now = Date.now();
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...key,
-            token,
-            lock_until: now + ADMISSION_MS,
-            // DynamoDB's TTL sweeps a lock a crash left behind; the condition never relies on it.
-            [CHECKPOINT_TABLE.ttlAttribute]: Math.ceil((now + ADMISSION_MS) / 1000) + 3600,
-          },
-          ConditionExpression: "attribute_not_exists(pk) OR lock_until < :now",
-          ExpressionAttributeValues: { ":now": now },
-        }),
-      );
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return "busy";
-      throw err;
-    }
+    const lock = await this.admissions.tryAcquire(admissionKey(run.threadId));
+    if (!lock) return "busy";
     try {
       const runs = await this.list(run.threadId);
       if (runs.some((r) => r.runId === run.runId)) return "exists";
@@ -99,20 +83,7 @@ export class AgentRuns {
       await this.put_(run, false);
       return "admitted";
     } finally {
-      await this.doc
-        .send(
-          new DeleteCommand({
-            TableName: this.tableName,
-            Key: key,
-            ConditionExpression: "#t = :token",
-            ExpressionAttributeNames: { "#t": "token" },
-            ExpressionAttributeValues: { ":token": token },
-          }),
-        )
-        .catch((err: unknown) => {
-          // Taken over after it expired: the lock is someone else's now.
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        });
+      await lock.release();
     }
   }
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { localStackForTests } from "../support/local-stack";
-import { type RawReply, rawRequest } from "../support/raw-request";
+import { type RawReply, requestAs } from "../support/raw-request";
 
 // A property-based pass over the request schemas of the Agent Server API (runs, threads, store)
 // and the session settings, on the local stack: hostile bodies shaped like the real ones (lone
@@ -15,19 +15,8 @@ const holder = localStackForTests("agent-server-fuzz", {
 
 type Reply = RawReply;
 
-/** A raw request as a user; a length, not chunks: Node's own parser refuses a chunked DELETE before any handler sees it. */
 const send = (user: string, method: string, path: string, body?: string) =>
-  rawRequest(
-    holder.stack.url,
-    method,
-    path,
-    {
-      "x-user-id": user,
-      "content-type": "application/json",
-      ...(body === undefined ? {} : { "content-length": Buffer.byteLength(body) }),
-    },
-    body,
-  );
+  requestAs(holder.stack.url, user, method, path, body);
 
 // ---- values ---------------------------------------------------------------------------------
 

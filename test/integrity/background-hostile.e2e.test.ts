@@ -1,7 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
-import { rawRequest } from "../support/raw-request";
+import { requestAs } from "../support/raw-request";
 
 // Background runs and crons (issue 29) against hostile requests, on the local stack: a config too
 // big or unstorable for the run's record, a race of creates under `reject`, a thread asked to be
@@ -15,19 +15,8 @@ const clientFor = (user: string) =>
 const human = (content: string) => ({ messages: [{ type: "human", content }] });
 const LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(6)}`;
 
-/** A request with its body sent as given (escapes and all), as the user. */
 const send = (user: string, method: string, path: string, body?: string) =>
-  rawRequest(
-    local.stack.url,
-    method,
-    path,
-    {
-      "x-user-id": user,
-      "content-type": "application/json",
-      ...(body === undefined ? {} : { "content-length": Buffer.byteLength(body) }),
-    },
-    body,
-  );
+  requestAs(local.stack.url, user, method, path, body);
 const code = (text: string) => (JSON.parse(text) as { error?: { code?: string } }).error?.code;
 
 describe("background runs and crons, against hostile requests", () => {

@@ -35,3 +35,20 @@ export function rawRequest(
     req.end(body);
   });
 }
+
+/**
+ * A JSON request as a user (x-user-id), its body sent as given, escapes and all, with its length
+ * rather than in chunks: Node's own parser refuses a chunked DELETE before any handler sees it.
+ */
+export const requestAs = (baseUrl: string, user: string, method: string, path: string, body?: string) =>
+  rawRequest(
+    baseUrl,
+    method,
+    path,
+    {
+      "x-user-id": user,
+      "content-type": "application/json",
+      ...(body === undefined ? {} : { "content-length": Buffer.byteLength(body) }),
+    },
+    body,
+  );

@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { type BackgroundDeps, runQueued } from "../../../graph/agent-server/background";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
-import { AgentRuns, type RunRecord } from "../../../shared/stores/agent-runs";
+import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { admissionKey, AgentRuns, type RunRecord } from "../../../shared/stores/agent-runs";
+import { LEASE_SORT_KEY } from "../../../shared/stores/session-lease";
 
 // The run worker's choice of what to run (graph/agent-server/background.ts), on real run records
 // in dynalite: whichever message arrives, a thread's pending runs start oldest first; a run is
@@ -10,9 +12,9 @@ import { AgentRuns, type RunRecord } from "../../../shared/stores/agent-runs";
 
 let dynamo: LocalDynamo;
 let runs: AgentRuns;
+const table = `background-${randomUUID()}`;
 beforeAll(async () => {
   dynamo = await startLocalDynamo();
-  const table = `background-${randomUUID()}`;
   await createCheckpointTable(dynamo.client, table);
   runs = new AgentRuns(dynamo.client, table);
 });
@@ -156,18 +158,19 @@ describe("admission under reject (AgentRuns.admit)", () => {
     expect(await runs.admit(next)).toBe("exists");
   });
 
-  it("takes over a lock a crashed admission left behind once it expired, never before", async () => {
+  it("takes over an admission a crash left behind once it expired, never before", async () => {
     const thread = randomUUID();
-    const { PutCommand, DynamoDBDocumentClient } = await import("@aws-sdk/lib-dynamodb");
     const doc = DynamoDBDocumentClient.from(dynamo.client);
-    const table = (runs as unknown as { tableName: string }).tableName;
-    const lock = (until: number) =>
+    const crashed = (until: number) =>
       doc.send(
-        new PutCommand({ TableName: table, Item: { pk: thread, sk: "run-admission", token: "x", lock_until: until } }),
+        new PutCommand({
+          TableName: table,
+          Item: { pk: admissionKey(thread), sk: LEASE_SORT_KEY, token: "crashed", lease_until: until },
+        }),
       );
-    await lock(Date.now() + 60_000);
+    await crashed(Date.now() + 60_000);
     expect(await runs.admit(fresh(thread))).toBe("busy");
-    await lock(Date.now() - 1);
+    await crashed(Date.now() - 1);
     expect(await runs.admit(fresh(thread))).toBe("admitted");
   });
 });
