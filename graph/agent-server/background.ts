@@ -6,7 +6,7 @@ import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody } from "./requests";
-import { checkRun, executeRun, type RunDeps } from "./runs";
+import { checkRun, executeRun, type RunDeps, stopLiveRuns } from "./runs";
 import type { ThreadService } from "./threads";
 
 /** What a background run needs beyond a foreground one's: its queue and its event log. */
@@ -43,11 +43,8 @@ export async function createBackgroundRun(
     throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
   const { assistant } = await checkRun(deps.runDeps, userId, body);
   const strategy = body.multitask_strategy ?? "reject";
-  // interrupt and rollback stop what runs now; the new run then waits its turn like enqueue.
-  if (strategy === "interrupt" || strategy === "rollback") {
-    const earlier = (await deps.runs.list(threadId)).filter((r) => LIVE.has(r.status));
-    if (earlier.length > 0) await deps.runDeps.requestCancel(threadId, userId, strategy);
-  }
+  // interrupt and rollback stop what is live now; the new run then waits its turn like enqueue.
+  if (strategy === "interrupt" || strategy === "rollback") await stopLiveRuns(deps.runDeps, threadId, userId, strategy);
   const now = new Date().toISOString();
   const run: RunRecord = {
     runId: runId ?? randomUUID(),
@@ -121,12 +118,12 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
   const log = deps.events.writer(run.runId);
   try {
     const body = RunCreate.parse(run.kwargs);
-    // Admission happened at create; by now the run waits for the thread like an enqueued one.
-    const strategy = body.multitask_strategy === "reject" ? "enqueue" : body.multitask_strategy;
+    // Its strategy did its part at create (reject's admission, interrupt's and rollback's stop):
+    // by now the run waits for the thread like an enqueued one, and stops nothing made after it.
     await executeRun(
       deps.runDeps,
       { userId: run.userId!, threadId: run.threadId, ...(deadline ? { deadline } : {}) },
-      { ...body, multitask_strategy: strategy },
+      { ...body, multitask_strategy: "enqueue" },
       {
         started: (started) => log.push("metadata", { run_id: started.run_id, attempt: 1 }),
         event: (name, data) => log.push(name, data),

@@ -68,6 +68,24 @@ export async function checkRun(deps: RunDeps, userId: string, body: RunCreateBod
   return { assistant, input };
 }
 
+/**
+ * interrupt and rollback, as LangGraph's server does them: every run the thread has live stops. One
+ * still waiting its turn never runs (interrupted; deleted under rollback); the one running is asked
+ * to stop through its lease, keeping (interrupt) or taking back out (rollback) what it wrote.
+ */
+export async function stopLiveRuns(deps: RunDeps, threadId: string, userId: string, action: CancelAction) {
+  const waiting = (await deps.runs.list(threadId)).filter((r) => r.status === "pending");
+  await Promise.all(
+    waiting.map((r) =>
+      action === "rollback"
+        ? deps.runs.remove(threadId, r.runId)
+        : deps.runs.transition(threadId, r.runId, "pending", "interrupted"),
+    ),
+  );
+  // Unconditionally: the lease's holder may be a run with no record (an /api/chat turn).
+  await deps.requestCancel(threadId, userId, action);
+}
+
 export interface RunCaller {
   userId: string;
   /** absent: a stateless run, on a thread of its own */
@@ -119,7 +137,7 @@ export async function executeRun(
   // interrupt and rollback ask the running run to stop, through its lease, then wait for the
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
-    await deps.requestCancel(caller.threadId, caller.userId, strategy);
+    await stopLiveRuns(deps, caller.threadId, caller.userId, strategy);
   const stream = new RunStream(streamModes(body), (name, data) => sink.event(name, data));
   const runId = recorded?.runId ?? randomUUID();
   const now = recorded?.createdAt ?? new Date().toISOString();
@@ -154,7 +172,7 @@ export async function executeRun(
       threadId,
       assistantId: assistant.assistant_id,
       status: ended.status,
-      multitaskStrategy: strategy,
+      multitaskStrategy: recorded?.multitaskStrategy ?? strategy,
       metadata: body.metadata ?? {},
       createdAt: now,
       updatedAt: new Date().toISOString(),

@@ -1,7 +1,6 @@
 import type { Backends } from "../../shared/backends";
 import { deferredRuntime } from "../../shared/deferred";
 import type { Logger } from "../../shared/logger";
-import { AgentRuns } from "../../shared/stores/agent-runs";
 import { AgentCrons } from "../../shared/stores/agent-crons";
 import { CronService } from "./crons";
 import { RunEventLog } from "../../shared/stores/run-events";
@@ -31,7 +30,7 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
         new AgentAssistants(runtime.dynamo, config.CHECKPOINT_TABLE),
         [config.BEDROCK_MODEL_ID, config.BEDROCK_NAMING_MODEL_ID].filter((m): m is string => m !== undefined),
       );
-      const runs = new AgentRuns(runtime.dynamo, runtime.config.CHECKPOINT_TABLE);
+      const { runs } = threads;
       const runDeps: RunDeps = {
         chat: runtime.chat,
         runs,

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
+import { AgentRuns, LIVE } from "../../shared/stores/agent-runs";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
@@ -60,6 +61,8 @@ const invalidUpdate = (err: unknown) =>
 export class ThreadService {
   readonly owners: SessionOwners;
   readonly records: AgentThreads;
+  /** the threads' run records (a run waiting its turn makes its thread busy) */
+  readonly runs: AgentRuns;
 
   constructor(
     private readonly backends: Backends,
@@ -73,6 +76,7 @@ export class ThreadService {
       config.SESSION_LEASE_MS,
     );
     this.records = new AgentThreads(dynamo, config.CHECKPOINT_TABLE, config.CHECKPOINT_TTL_DAYS);
+    this.runs = new AgentRuns(dynamo, config.CHECKPOINT_TABLE);
   }
 
   async create(userId: string, body: z.infer<typeof ThreadCreate>) {
@@ -179,6 +183,8 @@ export class ThreadService {
     const { lease } = await this.owners.lease(threadId, userId);
     if (!lease) throw threadBusy();
     try {
+      // A run waiting its turn (a background run not started yet) holds the thread as a running one does.
+      if ((await this.runs.list(threadId)).some((r) => LIVE.has(r.status))) throw threadBusy();
       const config = {
         configurable: {
           thread_id: threadId,

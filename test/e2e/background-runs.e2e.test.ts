@@ -15,6 +15,8 @@ type Values = { messages: { type: string; content: unknown }[] };
 const clientFor = (user = freshUser("background")) =>
   new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
 const human = (content: string) => ({ messages: [{ type: "human", content }] });
+// Stored, then repeated back word by word (15 ms a word locally) for about 3 s: only a cancel ends it early.
+const VERY_LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20)}`;
 const LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(6)}`;
 const texts = (values: unknown) =>
   (values as Values).messages.map((m) => `${m.type}: ${String(m.content).slice(0, 40)}`);
@@ -111,6 +113,70 @@ describe("background runs", () => {
     expect(((await client.threads.getState(thread.thread_id)).values as Values).messages).toHaveLength(2);
   });
 
+  it("takes no state write while a run waits its turn (409), and one once it was cancelled", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const waiting = await client.runs.create(thread.thread_id, "chat", { input: human("foo"), afterSeconds: 10 });
+    const write = () =>
+      client.threads.updateState(thread.thread_id, {
+        values: { messages: [{ type: "ai", content: "One must imagine Sisyphus happy." }] },
+        asNode: "agent",
+      });
+    await expect(write()).rejects.toMatchObject({ status: 409 });
+    expect(JSON.stringify((await client.threads.getState(thread.thread_id)).values)).not.toContain("Sisyphus");
+    await client.runs.cancel(thread.thread_id, waiting.run_id);
+    await write();
+    expect(JSON.stringify((await client.threads.getState(thread.thread_id)).values)).toContain("Sisyphus");
+  });
+
+  it.each([
+    ["interrupt", "interrupted, never run"],
+    ["rollback", "deleted, never run"],
+  ] as const)("%s stops a run still waiting its turn too: it is %s", async (strategy, _outcome) => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const waiting = await client.runs.create(thread.thread_id, "chat", { input: human("foo"), afterSeconds: 3 });
+    const values = await client.runs.wait(thread.thread_id, "chat", {
+      input: human("bar"),
+      multitaskStrategy: strategy,
+    });
+    expect(texts(values)).toEqual(["human: bar", expect.stringMatching(/^ai: /)]);
+    if (strategy === "interrupt")
+      expect(await client.runs.get(thread.thread_id, waiting.run_id)).toMatchObject({ status: "interrupted" });
+    else await expect(client.runs.get(thread.thread_id, waiting.run_id)).rejects.toMatchObject({ status: 404 });
+    // Past its time, it still never ran.
+    await new Promise((r) => setTimeout(r, 3500));
+    const messages = ((await client.threads.getState(thread.thread_id)).values as Values).messages;
+    expect(messages.map((m) => m.content)).not.toContain("foo");
+  });
+
+  it("an interrupting background run stops what was live when it was made, and nothing made after it", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "chat", {
+      input: human(VERY_LONG),
+      streamMode: ["messages-tuple"],
+    });
+    await expect
+      .poll(async () => (await client.runs.get(thread.thread_id, first.run_id)).status, { interval: 50 })
+      .toBe("running");
+    const second = await client.runs.create(thread.thread_id, "chat", {
+      input: human("How much does the Pro plan cost?"),
+      multitaskStrategy: "interrupt",
+    });
+    const third = await client.runs.create(thread.thread_id, "chat", {
+      input: human("What is the refund policy?"),
+      multitaskStrategy: "enqueue",
+    });
+    await client.runs.join(thread.thread_id, third.run_id);
+    const status = async (run: { run_id: string }) => (await client.runs.get(thread.thread_id, run.run_id)).status;
+    expect([await status(first), await status(second), await status(third)]).toEqual([
+      "interrupted",
+      "success",
+      "success",
+    ]);
+  });
+
   it("creates, joins, lists and deletes nothing of anyone else's thread, and refuses bad requests before recording a run", async () => {
     const ownerId = freshUser("background-owner");
     const owner = clientFor(ownerId);
@@ -154,9 +220,6 @@ describe("background runs", () => {
 });
 
 describe("cancel within a second, with the default settings", () => {
-  // Stored, then repeated back word by word (15 ms a word locally) for about 3 s: only a cancel ends it early.
-  const VERY_LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20)}`;
-
   it("stops a streamed (foreground) run within 1 s of runs.cancel", async () => {
     const client = clientFor();
     const thread = await client.threads.create();
