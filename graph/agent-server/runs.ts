@@ -10,6 +10,7 @@ import type { SettingsPatch } from "../../shared/session-settings";
 import type { ChatService, RunOutcome } from "../chat/service";
 import { APPROVE_TOOLS } from "../tools/approval";
 import { GRAPHS, type GraphId } from "./assistants";
+import { threadBusyForRun } from "./errors";
 import { type RunCreateBody, runCheckpoint, runInput, streamModes } from "./requests";
 import { RunStream } from "./run-stream";
 import { interruptsOf, valuesDict } from "./serialize";
@@ -138,6 +139,10 @@ export async function executeRun(
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
     await stopLiveRuns(deps, caller.threadId, caller.userId, strategy);
+  // A background run waiting its turn holds the thread as a running one does (whose lease refuses
+  // a rejected run below): reject refuses beside it too.
+  if (strategy === "reject" && caller.threadId !== undefined && !recorded)
+    if ((await deps.runs.list(caller.threadId)).some((r) => r.status === "pending")) throw threadBusyForRun();
   const stream = new RunStream(streamModes(body), (name, data) => sink.event(name, data));
   const runId = recorded?.runId ?? randomUUID();
   const now = recorded?.createdAt ?? new Date().toISOString();

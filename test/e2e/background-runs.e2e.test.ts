@@ -129,6 +129,17 @@ describe("background runs", () => {
     expect(JSON.stringify((await client.threads.getState(thread.thread_id)).values)).toContain("Sisyphus");
   });
 
+  it("refuses a foreground run under reject while a background run waits its turn (422), as LangGraph's server does", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const waiting = await client.runs.create(thread.thread_id, "chat", { input: human("foo"), afterSeconds: 10 });
+    await expect(client.runs.wait(thread.thread_id, "chat", { input: human("bar") })).rejects.toMatchObject({
+      status: 422,
+    });
+    await client.runs.cancel(thread.thread_id, waiting.run_id);
+    expect(texts(await client.runs.wait(thread.thread_id, "chat", { input: human("bar") }))[0]).toBe("human: bar");
+  });
+
   it.each([
     ["interrupt", "interrupted, never run"],
     ["rollback", "deleted, never run"],
