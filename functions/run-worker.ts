@@ -31,16 +31,14 @@ export function createRunWorker(server: () => Promise<AgentServer>) {
     forBatch: (ready, context) => async (record: SQSRecord) => {
       const message = parseRecord(record, (body) => WorkerMessage.parse(JSON.parse(body)), logger, "invalid message");
       const deadline = runDeadline(context);
+      const redelivered = Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1;
       if ("cron_id" in message) {
-        await fireCron(ready, message, { deadline, deliveryId: record.messageId, logger });
+        await fireCron(ready, message, { deadline, deliveryId: record.messageId, redelivered, logger });
         metrics.addMetric("CronFirings", MetricUnit.Count, 1);
         logger.info("cron fired", { messageId: record.messageId, cronId: message.cron_id });
         return;
       }
-      await runQueued(ready, message, {
-        redelivered: Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1,
-        deadline,
-      });
+      await runQueued(ready, message, { redelivered, deadline });
       metrics.addMetric("RunMessagesHandled", MetricUnit.Count, 1);
       logger.info("run handled", { messageId: record.messageId, threadId: message.thread_id, runId: message.run_id });
     },

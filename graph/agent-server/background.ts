@@ -131,9 +131,11 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
       run,
     );
   } catch (err) {
-    // Refused before it started (its assistant deleted, its thread gone): the run failed.
-    const app = err instanceof AppError ? err : undefined;
-    if (!app) throw err;
+    // Refused before it started (its assistant deleted, its thread gone), or failed on our side
+    // before it could (its kept request unreadable): the run failed, rather than stay running and
+    // hold its thread.
+    const app = err instanceof AppError ? err : new AppError(500, "internal_error", "the run could not start");
+    if (app.status >= 500) deps.runDeps.onServerError?.(err);
     log.push("error", { error: app.code, message: app.message, code: app.code });
     await deps.runs.finish(run.threadId, run.runId, "error", { code: app.code, message: app.message });
   } finally {

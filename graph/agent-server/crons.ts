@@ -74,6 +74,20 @@ export function cronJson(cron: CronRecord, now = new Date()) {
   };
 }
 
+/**
+ * A cron's metadata, with room for the `cron_id` each firing adds to its run's: over the bound with
+ * it, a firing's run could not be kept (and would fail at every firing), so the cron is refused.
+ */
+function checkCronMetadata(metadata: Record<string, unknown> | undefined) {
+  if (metadata === undefined) return;
+  const fired = Metadata.safeParse({ ...metadata, cron_id: FIRINGS });
+  if (!fired.success)
+    throw badRequest(
+      "metadata_too_large",
+      `metadata: must leave room for the cron_id each firing adds (${fired.error.issues[0]!.message})`,
+    );
+}
+
 function checkSchedule(schedule: string) {
   const problem = scheduleProblem(schedule);
   if (problem) throw badRequest("invalid_schedule", problem);
@@ -95,6 +109,7 @@ export class CronService {
 
   async create(userId: string, threadId: string, body: z.infer<typeof CronCreate>) {
     checkSchedule(body.schedule);
+    checkCronMetadata(body.metadata);
     const scheduler = this.scheduler();
     const { assistant } = await checkRun(this.deps.runDeps, userId, body);
     const { schedule, end_time, enabled, on_run_completed: _kept, ...payload } = body;
@@ -127,6 +142,7 @@ export class CronService {
     const cron = await this.deps.crons.get(userId, cronId);
     if (!cron) throw cronNotFound();
     if (patch.schedule !== undefined) checkSchedule(patch.schedule);
+    checkCronMetadata(patch.metadata);
     const { endTime: _end, ...rest } = cron;
     const endTime =
       patch.end_time === null ? undefined : patch.end_time ? new Date(patch.end_time).toISOString() : cron.endTime;
@@ -196,7 +212,12 @@ export class CronService {
 export async function fireCron(
   deps: CronDeps,
   firing: CronFiring,
-  { deadline, deliveryId, logger }: { deadline?: number; deliveryId: string; logger: Logger },
+  {
+    deadline,
+    deliveryId,
+    redelivered = false,
+    logger,
+  }: { deadline?: number; deliveryId: string; redelivered?: boolean; logger: Logger },
 ) {
   const cron = await deps.crons.get(firing.user_id, firing.cron_id);
   if (!cron) {
@@ -227,7 +248,8 @@ export async function fireCron(
       // One run per firing: a redelivered firing (same message id) finds its run made.
       { publish: false, runId: uuid5(`${cron.cronId}:${deliveryId}`, FIRINGS) },
     );
-    await runQueued(deps, { thread_id: cron.threadId, run_id: run.runId }, { redelivered: false, deadline });
+    // A firing delivered again after its worker stopped finds its run running: lost, not run again.
+    await runQueued(deps, { thread_id: cron.threadId, run_id: run.runId }, { redelivered, deadline });
   } catch (err) {
     // Its assistant deleted, its thread busy under reject: this firing makes nothing; the next may.
     if (!(err instanceof AppError)) throw err;

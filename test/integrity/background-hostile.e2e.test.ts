@@ -127,6 +127,28 @@ describe("background runs and crons, against hostile requests", () => {
     expect(await client.crons.search({ threadId: thread.thread_id })).toEqual([]);
   });
 
+  it("refuses a cron whose metadata leaves no room for the cron_id its firings add, at create and at PATCH", async () => {
+    const client = clientFor(freshUser("hostile-cron-metadata"));
+    const thread = await client.threads.create();
+    // 65,516 bytes of JSON: within the 64 KB of metadata, but not with `"cron_id":"<uuid>"` beside it.
+    const full = { pad: "x".repeat(65_506) };
+    await expect(
+      client.crons.createForThread(thread.thread_id, "chat", {
+        schedule: "0 9 * * *",
+        input: human("hi"),
+        metadata: full,
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    const cron = await client.crons.createForThread(thread.thread_id, "chat", {
+      schedule: "0 9 * * *",
+      input: human("hi"),
+    });
+    await expect(client.crons.update(cron.cron_id, { metadata: full } as never)).rejects.toMatchObject({
+      status: 400,
+    });
+    expect(await client.crons.search({ threadId: thread.thread_id })).toMatchObject([{ metadata: {} }]);
+  });
+
   it("finds crons by their graph's name as well as their assistant's id", async () => {
     const client = clientFor(freshUser("hostile-cron-search"));
     const thread = await client.threads.create();

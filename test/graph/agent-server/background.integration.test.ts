@@ -4,6 +4,7 @@ import { type BackgroundDeps, runQueued } from "../../../graph/agent-server/back
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { admissionKey, AgentRuns, type RunRecord } from "../../../shared/stores/agent-runs";
+import { RunEventLog } from "../../../shared/stores/run-events";
 import { LEASE_SORT_KEY } from "../../../shared/stores/session-lease";
 
 // The run worker's choice of what to run (graph/agent-server/background.ts), on real run records
@@ -172,5 +173,22 @@ describe("admission under reject (AgentRuns.admit)", () => {
     expect(await runs.admit(fresh(thread))).toBe("busy");
     await crashed(Date.now() - 1);
     expect(await runs.admit(fresh(thread))).toBe("admitted");
+  });
+});
+
+describe("a claimed run that cannot start", () => {
+  it("ends in error, never stuck running, when its kept request no longer parses (a cron's metadata grown past its bound)", async () => {
+    const thread = randomUUID();
+    const [run] = await pending(thread, 1);
+    await runs.put({ ...run!, kwargs: { assistant_id: "chat", metadata: { big: "x".repeat(70 * 1024) } } });
+    const errors: unknown[] = [];
+    const background = {
+      runs,
+      events: new RunEventLog(dynamo.client, table),
+      runDeps: { onServerError: (e: unknown) => errors.push(e) },
+    } as unknown as BackgroundDeps;
+    await runQueued(background, { thread_id: thread, run_id: run!.runId }, { redelivered: false });
+    expect(await runs.get(thread, run!.runId)).toMatchObject({ status: "error", error: { code: "internal_error" } });
+    expect(errors).toHaveLength(1);
   });
 });
