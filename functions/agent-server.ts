@@ -319,11 +319,10 @@ const ROUTES: Record<string, Route> = {
     query: CancelQuery,
     handle: async ({ path, query, server, userId }) => {
       const run = await runOf(server, path);
-      // A background run no worker took yet never runs; one running is asked to stop, through its lease.
-      const unstarted =
-        run.status === "pending" &&
-        (await server.runs.transition(path.thread_id, path.run_id, "pending", "interrupted"));
-      if (!unstarted && (run.status === "running" || run.status === "pending"))
+      // A background run that has not begun (pending, or waiting for its thread) never runs; the
+      // one that has is asked to stop, through its lease (only the run that began holds it).
+      const live = run.status === "running" || run.status === "pending";
+      if (live && !(await server.runs.withdraw(path.thread_id, path.run_id, query.action)))
         await server.runDeps.requestCancel(path.thread_id, userId, query.action);
       return { statusCode: 202, body: "" };
     },

@@ -6,7 +6,7 @@ import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody } from "./requests";
-import { checkRun, executeRun, type RunDeps, stopLiveRuns } from "./runs";
+import { checkRun, executeRun, type RunDeps, RunWithdrawn, stopLiveRuns } from "./runs";
 import type { ThreadService } from "./threads";
 
 /** What a background run needs beyond a foreground one's: its queue and its event log. */
@@ -131,6 +131,7 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
       run,
     );
   } catch (err) {
+    if (err instanceof RunWithdrawn) return; // its record says why (interrupted, or deleted)
     // Refused before it started (its assistant deleted, its thread gone), or failed on our side
     // before it could (its kept request unreadable): the run failed, rather than stay running and
     // hold its thread.

@@ -75,16 +75,24 @@ export async function checkRun(deps: RunDeps, userId: string, body: RunCreateBod
  * to stop through its lease, keeping (interrupt) or taking back out (rollback) what it wrote.
  */
 export async function stopLiveRuns(deps: RunDeps, threadId: string, userId: string, action: CancelAction) {
-  const waiting = (await deps.runs.list(threadId)).filter((r) => r.status === "pending");
-  await Promise.all(
-    waiting.map((r) =>
-      action === "rollback"
-        ? deps.runs.remove(threadId, r.runId)
-        : deps.runs.transition(threadId, r.runId, "pending", "interrupted"),
-    ),
+  // Waiting: pending, or claimed by a worker and waiting for the lease (running, not begun).
+  const waiting = (await deps.runs.list(threadId)).filter(
+    (r) => r.status === "pending" || (r.status === "running" && !r.startedAt),
   );
+  await Promise.all(waiting.map((r) => deps.runs.withdraw(threadId, r.runId, action)));
   // Unconditionally: the lease's holder may be a run with no record (an /api/chat turn).
   await deps.requestCancel(threadId, userId, action);
+}
+
+/**
+ * A background run withdrawn while it waited for its thread (cancelled, or stopped by another
+ * run's interrupt or rollback): it never runs, and its record already says so.
+ */
+export class RunWithdrawn extends Error {
+  constructor(readonly runId: string) {
+    super(`run ${runId} was withdrawn before it began`);
+    this.name = "RunWithdrawn";
+  }
 }
 
 export interface RunCaller {
@@ -244,7 +252,11 @@ export async function executeRun(
             metadata: body.metadata ?? {},
             createdAt: now,
             updatedAt: now,
+            // Under its lease: begun, so only the lease can stop it (AgentRuns.withdraw).
+            startedAt: now,
           };
+          // A background run begins only if nothing withdrew it while it waited for the lease.
+          if (recorded && !(await deps.runs.markStarted(threadId, runId))) throw new RunWithdrawn(runId);
           await Promise.all([
             recorded ? Promise.resolve() : deps.runs.put(run),
             deps.threads.started(caller.userId, threadId, {

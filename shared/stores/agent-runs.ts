@@ -21,6 +21,11 @@ export interface RunRecord {
   kwargs?: Record<string, unknown>;
   /** who asked for it (a background run's worker runs it as them) */
   userId?: string;
+  /**
+   * when a background run began under its thread's lease: one claimed by a worker waits for the
+   * lease `running` but unstarted, and may still be withdrawn (AgentRuns.withdraw)
+   */
+  startedAt?: string;
 }
 
 /** Sort key prefix of run records in a thread's partition; the checkpoint saver ignores them. */
@@ -104,6 +109,7 @@ export class AgentRuns {
           ...(run.error ? { error: run.error } : {}),
           ...(run.kwargs ? { kwargs: JSON.stringify(run.kwargs) } : {}),
           ...(run.userId ? { user_id: run.userId } : {}),
+          ...(run.startedAt ? { started_at: run.startedAt } : {}),
         },
         ...(ifNew ? { ConditionExpression: "attribute_not_exists(pk)" } : {}),
       }),
@@ -126,6 +132,60 @@ export class AgentRuns {
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: { ":to": to, ":from": from, ":u": new Date().toISOString() },
         }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * A background run begins, under its thread's lease: false when it was withdrawn while it
+   * waited (interrupted, or deleted), and so must not run.
+   */
+  async markStarted(threadId: string, runId: string): Promise<boolean> {
+    const now = new Date().toISOString();
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: threadId, sk: RUN_PREFIX + runId },
+          UpdateExpression: "SET started_at = :now, updated_at = :now",
+          ConditionExpression: "#s = :running AND attribute_not_exists(started_at)",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":now": now, ":running": "running" },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Stops a run that has not begun (pending, or claimed by a worker and waiting for the thread's
+   * lease) so it never runs: interrupted, or deleted for a rollback. False when it had begun (only
+   * its lease can stop it then) or was over.
+   */
+  async withdraw(threadId: string, runId: string, action: "interrupt" | "rollback"): Promise<boolean> {
+    const unstarted = {
+      Key: { pk: threadId, sk: RUN_PREFIX + runId },
+      ConditionExpression: "#s = :pending OR (#s = :running AND attribute_not_exists(started_at))",
+      ExpressionAttributeNames: { "#s": "status" },
+    };
+    const states = { ":pending": "pending", ":running": "running" };
+    try {
+      await this.doc.send(
+        action === "rollback"
+          ? new DeleteCommand({ TableName: this.tableName, ...unstarted, ExpressionAttributeValues: states })
+          : new UpdateCommand({
+              TableName: this.tableName,
+              ...unstarted,
+              UpdateExpression: "SET #s = :interrupted, updated_at = :u",
+              ExpressionAttributeValues: { ...states, ":interrupted": "interrupted", ":u": new Date().toISOString() },
+            }),
       );
       return true;
     } catch (err) {
@@ -206,4 +266,5 @@ const runOf = (threadId: string, item: Record<string, unknown>): RunRecord => ({
   ...(item.error ? { error: item.error as RunRecord["error"] } : {}),
   ...(typeof item.kwargs === "string" ? { kwargs: JSON.parse(item.kwargs) as Record<string, unknown> } : {}),
   ...(typeof item.user_id === "string" ? { userId: item.user_id } : {}),
+  ...(typeof item.started_at === "string" ? { startedAt: item.started_at } : {}),
 });

@@ -1,0 +1,75 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { freshUser, localStackForTests } from "../support/local-stack";
+
+// A background run a worker has taken (claimed, `running`) that waits for its thread's lease
+// while another run holds it (issue 29): its own cancel, or another run's interrupt, must stop
+// it, and not the run that holds the thread. A stack of its own: the local run worker takes one
+// message at a time, and another file's run must not keep it from taking this one.
+
+const local = localStackForTests("waiting-runs");
+
+type Part = { id?: string; event: string; data: unknown };
+type Values = { messages: { type: string; content: unknown }[] };
+
+const clientFor = (user = freshUser("waiting")) =>
+  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
+const human = (content: string) => ({ messages: [{ type: "human", content }] });
+// Stored, then repeated back word by word (15 ms a word locally) for about 3 s.
+const VERY_LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20)}`;
+const texts = (values: unknown) =>
+  (values as Values).messages.map((m) => `${m.type}: ${String(m.content).slice(0, 40)}`);
+
+describe("a run a worker took that waits for its thread", () => {
+  /** A streamed run holding the thread for about 3 s, and an enqueued background run a worker took, waiting for it. */
+  async function busyThread(client: Client) {
+    const thread = await client.threads.create();
+    const parts = client.runs.stream(thread.thread_id, "chat", {
+      input: human(VERY_LONG),
+      streamMode: ["messages-tuple"],
+    }) as AsyncIterable<Part>;
+    const iterator = parts[Symbol.asyncIterator]();
+    const first = { run_id: ((await iterator.next()).value as Part & { data: { run_id: string } }).data.run_id };
+    const streamed = (async () => {
+      while (!(await iterator.next()).done);
+    })();
+    const status = async (run: { run_id: string }) => (await client.runs.get(thread.thread_id, run.run_id)).status;
+    const second = await client.runs.create(thread.thread_id, "chat", {
+      input: human("How much does the Pro plan cost?"),
+      multitaskStrategy: "enqueue",
+    });
+    await expect.poll(() => status(second), { interval: 50, timeout: 2000 }).toBe("running");
+    return { thread, first, second, status, streamed };
+  }
+
+  it("is cancelled itself by its cancel, and never runs; the run that holds the thread goes on", async () => {
+    const client = clientFor();
+    const { thread, first, second, status, streamed } = await busyThread(client);
+    await client.runs.cancel(thread.thread_id, second.run_id);
+    expect([await status(first), await status(second)]).toEqual(["running", "interrupted"]);
+    // The streamed run was not the one stopped: it goes on until it is cancelled itself.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await status(first)).toBe("running");
+    await client.runs.cancel(thread.thread_id, first.run_id);
+    await streamed;
+    const humans = ((await client.threads.getState(thread.thread_id)).values as Values).messages.filter(
+      (m) => m.type === "human",
+    );
+    expect(humans).toHaveLength(1);
+    expect(await status(second)).toBe("interrupted");
+  });
+
+  it("is stopped by an interrupting run, with the one holding the thread, and never runs", async () => {
+    const client = clientFor();
+    const { thread, first, second, status, streamed } = await busyThread(client);
+    const values = await client.runs.wait(thread.thread_id, "chat", {
+      input: human("What is the refund policy?"),
+      multitaskStrategy: "interrupt",
+    });
+    expect(texts(values).filter((t) => t.startsWith("human"))).toEqual([
+      expect.stringMatching(/^human: Remember that/),
+      "human: What is the refund policy?",
+    ]);
+    await streamed;
+    expect([await status(first), await status(second)]).toEqual(["interrupted", "interrupted"]);
+  });
+});
