@@ -61,7 +61,7 @@ export async function createBackgroundRun(
   // reject admits a run only onto a thread with nothing else live, one at a time (AgentRuns.admit).
   const admission =
     strategy === "reject"
-      ? await deps.runs.admit(run)
+      ? await deps.runs.admit(run, () => deps.threads.owners.leaseHeld(threadId))
       : (await deps.runs.put(run, { ifNew: runId !== undefined }))
         ? "admitted"
         : "exists";

@@ -1,9 +1,6 @@
 import { AppError } from "../../shared/errors";
-import type { AgentRuns } from "../../shared/stores/agent-runs";
+import { type AgentRuns, LIVE } from "../../shared/stores/agent-runs";
 import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
-
-/** A run still has events to come while it waits or runs. */
-const LIVE = new Set(["pending", "running"]);
 
 /**
  * joinStream: a run's events after `afterId`, then live until it ends. A run whose events were
@@ -22,7 +19,7 @@ export async function* joinRun(
   if (!run) throw new AppError(404, "run_not_found", "Run not found");
   // Over, and nothing kept: nothing to replay or wait for.
   if (!LIVE.has(run.status) && !(await deps.events.exists(runId))) return;
-  const stillRunning = async () => LIVE.has((await deps.runs.get(threadId, runId))?.status ?? "");
+  const stillRunning = async () => LIVE.has((await deps.runs.get(threadId, runId))?.status ?? "error");
   yield* deps.events.follow(runId, afterId, { signal, stillRunning });
 }
 

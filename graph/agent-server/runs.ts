@@ -3,7 +3,13 @@ import { randomUUID } from "node:crypto";
 import { AppError, badRequest } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import { webhookProblem, type WebhookMessage } from "../../shared/webhooks";
-import type { AgentRuns, MultitaskStrategy, RunRecord, RunStatus } from "../../shared/stores/agent-runs";
+import {
+  type AgentRuns,
+  isWaiting,
+  type MultitaskStrategy,
+  type RunRecord,
+  type RunStatus,
+} from "../../shared/stores/agent-runs";
 import type { AgentThreads, ThreadStatus } from "../../shared/stores/agent-threads";
 import type { CancelAction } from "../../shared/stores/session-lease";
 import type { SettingsPatch } from "../../shared/session-settings";
@@ -76,9 +82,7 @@ export async function checkRun(deps: RunDeps, userId: string, body: RunCreateBod
  */
 export async function stopLiveRuns(deps: RunDeps, threadId: string, userId: string, action: CancelAction) {
   // Waiting: pending, or claimed by a worker and waiting for the lease (running, not begun).
-  const waiting = (await deps.runs.list(threadId)).filter(
-    (r) => r.status === "pending" || (r.status === "running" && !r.startedAt),
-  );
+  const waiting = (await deps.runs.list(threadId)).filter(isWaiting);
   await Promise.all(waiting.map((r) => deps.runs.withdraw(threadId, r.runId, action)));
   // Unconditionally: the lease's holder may be a run with no record (an /api/chat turn).
   await deps.requestCancel(threadId, userId, action);
@@ -147,10 +151,7 @@ export async function executeRun(
   // lease as enqueue does; the stopped run keeps (interrupt) or takes back (rollback) its writes.
   if ((strategy === "interrupt" || strategy === "rollback") && caller.threadId !== undefined)
     await stopLiveRuns(deps, caller.threadId, caller.userId, strategy);
-  // A background run waiting its turn holds the thread as a running one does (whose lease refuses
-  // a rejected run below): reject refuses beside it too.
-  if (strategy === "reject" && caller.threadId !== undefined && !recorded)
-    if ((await deps.runs.list(caller.threadId)).some((r) => r.status === "pending")) throw threadBusyForRun();
+
   const stream = new RunStream(streamModes(body), (name, data) => sink.event(name, data));
   const runId = recorded?.runId ?? randomUUID();
   const now = recorded?.createdAt ?? new Date().toISOString();
@@ -257,6 +258,10 @@ export async function executeRun(
           };
           // A background run begins only if nothing withdrew it while it waited for the lease.
           if (recorded && !(await deps.runs.markStarted(threadId, runId))) throw new RunWithdrawn(runId);
+          // Under reject, a background run waiting its turn holds the thread as the lease's holder
+          // does. Read under the lease: one admitted after this finds the lease held (AgentRuns.admit).
+          if (strategy === "reject" && caller.threadId !== undefined && !recorded)
+            if ((await deps.runs.list(threadId)).some(isWaiting)) throw threadBusyForRun();
           await Promise.all([
             recorded ? Promise.resolve() : deps.runs.put(run),
             deps.threads.started(caller.userId, threadId, {

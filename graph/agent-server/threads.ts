@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
-import { AgentRuns, LIVE } from "../../shared/stores/agent-runs";
+import { AgentRuns, isWaiting } from "../../shared/stores/agent-runs";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
@@ -183,8 +183,8 @@ export class ThreadService {
     const { lease } = await this.owners.lease(threadId, userId);
     if (!lease) throw threadBusy();
     try {
-      // A run waiting its turn (a background run not started yet) holds the thread as a running one does.
-      if ((await this.runs.list(threadId)).some((r) => LIVE.has(r.status))) throw threadBusy();
+      // A run waiting its turn (a background run not begun) holds the thread as the lease's holder does.
+      if ((await this.runs.list(threadId)).some(isWaiting)) throw threadBusy();
       const config = {
         configurable: {
           thread_id: threadId,

@@ -41,6 +41,12 @@ const ADMISSION_MS = 10_000;
 /** A run that has not ended: waiting for a worker, or running. */
 export const LIVE: ReadonlySet<RunStatus> = new Set(["pending", "running"]);
 
+/**
+ * A run that has not begun: pending, or taken by a worker and waiting for its thread's lease. One
+ * that began holds the lease for as long as it runs (so the lease, not its record, says it does).
+ */
+export const isWaiting = (run: RunRecord) => run.status === "pending" || (run.status === "running" && !run.startedAt);
+
 /** What admitting a run onto an idle thread came to. */
 export type Admission = "admitted" | "busy" | "exists";
 
@@ -77,15 +83,24 @@ export class AgentRuns {
    * put), so of runs admitted at once exactly one is let in; a run that finds it taken is busy (the
    * holder is admitting one). A lease rather than one conditional write: DynamoDB cannot condition
    * a write on a query's result, and a transaction conditions only on items it names.
+   * `heldElsewhere`: whether the thread is held by what keeps no run record here (its lease, taken
+   * by a foreground run or an /api/chat turn).
    */
-  async admit(run: RunRecord): Promise<Admission> {
+  async admit(run: RunRecord, heldElsewhere: () => Promise<boolean> = async () => false): Promise<Admission> {
     const lock = await this.admissions.tryAcquire(admissionKey(run.threadId));
     if (!lock) return "busy";
     try {
       const runs = await this.list(run.threadId);
       if (runs.some((r) => r.runId === run.runId)) return "exists";
-      if (runs.some((r) => LIVE.has(r.status))) return "busy";
+      if (runs.some(isWaiting)) return "busy";
+      // Recorded first, then the thread's lease read (a run that began holds it: a record of one
+      // that crashed does not keep the thread busy past its lease). A run that takes the lease
+      // after this read finds this one pending and is refused, so the two never both get in.
       await this.put_(run, false);
+      if (await heldElsewhere()) {
+        await this.remove(run.threadId, run.runId);
+        return "busy";
+      }
       return "admitted";
     } finally {
       await lock.release();

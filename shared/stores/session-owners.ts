@@ -303,6 +303,19 @@ export class SessionOwners {
     return ids;
   }
 
+  /** Whether a run holds the session's lease now (a strongly consistent read of its owner record). */
+  async leaseHeld(sessionId: string): Promise<boolean> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+        ConsistentRead: true,
+        ProjectionExpression: "lease_until",
+      }),
+    );
+    return typeof out.Item?.lease_until === "number" && out.Item.lease_until > Date.now();
+  }
+
   /** The owner, or undefined for a session that does not exist. */
   async owner(sessionId: string): Promise<string | undefined> {
     return (await this.session(sessionId))?.userId;

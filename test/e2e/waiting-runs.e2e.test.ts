@@ -73,3 +73,49 @@ describe("a run a worker took that waits for its thread", () => {
     expect([await status(first), await status(second)]).toEqual(["interrupted", "interrupted"]);
   });
 });
+
+describe("reject across the ways a thread is held", () => {
+  it("refuses a background run under reject while an /api/chat turn holds the thread, keeping nothing", async () => {
+    const user = freshUser("reject-chat");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    const turn = fetch(`${local.stack.url}/api/chat/stream`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-user-id": user },
+      body: JSON.stringify({ message: VERY_LONG, session_id: thread.thread_id }),
+    });
+    const reader = (await turn).body!.getReader();
+    await reader.read(); // the turn began: it holds the thread's lease
+    await expect(client.runs.create(thread.thread_id, "chat", { input: human("hi") })).rejects.toMatchObject({
+      status: 422,
+    });
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    while (!(await reader.read()).done);
+  });
+
+  it("lets at most one of foreground and background runs made at once under reject onto an idle thread", async () => {
+    const user = freshUser("reject-race");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    const body = JSON.stringify({ assistant_id: "chat", input: human("hi") });
+    const send = (path: string) =>
+      fetch(`${local.stack.url}/threads/${thread.thread_id}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-user-id": user },
+        body,
+      });
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => send(i % 2 ? "/runs" : "/runs/wait")));
+    const admitted = replies.filter((r) => r.status === 200);
+    expect(replies.filter((r) => r.status !== 200).every((r) => r.status === 422)).toBe(true);
+    expect(admitted.length).toBeLessThanOrEqual(1);
+    await expect
+      .poll(async () => (await client.runs.list(thread.thread_id)).filter((r) => r.status === "success").length, {
+        timeout: 10_000,
+      })
+      .toBe(admitted.length);
+    const humans = ((await client.threads.getState(thread.thread_id)).values as Values | null)?.messages?.filter(
+      (m) => m.type === "human",
+    );
+    expect(humans?.length ?? 0).toBe(admitted.length);
+  });
+});
