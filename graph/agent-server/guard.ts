@@ -30,8 +30,9 @@ export async function guardThread(
   } catch (err) {
     const key = `${event.httpMethod} ${event.resource}`;
     if (!(err instanceof AppError && err.status === 404 && RUN_ROUTES.has(key) && asksToCreate(event.body))) throw err;
-    await checkRun(runDeps, userId, parseJsonBody(event, RunCreate, { maxBytes: MAX_REQUEST_BYTES }));
-    await threads.createIfAbsent(userId, threadId!);
+    const run = parseJsonBody(event, RunCreate, { maxBytes: MAX_REQUEST_BYTES });
+    await checkRun(runDeps, userId, run);
+    await threads.createIfAbsent(userId, threadId!, run.config?.configurable?.project_id ?? null);
   }
 }
 

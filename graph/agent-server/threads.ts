@@ -108,12 +108,13 @@ export class ThreadService {
   }
 
   /**
-   * A run's `if_not_exists: "create"`: the thread, made the caller's when no one has it. Anyone
-   * else's stays theirs, and is 404 to the caller as ever.
+   * A run's `if_not_exists: "create"`: the thread, made the caller's (in the run's project) when no
+   * one has it. Anyone else's stays theirs, and is 404 to the caller as ever.
    */
-  async createIfAbsent(userId: string, threadId: string) {
+  async createIfAbsent(userId: string, threadId: string, projectId: string | null = null) {
     if (!ThreadId.safeParse(threadId).success) throw malformedId("thread_id");
-    if (await this.owners.claim(threadId, userId, null)) {
+    // In the run's project, when it names one: a thread's project is fixed when it starts.
+    if (await this.owners.claim(threadId, userId, projectId)) {
       const now = new Date().toISOString();
       await this.records.create({ threadId, userId, metadata: {}, status: "idle", createdAt: now, updatedAt: now });
     }

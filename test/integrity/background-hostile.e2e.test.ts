@@ -113,6 +113,28 @@ describe("background runs and crons, against hostile requests", () => {
     expect(await clientFor(user).threads.search()).toEqual([]);
   });
 
+  it("makes the thread in the run's project when if_not_exists create names one, and runs it there", async () => {
+    const user = freshUser("hostile-create-project");
+    const threadId = randomUUID();
+    const run = (project: string) =>
+      send(
+        user,
+        "POST",
+        `/threads/${threadId}/runs/wait`,
+        JSON.stringify({
+          assistant_id: "chat",
+          input: human("hi"),
+          if_not_exists: "create",
+          config: { configurable: { project_id: project } },
+        }),
+      );
+    const first = await run("alpha");
+    expect(first.status, first.text).toBe(200);
+    expect((await run("alpha")).status).toBe(200);
+    // The thread is alpha's: a run naming another project is refused, as a session's is.
+    expect((await run("beta")).status).toBe(409);
+  });
+
   it("refuses the read-only support assistant on a background run and a cron", async () => {
     const user = freshUser("hostile-support");
     const client = clientFor(user);
