@@ -127,13 +127,12 @@ async function rejoin(ready: AgentServer, event: APIGatewayProxyEvent, threadId:
   // Following ends before the function's time does; the response is then cut, not ended, so the
   // client reconnects with its Last-Event-ID (an ended stream would read as the run's end).
   const deadline = AbortSignal.timeout(Math.max(1000, context.getRemainingTimeInMillis() - 2000));
-  const events = joinRun(ready, threadId, runId.data, after, deadline);
-  // The first event (or the run's end) before the response starts: an unknown run is a plain 404.
-  const first = await events.next();
+  // An unknown run is a plain 404; a known one's response begins at once, even while it waits its turn.
+  const run = await ready.runs.get(threadId, runId.data);
+  if (!run) throw new AppError(404, "run_not_found", "Run not found");
   const path = `/threads/${threadId}/runs/${runId.data}`;
   const sse = open({ "content-location": path, location: `${path}/stream` });
-  for (let item = first; !item.done; item = await events.next())
-    sendEvent(sse, item.value.event, item.value.data, item.value.id);
+  for await (const item of joinRun(ready, run, after, deadline)) sendEvent(sse, item.event, item.data, item.id);
   if (deadline.aborted) sse.destroy();
 }
 

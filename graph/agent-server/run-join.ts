@@ -1,22 +1,20 @@
-import { AppError } from "../../shared/errors";
-import { type AgentRuns, LIVE } from "../../shared/stores/agent-runs";
+import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-runs";
 import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
 
 /**
  * joinStream: a run's events after `afterId`, then live until it ends. A run whose events were
  * kept (background, or streamed with `stream_resumable`) replays from its log; one that was not
- * has no log to read, so its join only waits for it to end. The thread's ownership is checked by
- * the caller, before this reads anything.
+ * has no log to read, so its join only waits for it to end. The run is the caller's, read (and
+ * its thread's ownership checked) before this is called, so a join's response can begin before
+ * a run that waits its turn has any event.
  */
 export async function* joinRun(
   deps: { runs: AgentRuns; events: RunEventLog },
-  threadId: string,
-  runId: string,
+  run: RunRecord,
   afterId: number,
   signal?: AbortSignal,
 ): AsyncGenerator<RunEvent> {
-  const run = await deps.runs.get(threadId, runId);
-  if (!run) throw new AppError(404, "run_not_found", "Run not found");
+  const { threadId, runId } = run;
   // Over, and nothing kept: nothing to replay or wait for.
   if (!LIVE.has(run.status) && !(await deps.events.exists(runId))) return;
   const stillRunning = async () => LIVE.has((await deps.runs.get(threadId, runId))?.status ?? "error");

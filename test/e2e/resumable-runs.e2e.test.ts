@@ -119,4 +119,21 @@ describe("resumable streams", () => {
     expect(text.startsWith("id: 1\n")).toBe(true);
     expect(text).toContain(`id: ${parts.length - 1}\n`);
   });
+
+  it("answers a join of a run still waiting its turn at once (its headers), then its events once it runs", async () => {
+    const user = freshUser("resumable-waiting");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "chat", { input: human("hi"), afterSeconds: 3 });
+    const response = await fetch(`${local.stack.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, {
+      headers: { "x-user-id": user },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    // The response began while the run still waited for its time, not once it ran.
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("pending");
+    const text = await response.text();
+    expect(text).toContain("event: metadata");
+    expect(text).toContain("event: values");
+  });
 });
