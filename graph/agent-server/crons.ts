@@ -57,6 +57,13 @@ const FIRINGS = "0f6e3b0c-2d5e-4c1a-9a77-5b8f3f1d2c64";
 
 const cronNotFound = () => new AppError(404, "cron_not_found", "Cron not found");
 
+/** A cron's next firing: none when it is disabled, or when its next is past its end_time. */
+function nextRunOf(cron: CronRecord, now: Date): Date | undefined {
+  if (!cron.enabled) return undefined;
+  const next = nextRunAfter(cron.schedule, now);
+  return next && cron.endTime && next.getTime() > Date.parse(cron.endTime) ? undefined : next;
+}
+
 export function cronJson(cron: CronRecord, now = new Date()) {
   return {
     cron_id: cron.cronId,
@@ -70,7 +77,7 @@ export function cronJson(cron: CronRecord, now = new Date()) {
     enabled: cron.enabled,
     created_at: cron.createdAt,
     updated_at: cron.updatedAt,
-    next_run_date: cron.enabled ? (nextRunAfter(cron.schedule, now)?.toISOString() ?? null) : null,
+    next_run_date: nextRunOf(cron, now)?.toISOString() ?? null,
   };
 }
 
@@ -110,6 +117,8 @@ export class CronService {
   async create(userId: string, threadId: string, body: z.infer<typeof CronCreate>) {
     checkSchedule(body.schedule);
     checkCronMetadata(body.metadata);
+    if (body.after_seconds !== undefined)
+      throw badRequest("invalid_after_seconds", "after_seconds: a cron's runs start at its firings; set its schedule");
     const scheduler = this.scheduler();
     const { assistant } = await checkRun(this.deps.runDeps, userId, body);
     const { schedule, end_time, enabled, on_run_completed: _kept, ...payload } = body;

@@ -171,6 +171,32 @@ describe("background runs and crons, against hostile requests", () => {
     expect(await client.crons.search({ threadId: thread.thread_id })).toMatchObject([{ metadata: {} }]);
   });
 
+  it("refuses after_seconds on a cron (its runs start at their firing), and shows no next run past its end_time", async () => {
+    const user = freshUser("hostile-cron-time");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    const delayed = await send(
+      user,
+      "POST",
+      `/threads/${thread.thread_id}/runs/crons`,
+      JSON.stringify({ assistant_id: "chat", schedule: "0 9 * * *", input: human("hi"), after_seconds: 60 }),
+    );
+    expect(delayed.status, delayed.text).toBe(400);
+    const ended = await send(
+      user,
+      "POST",
+      `/threads/${thread.thread_id}/runs/crons`,
+      JSON.stringify({
+        assistant_id: "chat",
+        schedule: "0 9 * * *",
+        input: human("hi"),
+        end_time: "2026-01-01T00:00:00Z",
+      }),
+    );
+    expect(ended.status, ended.text).toBe(200);
+    expect(JSON.parse(ended.text)).toMatchObject({ end_time: "2026-01-01T00:00:00.000Z", next_run_date: null });
+  });
+
   it("finds crons by their graph's name as well as their assistant's id", async () => {
     const client = clientFor(freshUser("hostile-cron-search"));
     const thread = await client.threads.create();
