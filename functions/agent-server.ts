@@ -3,7 +3,8 @@ import * as z from "zod";
 import { graphJson, graphSchemas } from "../graph/agent-server/assistants";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
-import { createBackgroundRun } from "../graph/agent-server/background";
+import { createBackgroundRun, markLost } from "../graph/agent-server/background";
+import { LIVE, type RunRecord, WORKER_LOST } from "../shared/stores/agent-runs";
 import { CronCount, CronCreate, CronPatch, CronSearch } from "../graph/agent-server/crons";
 import {
   AssistantCount,
@@ -98,10 +99,14 @@ function paginationHeaders(offset: number, count: number, total: number): Record
   return { "x-pagination-total": String(total), ...(next < total ? { "x-pagination-next": String(next) } : {}) };
 }
 
+/** A run as it stands: one found running that lost its worker or function is shown (and kept) as lost. */
+const current = async (server: AgentServer, run: RunRecord): Promise<RunRecord> =>
+  (await markLost(server, run)) ? { ...run, status: "error", error: WORKER_LOST } : run;
+
 const runOf = async (server: AgentServer, path: z.infer<typeof RunPath>) => {
   const run = await server.runs.get(path.thread_id, path.run_id);
   if (!run) throw notFound("run_not_found", "no such run in this thread");
-  return run;
+  return current(server, run);
 };
 
 /**
@@ -263,9 +268,8 @@ const ROUTES: Record<string, Route> = {
     path: ThreadPath,
     query: RunListQuery,
     handle: async ({ path, query, server }) => {
-      const runs = (await server.runs.list(path.thread_id))
-        .filter((r) => !query.status || r.status === query.status)
-        .reverse();
+      const listed = await Promise.all((await server.runs.list(path.thread_id)).map((r) => current(server, r)));
+      const runs = listed.filter((r) => !query.status || r.status === query.status).reverse();
       return runs.slice(query.offset, query.offset + query.limit).map(runJson);
     },
   }),
@@ -317,13 +321,23 @@ const ROUTES: Record<string, Route> = {
   "POST /threads/{thread_id}/runs/{run_id}/cancel": route({
     path: RunPath,
     query: CancelQuery,
-    handle: async ({ path, query, server, userId }) => {
+    handle: async ({ path, query, server, userId, context }) => {
       const run = await runOf(server, path);
-      // A background run that has not begun (pending, or waiting for its thread) never runs; the
-      // one that has is asked to stop, through its lease (only the run that began holds it).
+      // A background run that has not begun (pending, or waiting for its thread) never runs; one
+      // that began is asked to stop through the thread's lease, only while it is that run's.
       const live = run.status === "running" || run.status === "pending";
       if (live && !(await server.runs.withdraw(path.thread_id, path.run_id, query.action)))
-        await server.runDeps.requestCancel(path.thread_id, userId, query.action);
+        await server.runDeps.requestCancel(path.thread_id, userId, query.action, path.run_id);
+      // wait: answered once the run stopped (a run notices within CANCEL_POLL_MS), or at the
+      // function's deadline, still 202.
+      if (live && (query.wait === "1" || query.wait === "true")) {
+        const deadline = Math.min(runDeadline(context), Date.now() + 25_000);
+        for (let r: RunRecord | undefined = run; r && LIVE.has(r.status) && Date.now() < deadline;) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const next = await server.runs.get(path.thread_id, path.run_id);
+          r = next && (await current(server, next));
+        }
+      }
       return { statusCode: 202, body: "" };
     },
   }),

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import { AppError } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
-import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-runs";
+import { type AgentRuns, LIVE, type RunRecord, WORKER_LOST } from "../../shared/stores/agent-runs";
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody } from "./requests";
@@ -94,10 +94,7 @@ export async function runQueued(
     const target = runs.find((r) => r.runId === runId);
     if (!target) return; // deleted before it ran
     if (target.status === "running" && redelivered) {
-      await deps.runs.finish(threadId, runId, "error", {
-        code: "worker_lost",
-        message: "the run's worker stopped before it finished (a crash or the worker's time limit)",
-      });
+      await deps.runs.finish(threadId, runId, "error", WORKER_LOST);
       return;
     }
     if (target.status !== "pending") return;
@@ -145,6 +142,22 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
 }
 
 /**
+ * A run that began holds its thread's lease until its record says how it ended (ChatService
+ * settles it under the lease). One still marked running with the lease free lost its worker or
+ * function (a crash, a timeout): it is marked so, so a join ends and a cancel finds nothing to
+ * stop. True when it was.
+ */
+export async function markLost(deps: Pick<BackgroundDeps, "runs" | "threads">, run: RunRecord): Promise<boolean> {
+  if (run.status !== "running" || !run.startedAt) return false;
+  if (await deps.threads.owners.leaseHeld(run.threadId)) return false;
+  // Read again: it may have ended, and let the lease go, between the two reads.
+  const now = await deps.runs.get(run.threadId, run.runId);
+  if (now?.status !== "running") return false;
+  await deps.runs.finish(run.threadId, run.runId, "error", WORKER_LOST);
+  return true;
+}
+
+/**
  * runs.join: once the run is over, the thread's values (with `__error__` when it failed), as
  * /runs/wait answers. Polled on the run's record (one read per `pollMs`) until then, or until the
  * deadline, when the run still going is a 408 the client may repeat.
@@ -156,9 +169,12 @@ export async function joinRunResult(
   runId: string,
   { deadline, pollMs = 250 }: { deadline: number; pollMs?: number },
 ) {
-  for (;;) {
-    const run = await deps.runs.get(threadId, runId);
+  for (let polls = 0; ; polls++) {
+    let run = await deps.runs.get(threadId, runId);
     if (!run) throw new AppError(404, "run_not_found", "Run not found");
+    // About once a second: a run that began but no longer holds its thread's lease was lost.
+    if (polls % Math.max(1, Math.round(1000 / pollMs)) === 0 && (await markLost(deps, run)))
+      run = { ...run, status: "error", error: WORKER_LOST };
     if (!LIVE.has(run.status)) {
       const thread = await deps.threads.get(userId, threadId);
       if (!run.error) return thread.values ?? {};

@@ -1,5 +1,7 @@
 import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-runs";
 import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
+import { markLost } from "./background";
+import type { ThreadService } from "./threads";
 
 /**
  * joinStream: a run's events after `afterId`, then live until it ends. A run whose events were
@@ -9,7 +11,7 @@ import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
  * a run that waits its turn has any event.
  */
 export async function* joinRun(
-  deps: { runs: AgentRuns; events: RunEventLog },
+  deps: { runs: AgentRuns; events: RunEventLog; threads: ThreadService },
   run: RunRecord,
   afterId: number,
   signal?: AbortSignal,
@@ -17,7 +19,10 @@ export async function* joinRun(
   const { threadId, runId } = run;
   // Over, and nothing kept: nothing to replay or wait for.
   if (!LIVE.has(run.status) && !(await deps.events.exists(runId))) return;
-  const stillRunning = async () => LIVE.has((await deps.runs.get(threadId, runId))?.status ?? "error");
+  const stillRunning = async () => {
+    const now = await deps.runs.get(threadId, runId);
+    return now !== undefined && LIVE.has(now.status) && !(await markLost(deps, now));
+  };
   yield* deps.events.follow(runId, afterId, { signal, stillRunning });
 }
 

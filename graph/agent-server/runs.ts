@@ -6,6 +6,7 @@ import { webhookProblem, type WebhookMessage } from "../../shared/webhooks";
 import {
   type AgentRuns,
   isWaiting,
+  WORKER_LOST,
   type MultitaskStrategy,
   type RunRecord,
   type RunStatus,
@@ -37,8 +38,8 @@ export interface RunDeps {
   readState(threadId: string): Promise<StateSnapshot>;
   /** the assistant an id names, for its caller: a graph id, a graph's assistant, or one of theirs */
   assistant(userId: string, assistantId: string): Promise<RunAssistant>;
-  /** asks the run holding the owner's thread's lease to stop (SessionOwners.requestCancel) */
-  requestCancel(threadId: string, userId: string, action: CancelAction): Promise<boolean>;
+  /** asks the run holding the owner's thread's lease to stop, or only `runId` if it holds it (SessionOwners.requestCancel) */
+  requestCancel(threadId: string, userId: string, action: CancelAction, runId?: string): Promise<boolean>;
   maxMessageBytes: number;
   /** removes a stateless run's thread once it finished (`on_completion: "delete"`) */
   deleteThread(threadId: string, userId: string): Promise<void>;
@@ -258,10 +259,19 @@ export async function executeRun(
           };
           // A background run begins only if nothing withdrew it while it waited for the lease.
           if (recorded && !(await deps.runs.markStarted(threadId, runId))) throw new RunWithdrawn(runId);
+          const others = (caller.threadId === undefined ? [] : await deps.runs.list(threadId)).filter(
+            (r) => r.runId !== runId,
+          );
+          // Under the lease, no other run of the thread can be going: one that began and is still
+          // marked running lost its worker or function (a crash, a timeout).
+          await Promise.all(
+            others
+              .filter((r) => r.status === "running" && r.startedAt)
+              .map((r) => deps.runs.finish(threadId!, r.runId, "error", WORKER_LOST)),
+          );
           // Under reject, a background run waiting its turn holds the thread as the lease's holder
           // does. Read under the lease: one admitted after this finds the lease held (AgentRuns.admit).
-          if (strategy === "reject" && caller.threadId !== undefined && !recorded)
-            if ((await deps.runs.list(threadId)).some(isWaiting)) throw threadBusyForRun();
+          if (strategy === "reject" && !recorded && others.some((r) => isWaiting(r))) throw threadBusyForRun();
           await Promise.all([
             recorded ? Promise.resolve() : deps.runs.put(run),
             deps.threads.started(caller.userId, threadId, {

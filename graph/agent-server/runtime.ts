@@ -37,7 +37,8 @@ export const deferredAgentServer = (logger: Logger, backends: () => Promise<Back
         threads: threads.records,
         readState: (threadId) => runtime.graph.getState({ configurable: { thread_id: threadId } }),
         assistant: (userId, assistantId) => assistants.forRun(userId, assistantId),
-        requestCancel: (threadId, userId, action) => threads.owners.requestCancel(threadId, userId, action),
+        requestCancel: (threadId, userId, action, runId) =>
+          threads.owners.requestCancel(threadId, userId, action, runId),
         maxMessageBytes: runtime.config.MAX_MESSAGE_BYTES,
         deleteThread: (threadId, userId) => threads.delete(userId, threadId),
         onServerError: (error) => logger.error("run failed", { error }),

@@ -569,7 +569,7 @@ export class ChatService {
     const settings = startingSettings(this.deps.projectSettings ?? {}, projectId, turn.settings);
     let lease: Lease | undefined;
     try {
-      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, projectId, settings);
+      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, projectId, settings, turn.options?.runId);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
@@ -588,8 +588,13 @@ export class ChatService {
     try {
       attempt =
         turn.ifBusy === "queue"
-          ? await this.deps.owners.leaseWaiting(sessionId, turn.userId, this.queueWait(turn.deadline))
-          : await this.deps.owners.lease(sessionId, turn.userId);
+          ? await this.deps.owners.leaseWaiting(
+              sessionId,
+              turn.userId,
+              this.queueWait(turn.deadline),
+              turn.options?.runId,
+            )
+          : await this.deps.owners.lease(sessionId, turn.userId, turn.options?.runId);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }

@@ -45,7 +45,25 @@ export const LIVE: ReadonlySet<RunStatus> = new Set(["pending", "running"]);
  * A run that has not begun: pending, or taken by a worker and waiting for its thread's lease. One
  * that began holds the lease for as long as it runs (so the lease, not its record, says it does).
  */
-export const isWaiting = (run: RunRecord) => run.status === "pending" || (run.status === "running" && !run.startedAt);
+export const isWaiting = (run: RunRecord) =>
+  run.status === "pending" ||
+  (run.status === "running" && !run.startedAt && Date.parse(run.updatedAt) + MAX_WAIT_MS > Date.now());
+
+/**
+ * How long a worker's run may wait for its thread: a Lambda's 15 minutes. A run taken longer ago
+ * and still not begun lost its worker (a crash), and no longer holds its thread (its message's
+ * redelivery marks it lost).
+ */
+const MAX_WAIT_MS = 15 * 60_000;
+
+/**
+ * The lost-worker error a run is left with when it was found running with nobody running it (its
+ * worker or its function stopped: a crash, a timeout).
+ */
+export const WORKER_LOST = {
+  code: "worker_lost",
+  message: "the run's worker stopped before it finished (a crash or the worker's time limit)",
+};
 
 /** What admitting a run onto an idle thread came to. */
 export type Admission = "admitted" | "busy" | "exists";

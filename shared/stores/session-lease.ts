@@ -21,6 +21,13 @@ export const LEASE_MS = 30_000;
  */
 export const CANCEL_POLL_MS = 500;
 
+/**
+ * The run a lease is held for, when it is an Agent Server run: written with the lease, so a cancel
+ * naming one run marks the lease only while that run holds it (never a run that took the thread
+ * after it, nor the one a run waiting behind it waits for).
+ */
+export const LEASE_RUN_ATTRIBUTE = "lease_run";
+
 export interface Lease {
   /**
    * Aborted when the lease is lost: a renewal found another holder, or could not be made before
@@ -64,6 +71,8 @@ export async function requestCancel(
   item: Pick<HeldLeaseItem, "tableName" | "key" | "tokenAttribute"> & {
     /** the attribute naming the session's owner, and who asks: only the owner's request marks the run */
     owner?: { attribute: string; userId: string };
+    /** the run the request is for: only a lease that run holds is marked (LEASE_RUN_ATTRIBUTE) */
+    runId?: string;
   },
   action: CancelAction,
 ): Promise<boolean> {
@@ -73,12 +82,13 @@ export async function requestCancel(
         TableName: item.tableName,
         Key: item.key,
         UpdateExpression: "SET cancel_for = #t, cancel_action = :a",
-        ConditionExpression: `attribute_exists(#t) AND lease_until >= :now${item.owner ? " AND #o = :o" : ""}`,
+        ConditionExpression: `attribute_exists(#t) AND lease_until >= :now${item.owner ? " AND #o = :o" : ""}${item.runId ? ` AND ${LEASE_RUN_ATTRIBUTE} = :run` : ""}`,
         ExpressionAttributeNames: { "#t": item.tokenAttribute, ...(item.owner ? { "#o": item.owner.attribute } : {}) },
         ExpressionAttributeValues: {
           ":a": action,
           ":now": Date.now(),
           ...(item.owner ? { ":o": item.owner.userId } : {}),
+          ...(item.runId ? { ":run": item.runId } : {}),
         },
       }),
     );

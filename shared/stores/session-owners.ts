@@ -12,7 +12,14 @@ import {
 import { randomUUID } from "node:crypto";
 import { type SessionSettings, type SettingsPatch, storedSettings } from "../session-settings";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
-import { type CancelAction, holdLease, LEASE_MS, type Lease, requestCancel } from "./session-lease";
+import {
+  type CancelAction,
+  holdLease,
+  LEASE_MS,
+  LEASE_RUN_ATTRIBUTE,
+  type Lease,
+  requestCancel,
+} from "./session-lease";
 
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";
@@ -81,6 +88,7 @@ export class SessionOwners {
     userId: string,
     projectId: string | null,
     settings: SessionSettings,
+    runId?: string,
   ): Promise<Lease | undefined> {
     const token = randomUUID();
     const now = Date.now();
@@ -90,6 +98,7 @@ export class SessionOwners {
       settings,
       lease_token: token,
       lease_until: now + this.leaseMs,
+      ...(runId ? { [LEASE_RUN_ATTRIBUTE]: runId } : {}),
     };
     if (!(await this.put(sessionId, item))) return undefined;
     return this.held(sessionId, token, now);
@@ -101,16 +110,18 @@ export class SessionOwners {
    * pushed back in the same write). Only when that fails is the record read, to tell a session
    * that is not the caller's from one another run holds.
    */
-  async lease(sessionId: string, userId: string): Promise<SessionLeaseAttempt> {
+  async lease(sessionId: string, userId: string, runId?: string): Promise<SessionLeaseAttempt> {
     const token = randomUUID();
     const now = Date.now();
     const ttl = this.expiry();
+    // The run it is held for, or none (an earlier holder's name never outlives its lease).
+    const holder = runId ? `, ${LEASE_RUN_ATTRIBUTE} = :run` : ` REMOVE ${LEASE_RUN_ATTRIBUTE}`;
     try {
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: sessionId, sk: OWNER_SORT_KEY },
-          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}`,
+          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${holder}`,
           ConditionExpression: "user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)",
           ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute]
             ? { "#e": CHECKPOINT_TABLE.ttlAttribute }
@@ -121,6 +132,7 @@ export class SessionOwners {
             ":user": userId,
             ":now": now,
             ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
+            ...(runId ? { ":run": runId } : {}),
           },
           ReturnValues: "ALL_NEW",
         }),
@@ -134,10 +146,10 @@ export class SessionOwners {
   }
 
   /** The lease, waiting for it with backoff for at most `waitMs`; answers at once for a session that is not the caller's. */
-  async leaseWaiting(sessionId: string, userId: string, waitMs: number): Promise<SessionLeaseAttempt> {
+  async leaseWaiting(sessionId: string, userId: string, waitMs: number, runId?: string): Promise<SessionLeaseAttempt> {
     const deadline = Date.now() + waitMs;
     for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-      const attempt = await this.lease(sessionId, userId);
+      const attempt = await this.lease(sessionId, userId, runId);
       if (attempt.lease || !attempt.session || Date.now() + delay > deadline) return attempt;
       await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
     }
@@ -145,13 +157,20 @@ export class SessionOwners {
 
   /**
    * Asks the run holding `userId`'s session's lease to stop (the Agent Server API's interrupt and
-   * rollback). The mark is conditional on the owner, so nobody else's request can stop a run.
+   * rollback), or, naming `runId`, only that run while it holds it (a cancel of one run). The mark
+   * is conditional on the owner, so nobody else's request can stop a run.
    */
-  requestCancel(sessionId: string, userId: string, action: CancelAction): Promise<boolean> {
+  requestCancel(sessionId: string, userId: string, action: CancelAction, runId?: string): Promise<boolean> {
     const key = { pk: sessionId, sk: OWNER_SORT_KEY };
     return requestCancel(
       this.doc,
-      { tableName: this.tableName, key, tokenAttribute: "lease_token", owner: { attribute: "user_id", userId } },
+      {
+        tableName: this.tableName,
+        key,
+        tokenAttribute: "lease_token",
+        owner: { attribute: "user_id", userId },
+        ...(runId ? { runId } : {}),
+      },
       action,
     );
   }

@@ -1,5 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
-import { freshUser, localStackForTests } from "../support/local-stack";
+import { PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { randomUUID } from "node:crypto";
+import { freshUser, localStackDynamo, localStackForTests } from "../support/local-stack";
 
 // A background run a worker has taken (claimed, `running`) that waits for its thread's lease
 // while another run holds it (issue 29): its own cancel, or another run's interrupt, must stop
@@ -56,6 +58,30 @@ describe("a run a worker took that waits for its thread", () => {
     );
     expect(humans).toHaveLength(1);
     expect(await status(second)).toBe("interrupted");
+  });
+
+  it("stops only the run it names when cancelled twice at once, or cancelled and deleted at once", async () => {
+    const client = clientFor();
+    const { thread, first, second, status, streamed } = await busyThread(client);
+    await Promise.all([
+      client.runs.cancel(thread.thread_id, second.run_id),
+      client.runs.cancel(thread.thread_id, second.run_id, false, "rollback"),
+      client.runs.delete(thread.thread_id, second.run_id).catch(() => undefined),
+    ]);
+    // The streamed run holding the thread was named by none of them: it goes on.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await status(first)).toBe("running");
+    await client.runs.cancel(thread.thread_id, first.run_id);
+    await streamed;
+  });
+
+  it("answers a cancel with wait only once the run it names stopped", async () => {
+    const client = clientFor();
+    const { thread, first, status, streamed } = await busyThread(client);
+    await client.runs.cancel(thread.thread_id, first.run_id, true);
+    expect(await status(first)).toBe("interrupted");
+    await client.runs.delete(thread.thread_id, first.run_id);
+    await streamed;
   });
 
   it("is stopped by an interrupting run, with the one holding the thread, and never runs", async () => {
@@ -117,5 +143,63 @@ describe("reject across the ways a thread is held", () => {
       (m) => m.type === "human",
     );
     expect(humans?.length ?? 0).toBe(admitted.length);
+  });
+});
+
+describe("a run left running by a crash", () => {
+  /** A run record as a crashed function leaves it: running, begun (or not), nobody holding the thread. */
+  async function crashedRun(threadId: string, { begun, minutesAgo = 0 }: { begun: boolean; minutesAgo?: number }) {
+    const { client, table } = localStackDynamo(local.stack);
+    const runId = randomUUID();
+    const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+    await client.send(
+      new PutItemCommand({
+        TableName: table,
+        Item: {
+          pk: { S: threadId },
+          sk: { S: `run#${runId}` },
+          run_id: { S: runId },
+          assistant_id: { S: "chat" },
+          status: { S: "running" },
+          multitask_strategy: { S: "reject" },
+          metadata: { M: {} },
+          created_at: { S: at },
+          updated_at: { S: at },
+          ...(begun ? { started_at: { S: at } } : {}),
+        },
+      }),
+    );
+    return { run_id: runId };
+  }
+
+  it("is shown lost once nobody holds its thread: its join ends, it can be deleted, and the thread takes runs", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const lost = await crashedRun(thread.thread_id, { begun: true });
+    expect(await client.runs.get(thread.thread_id, lost.run_id)).toMatchObject({
+      status: "error",
+      error: { code: "worker_lost" },
+    });
+    const other = await crashedRun(thread.thread_id, { begun: true });
+    expect(await client.runs.join(thread.thread_id, other.run_id)).toMatchObject({
+      __error__: { code: "worker_lost" },
+    });
+    await client.runs.delete(thread.thread_id, lost.run_id);
+    await crashedRun(thread.thread_id, { begun: true });
+    expect(texts(await client.runs.wait(thread.thread_id, "chat", { input: human("hi") }))[0]).toBe("human: hi");
+  });
+
+  it("holds its thread no longer than a worker may wait, when it was taken and never began", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await crashedRun(thread.thread_id, { begun: false, minutesAgo: 1 });
+    await expect(client.runs.wait(thread.thread_id, "chat", { input: human("hi") })).rejects.toMatchObject({
+      status: 422,
+    });
+    const stale = await client.threads.create();
+    await crashedRun(stale.thread_id, { begun: false, minutesAgo: 16 });
+    expect(texts(await client.runs.wait(stale.thread_id, "chat", { input: human("hi") }))[0]).toBe("human: hi");
+    const run = await client.runs.create(stale.thread_id, "chat", { input: human("and again") });
+    expect(run.status).toBe("pending");
   });
 });
