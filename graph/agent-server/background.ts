@@ -154,6 +154,9 @@ export async function markLost(deps: Pick<BackgroundDeps, "runs" | "threads">, r
   const now = await deps.runs.get(run.threadId, run.runId);
   if (now?.status !== "running") return false;
   await deps.runs.finish(run.threadId, run.runId, "error", WORKER_LOST);
+  // Its thread was left busy: it is in error now, as after any failed run.
+  const owner = run.userId ?? (await deps.threads.owners.owner(run.threadId));
+  if (owner) await deps.threads.records.update(owner, run.threadId, { status: "error" });
   return true;
 }
 

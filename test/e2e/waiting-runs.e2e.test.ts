@@ -184,6 +184,7 @@ describe("a run left running by a crash", () => {
     expect(await client.runs.join(thread.thread_id, other.run_id)).toMatchObject({
       __error__: { code: "worker_lost" },
     });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("error");
     await client.runs.delete(thread.thread_id, lost.run_id);
     await crashedRun(thread.thread_id, { begun: true });
     expect(texts(await client.runs.wait(thread.thread_id, "chat", { input: human("hi") }))[0]).toBe("human: hi");
