@@ -1,7 +1,8 @@
-import { Client, type Checkpoint, type ThreadState } from "@langchain/langgraph-sdk";
+import type { Checkpoint, Client, ThreadState } from "@langchain/langgraph-sdk";
 import { v5 as uuid5 } from "@langchain/core/utils/uuid";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
+import { sdkClient } from "../support/sdk";
 
 // The Agent Server API as LangGraph's own clients meet it, modelled on the assertions of LangGraph's
 // server test suite (libs/langgraph-api/tests/api.test.mts in langgraphjs), driven by the real SDK
@@ -14,8 +15,7 @@ const local = sharedLocalStack();
 type Msg = { type: string; content: unknown; id?: string; tool_calls?: unknown[] };
 type Values = { messages: Msg[] };
 
-const clientFor = (user = freshUser("conformance")) =>
-  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
+const clientFor = (user = freshUser("conformance")) => sdkClient(local.stack, user);
 const human = (content: string, id?: string) => ({ messages: [{ type: "human", content, ...(id ? { id } : {}) }] });
 const contents = (state: { values: unknown }) => (state.values as Values).messages.map((m) => m.content);
 /** The default assistant of a graph, as LangGraph derives its id (its server's NAMESPACE_GRAPH). */

@@ -1,7 +1,7 @@
-import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
 import { recordingServer } from "../support/recording-server";
+import { gather, human, type Part, rememberFact, sdkClient, texts, type Values } from "../support/sdk";
 
 // Background runs (issue 29) through the real SDK Client against the local stack: runs.create
 // answers at once and the run worker (its queue, the production handler) runs it; join, joinStream,
@@ -9,22 +9,10 @@ import { recordingServer } from "../support/recording-server";
 
 const local = sharedLocalStack();
 
-type Part = { id?: string; event: string; data: unknown };
-type Values = { messages: { type: string; content: unknown }[] };
-
-const clientFor = (user = freshUser("background")) =>
-  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
-const human = (content: string) => ({ messages: [{ type: "human", content }] });
-// Stored, then repeated back word by word (15 ms a word locally) for about 3 s: only a cancel ends it early.
-const VERY_LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20)}`;
-const LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(6)}`;
-const texts = (values: unknown) =>
-  (values as Values).messages.map((m) => `${m.type}: ${String(m.content).slice(0, 40)}`);
-const gather = async (stream: AsyncIterable<Part>) => {
-  const out: Part[] = [];
-  for await (const part of stream) out.push(part);
-  return out;
-};
+const clientFor = (user = freshUser("background")) => sdkClient(local.stack, user);
+// About 3 s of streaming: only a cancel ends it early.
+const VERY_LONG = rememberFact(20);
+const LONG = rememberFact(6);
 
 describe("background runs", () => {
   it("create answers at once with a pending run; join answers with the thread's values once the worker ran it", async () => {

@@ -1,6 +1,6 @@
-import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
+import { human, sdkClient } from "../support/sdk";
 
 // Crons (issue 29) through the real SDK Client against the local stack: made on a thread, each
 // firing (the local scheduler, EventBridge Scheduler's stand-in, into the run worker's queue) a
@@ -8,9 +8,7 @@ import { freshUser, sharedLocalStack } from "../support/local-stack";
 
 const local = sharedLocalStack();
 
-const clientFor = (user = freshUser("crons")) =>
-  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
-const human = (content: string) => ({ messages: [{ type: "human", content }] });
+const clientFor = (user = freshUser("crons")) => sdkClient(local.stack, user);
 
 describe("crons", () => {
   it("fire a background run on their thread at their time; search, count, update and delete them", async () => {

@@ -1,6 +1,6 @@
-import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
+import { gather, human, type Part, rememberFact, sdkClient, type Values } from "../support/sdk";
 
 // Runs that outlive their request (issue 29), through the real SDK Client against the local stack:
 // every frame has its id, a resumable run's events are kept, and a client that dropped rejoins
@@ -8,19 +8,9 @@ import { freshUser, sharedLocalStack } from "../support/local-stack";
 
 const local = sharedLocalStack();
 
-type Part = { id?: string; event: string; data: unknown };
-type Values = { messages: { type: string; content: unknown }[] };
-
-const clientFor = (user = freshUser("resumable")) =>
-  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
-const human = (content: string) => ({ messages: [{ type: "human", content }] });
+const clientFor = (user = freshUser("resumable")) => sdkClient(local.stack, user);
 // The offline model repeats a fact back word by word: a reply of many chunks, streamed for seconds.
-const LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(8)}`;
-const gather = async (stream: AsyncIterable<Part>) => {
-  const out: Part[] = [];
-  for await (const part of stream) out.push(part);
-  return out;
-};
+const LONG = rememberFact(8);
 const lastAiText = (values: Values) => String(values.messages.filter((m) => m.type === "ai").at(-1)?.content ?? "");
 
 describe("resumable streams", () => {

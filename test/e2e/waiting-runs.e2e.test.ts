@@ -1,7 +1,8 @@
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { freshUser, localStackDynamo, localStackForTests } from "../support/local-stack";
+import { human, type Part, rememberFact, sdkClient, texts, type Values } from "../support/sdk";
 
 // A background run a worker has taken (claimed, `running`) that waits for its thread's lease
 // while another run holds it (issue 29): its own cancel, or another run's interrupt, must stop
@@ -10,16 +11,8 @@ import { freshUser, localStackDynamo, localStackForTests } from "../support/loca
 
 const local = localStackForTests("waiting-runs");
 
-type Part = { id?: string; event: string; data: unknown };
-type Values = { messages: { type: string; content: unknown }[] };
-
-const clientFor = (user = freshUser("waiting")) =>
-  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
-const human = (content: string) => ({ messages: [{ type: "human", content }] });
-// Stored, then repeated back word by word (15 ms a word locally) for about 3 s.
-const VERY_LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20)}`;
-const texts = (values: unknown) =>
-  (values as Values).messages.map((m) => `${m.type}: ${String(m.content).slice(0, 40)}`);
+const clientFor = (user = freshUser("waiting")) => sdkClient(local.stack, user);
+const VERY_LONG = rememberFact(20);
 
 describe("a run a worker took that waits for its thread", () => {
   /** A streamed run holding the thread for about 3 s, and an enqueued background run a worker took, waiting for it. */

@@ -1,7 +1,7 @@
-import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { freshUser, sharedLocalStack } from "../support/local-stack";
 import { requestAs } from "../support/raw-request";
+import { human, rememberFact, sdkClient } from "../support/sdk";
 
 // Background runs and crons (issue 29) against hostile requests, on the local stack: a config too
 // big or unstorable for the run's record, a race of creates under `reject`, a thread asked to be
@@ -10,10 +10,8 @@ import { requestAs } from "../support/raw-request";
 
 const local = sharedLocalStack();
 
-const clientFor = (user: string) =>
-  new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": user }, callerOptions: { maxRetries: 0 } });
-const human = (content: string) => ({ messages: [{ type: "human", content }] });
-const LONG = `Remember that ${"the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(6)}`;
+const clientFor = (user: string) => sdkClient(local.stack, user);
+const LONG = rememberFact(6);
 
 const send = (user: string, method: string, path: string, body?: string) =>
   requestAs(local.stack.url, user, method, path, body);
