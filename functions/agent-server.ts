@@ -3,8 +3,7 @@ import * as z from "zod";
 import { graphJson, graphSchemas } from "../graph/agent-server/assistants";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
-import { createBackgroundRun, markLost } from "../graph/agent-server/background";
-import { LIVE, type RunRecord, WORKER_LOST } from "../shared/stores/agent-runs";
+import { createBackgroundRun, runAsItStands, runEnded } from "../graph/agent-server/background";
 import { CronCount, CronCreate, CronPatch, CronSearch } from "../graph/agent-server/crons";
 import {
   AssistantCount,
@@ -99,14 +98,10 @@ function paginationHeaders(offset: number, count: number, total: number): Record
   return { "x-pagination-total": String(total), ...(next < total ? { "x-pagination-next": String(next) } : {}) };
 }
 
-/** A run as it stands: one found running that lost its worker or function is shown (and kept) as lost. */
-const current = async (server: AgentServer, run: RunRecord): Promise<RunRecord> =>
-  (await markLost(server, run)) ? { ...run, status: "error", error: WORKER_LOST } : run;
-
 const runOf = async (server: AgentServer, path: z.infer<typeof RunPath>) => {
   const run = await server.runs.get(path.thread_id, path.run_id);
   if (!run) throw notFound("run_not_found", "no such run in this thread");
-  return current(server, run);
+  return runAsItStands(server, run);
 };
 
 /**
@@ -268,7 +263,7 @@ const ROUTES: Record<string, Route> = {
     path: ThreadPath,
     query: RunListQuery,
     handle: async ({ path, query, server }) => {
-      const listed = await Promise.all((await server.runs.list(path.thread_id)).map((r) => current(server, r)));
+      const listed = await Promise.all((await server.runs.list(path.thread_id)).map((r) => runAsItStands(server, r)));
       const runs = listed.filter((r) => !query.status || r.status === query.status).reverse();
       return runs.slice(query.offset, query.offset + query.limit).map(runJson);
     },
@@ -330,14 +325,13 @@ const ROUTES: Record<string, Route> = {
         await server.runDeps.requestCancel(path.thread_id, userId, query.action, path.run_id);
       // wait: answered once the run stopped (a run notices within CANCEL_POLL_MS), or at the
       // function's deadline, still 202.
-      if (live && (query.wait === "1" || query.wait === "true")) {
-        const deadline = Math.min(runDeadline(context), Date.now() + 25_000);
-        for (let r: RunRecord | undefined = run; r && LIVE.has(r.status) && Date.now() < deadline;) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          const next = await server.runs.get(path.thread_id, path.run_id);
-          r = next && (await current(server, next));
-        }
-      }
+      if (live && (query.wait === "1" || query.wait === "true"))
+        await runEnded(server, path.thread_id, path.run_id, {
+          deadline: Math.min(runDeadline(context), Date.now() + 25_000),
+        }).catch((err: unknown) => {
+          // Deleted while it stopped (a rollback's withdrawal): it stopped.
+          if (!(err instanceof AppError && err.status === 404)) throw err;
+        });
       return { statusCode: 202, body: "" };
     },
   }),

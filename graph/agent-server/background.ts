@@ -142,22 +142,24 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
 }
 
 /**
- * A run that began holds its thread's lease until its record says how it ended (ChatService
- * settles it under the lease). One still marked running with the lease free lost its worker or
- * function (a crash, a timeout): it is marked so, so a join ends and a cancel finds nothing to
- * stop. True when it was.
+ * A run as it stands. One that began holds its thread's lease until its record says how it ended
+ * (ChatService settles it under the lease); one still marked running with the lease free lost its
+ * worker or function (a crash, a timeout), and is marked so (its thread in error, as after any
+ * failed run), so a join ends, a cancel finds nothing to stop and the thread takes runs again.
  */
-export async function markLost(deps: Pick<BackgroundDeps, "runs" | "threads">, run: RunRecord): Promise<boolean> {
-  if (run.status !== "running" || !run.startedAt) return false;
-  if (await deps.threads.owners.leaseHeld(run.threadId)) return false;
+export async function runAsItStands(
+  deps: Pick<BackgroundDeps, "runs" | "threads">,
+  run: RunRecord,
+): Promise<RunRecord> {
+  if (run.status !== "running" || !run.startedAt) return run;
+  if (await deps.threads.owners.leaseHeld(run.threadId)) return run;
   // Read again: it may have ended, and let the lease go, between the two reads.
   const now = await deps.runs.get(run.threadId, run.runId);
-  if (now?.status !== "running") return false;
+  if (now?.status !== "running") return now ?? run;
   await deps.runs.finish(run.threadId, run.runId, "error", WORKER_LOST);
-  // Its thread was left busy: it is in error now, as after any failed run.
   const owner = run.userId ?? (await deps.threads.owners.owner(run.threadId));
   if (owner) await deps.threads.records.update(owner, run.threadId, { status: "error" });
-  return true;
+  return { ...now, status: "error", error: WORKER_LOST };
 }
 
 /**
@@ -172,21 +174,31 @@ export async function joinRunResult(
   runId: string,
   { deadline, pollMs = 250 }: { deadline: number; pollMs?: number },
 ) {
+  const run = await runEnded(deps, threadId, runId, { deadline, pollMs });
+  if (!run) throw new AppError(408, "run_still_running", "the run is still going: join it again");
+  const thread = await deps.threads.get(userId, threadId);
+  if (!run.error) return thread.values ?? {};
+  // As LangGraph names it (`error`), with the project's code beside.
+  const error = { error: (run.error as { error?: string }).error ?? run.error.code, message: run.error.message };
+  return { ...(thread.values as object), __error__: { ...error, code: run.error.code } };
+}
+
+/**
+ * A run's record once it is over, polled (one read per `pollMs`; about once a second, whether a
+ * run that began still holds its thread: runAsItStands) until then or the deadline (undefined).
+ */
+export async function runEnded(
+  deps: Pick<BackgroundDeps, "runs" | "threads">,
+  threadId: string,
+  runId: string,
+  { deadline, pollMs = 250 }: { deadline: number; pollMs?: number },
+): Promise<RunRecord | undefined> {
   for (let polls = 0; ; polls++) {
-    let run = await deps.runs.get(threadId, runId);
-    if (!run) throw new AppError(404, "run_not_found", "Run not found");
-    // About once a second: a run that began but no longer holds its thread's lease was lost.
-    if (polls % Math.max(1, Math.round(1000 / pollMs)) === 0 && (await markLost(deps, run)))
-      run = { ...run, status: "error", error: WORKER_LOST };
-    if (!LIVE.has(run.status)) {
-      const thread = await deps.threads.get(userId, threadId);
-      if (!run.error) return thread.values ?? {};
-      // As LangGraph names it (`error`), with the project's code beside.
-      const error = { error: (run.error as { error?: string }).error ?? run.error.code, message: run.error.message };
-      return { ...(thread.values as object), __error__: { ...error, code: run.error.code } };
-    }
-    if (Date.now() + pollMs > deadline)
-      throw new AppError(408, "run_still_running", "the run is still going: join it again");
+    const read = await deps.runs.get(threadId, runId);
+    if (!read) throw new AppError(404, "run_not_found", "Run not found");
+    const run = polls % Math.max(1, Math.round(1000 / pollMs)) === 0 ? await runAsItStands(deps, read) : read;
+    if (!LIVE.has(run.status)) return run;
+    if (Date.now() + pollMs > deadline) return undefined;
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }

@@ -1,6 +1,6 @@
 import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-runs";
 import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
-import { markLost } from "./background";
+import { runAsItStands } from "./background";
 import type { ThreadService } from "./threads";
 
 /**
@@ -21,7 +21,7 @@ export async function* joinRun(
   if (!LIVE.has(run.status) && !(await deps.events.exists(runId))) return;
   const stillRunning = async () => {
     const now = await deps.runs.get(threadId, runId);
-    return now !== undefined && LIVE.has(now.status) && !(await markLost(deps, now));
+    return now !== undefined && LIVE.has((await runAsItStands(deps, now)).status);
   };
   yield* deps.events.follow(runId, afterId, { signal, stillRunning });
 }

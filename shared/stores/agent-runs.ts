@@ -1,3 +1,4 @@
+import { conditionalWrite } from "./conditional-write";
 import { queryItems } from "./query-items";
 import { SessionLeases } from "./session-lease";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -42,19 +43,19 @@ const ADMISSION_MS = 10_000;
 export const LIVE: ReadonlySet<RunStatus> = new Set(["pending", "running"]);
 
 /**
+ * How long a worker's run may wait for its thread: a Lambda's 15 minutes. A run taken longer ago
+ * and still not begun lost its worker (a crash), and no longer holds its thread (its message's
+ * redelivery marks it lost).
+ */
+const MAX_WAIT_MS = 15 * 60_000;
+
+/**
  * A run that has not begun: pending, or taken by a worker and waiting for its thread's lease. One
  * that began holds the lease for as long as it runs (so the lease, not its record, says it does).
  */
 export const isWaiting = (run: RunRecord) =>
   run.status === "pending" ||
   (run.status === "running" && !run.startedAt && Date.parse(run.updatedAt) + MAX_WAIT_MS > Date.now());
-
-/**
- * How long a worker's run may wait for its thread: a Lambda's 15 minutes. A run taken longer ago
- * and still not begun lost its worker (a crash), and no longer holds its thread (its message's
- * redelivery marks it lost).
- */
-const MAX_WAIT_MS = 15 * 60_000;
 
 /**
  * The lost-worker error a run is left with when it was found running with nobody running it (its
@@ -96,10 +97,10 @@ export class AgentRuns {
   }
 
   /**
-   * Records a run only when its thread has no live run (pending or running): `reject`'s admission.
-   * The check and the write are made under a short lease of the thread's admission (a conditional
-   * put), so of runs admitted at once exactly one is let in; a run that finds it taken is busy (the
-   * holder is admitting one). A lease rather than one conditional write: DynamoDB cannot condition
+   * Records a run only when nothing holds its thread (no run waiting its turn, and nobody holding
+   * its lease): `reject`'s admission. The check and the write are made under a short lease of the
+   * thread's admission (a conditional put), so of runs admitted at once at most one is let in; a run
+   * that finds it taken is busy (the holder is admitting one). A lease rather than one conditional write: DynamoDB cannot condition
    * a write on a query's result, and a transaction conditions only on items it names.
    * `heldElsewhere`: whether the thread is held by what keeps no run record here (its lease, taken
    * by a foreground run or an /api/chat turn).
@@ -155,8 +156,8 @@ export class AgentRuns {
    * pending run cancelled before a worker claims it is never run. False when it had moved on.
    */
   async transition(threadId: string, runId: string, from: RunStatus, to: RunStatus): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return conditionalWrite(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: threadId, sk: RUN_PREFIX + runId },
@@ -165,12 +166,8 @@ export class AgentRuns {
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: { ":to": to, ":from": from, ":u": new Date().toISOString() },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /**
@@ -179,8 +176,8 @@ export class AgentRuns {
    */
   async markStarted(threadId: string, runId: string): Promise<boolean> {
     const now = new Date().toISOString();
-    try {
-      await this.doc.send(
+    return conditionalWrite(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: threadId, sk: RUN_PREFIX + runId },
@@ -189,12 +186,8 @@ export class AgentRuns {
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: { ":now": now, ":running": "running" },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /**
@@ -209,8 +202,8 @@ export class AgentRuns {
       ExpressionAttributeNames: { "#s": "status" },
     };
     const states = { ":pending": "pending", ":running": "running" };
-    try {
-      await this.doc.send(
+    return conditionalWrite(
+      this.doc.send(
         action === "rollback"
           ? new DeleteCommand({ TableName: this.tableName, ...unstarted, ExpressionAttributeValues: states })
           : new UpdateCommand({
@@ -219,18 +212,14 @@ export class AgentRuns {
               UpdateExpression: "SET #s = :interrupted, updated_at = :u",
               ExpressionAttributeValues: { ...states, ":interrupted": "interrupted", ":u": new Date().toISOString() },
             }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Deletes a run's record unless it is running (a worker holds it); false when it was. */
   async remove(threadId: string, runId: string): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return conditionalWrite(
+      this.doc.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: { pk: threadId, sk: RUN_PREFIX + runId },
@@ -238,12 +227,8 @@ export class AgentRuns {
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: { ":running": "running" },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Sets a run's status (and its error, when it failed). */
