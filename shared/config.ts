@@ -16,7 +16,7 @@ const jsonSetting = <S extends z.ZodType>(schema: S) =>
     .default("{}")
     .transform((text, ctx): z.infer<S> => {
       try {
-        const parsed = schema.safeParse(JSON.parse(text));
+        const parsed = schema.safeParse(JSON.parse(text), { jitless: true }); // once a cold start (loadConfig)
         if (parsed.success) return parsed.data;
         ctx.addIssue({
           code: "custom",
@@ -256,7 +256,9 @@ export class ConfigError extends Error {}
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, so `FOO= npm start` falls back to the default.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = Settings.safeParse(cleaned);
+  // Without zod's compiled fast path (new Function per object schema, built on its first parse):
+  // the settings are parsed once a cold start, so compiling the parser costs more than it saves.
+  const parsed = Settings.safeParse(cleaned, { jitless: true });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
     throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
