@@ -306,10 +306,12 @@ const ROUTES: Record<string, Route> = {
   }),
   "DELETE /threads/{thread_id}/runs/{run_id}": route({
     path: RunPath,
-    handle: async ({ path, server }) => {
-      await runOf(server, path);
+    handle: async ({ path, server, userId }) => {
+      const run = await runOf(server, path);
       if (!(await server.runs.remove(path.thread_id, path.run_id)))
         throw new AppError(409, "run_running", "the run is running: cancel it first");
+      // A run that waited made its thread busy: with it gone, the thread may not be.
+      await server.threads.settleWaiting(userId, path.thread_id, { gone: run });
       return undefined;
     },
   }),
@@ -321,8 +323,10 @@ const ROUTES: Record<string, Route> = {
       // A background run that has not begun (pending, or waiting for its thread) never runs; one
       // that began is asked to stop through the thread's lease, only while it is that run's.
       const live = run.status === "running" || run.status === "pending";
-      if (live && !(await server.runs.withdraw(path.thread_id, path.run_id, query.action)))
-        await server.runDeps.requestCancel(path.thread_id, userId, query.action, path.run_id);
+      const withdrawn = live && (await server.runs.withdraw(path.thread_id, path.run_id, query.action));
+      // A withdrawn run made its thread busy while it waited: with it gone, the thread may not be.
+      if (withdrawn) await server.threads.settleWaiting(userId, path.thread_id);
+      else if (live) await server.runDeps.requestCancel(path.thread_id, userId, query.action, path.run_id);
       // wait: answered once the run stopped (a run notices within CANCEL_POLL_MS), or at the
       // function's deadline, still 202.
       if (live && (query.wait === "1" || query.wait === "true"))

@@ -67,6 +67,13 @@ export async function createBackgroundRun(
         : "exists";
   if (admission === "busy") throw threadBusyForRun();
   if (admission === "exists") return (await deps.runs.get(threadId, run.runId))!;
+  // Busy from now until no run waits (LangGraph's server shows it so): a client waiting for the
+  // thread to be done waits for this run too. Before the worker can take the run, so a run that
+  // ends at once cannot settle its thread before this lands.
+  await deps.runDeps.threads.started(userId, threadId, {
+    graph_id: assistant.graph_id,
+    assistant_id: assistant.assistant_id,
+  });
   if (publish)
     await deps.runsQueue!.publish(
       { thread_id: threadId, run_id: run.runId },
@@ -136,6 +143,7 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
     if (app.status >= 500) deps.runDeps.onServerError?.(err);
     log.push("error", { error: app.code, message: app.message, code: app.code });
     await deps.runs.finish(run.threadId, run.runId, "error", { code: app.code, message: app.message });
+    await deps.threads.settleWaiting(run.userId!, run.threadId, { whenDone: "error" });
   } finally {
     await log.close();
   }

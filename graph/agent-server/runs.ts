@@ -176,6 +176,11 @@ export async function executeRun(
     const paused = Object.keys(interrupts).length > 0 || (outcome?.interrupted ?? false);
     const status: ThreadStatus = paused ? "interrupted" : app && !cancelled ? "error" : "idle";
     await deps.threads.settle(caller.userId, threadId!, { status, values: state, interrupts });
+    // A run waiting its turn keeps the thread busy. Listed after the write: a run made meanwhile
+    // marked the thread busy once it was on record (createBackgroundRun), so whichever of the two
+    // writes lands last, the thread ends busy.
+    if (status === "idle" && (await deps.runs.list(threadId!)).some((r) => r.runId !== runId && isWaiting(r)))
+      await deps.threads.busy(caller.userId, threadId!);
     ended = { status: app ? runStatusOf(app.code) : "success", ...(app ? { error: errorOf(app) } : {}) };
     await deps.runs.finish(threadId!, runId, ended.status, ended.error);
   };

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
-import { AgentRuns, isWaiting } from "../../shared/stores/agent-runs";
+import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-runs";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
@@ -208,6 +208,23 @@ export class ThreadService {
     } finally {
       await lease.release();
     }
+  }
+
+  /**
+   * The thread's status once a run that never began is gone (cancelled, deleted, or refused when
+   * a worker took it): still busy while another run holds or waits for the thread (that run's end
+   * settles it), otherwise as its state says, or `whenDone`. Given the run that went, only one
+   * that was waiting (it alone made the thread busy) changes anything.
+   */
+  async settleWaiting(
+    userId: string,
+    threadId: string,
+    { gone, whenDone = "idle" }: { gone?: RunRecord; whenDone?: ThreadStatus } = {},
+  ): Promise<void> {
+    if (gone && !isWaiting(gone)) return;
+    const [runs, held] = await Promise.all([this.runs.list(threadId), this.owners.leaseHeld(threadId)]);
+    if (held || runs.some(isWaiting)) return;
+    await this.settleFromState(userId, threadId, whenDone);
   }
 
   /** The thread's item brought up to its state: values, pending interrupts, and a status to match. */

@@ -5,6 +5,7 @@ import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCo
 import { AppError } from "../errors";
 import { jsonBytes, MAX_METADATA_BYTES } from "../storable-json";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { conditionalWrite } from "./conditional-write";
 
 const metadataTooLarge = () =>
   new AppError(
@@ -152,6 +153,25 @@ export class AgentThreads {
       });
       if (created) return;
     }
+  }
+
+  /**
+   * A run waits on the thread (made, not yet begun): busy, as LangGraph's server shows it from a
+   * run's creation until no run is left waiting. False when the thread has no item.
+   */
+  async busy(userId: string, threadId: string): Promise<boolean> {
+    return conditionalWrite(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.key(userId, threadId),
+          UpdateExpression: "SET #s = :s, updated_at = :u",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":s": "busy", ":u": new Date().toISOString() },
+        }),
+      ),
+    );
   }
 
   /**

@@ -101,6 +101,30 @@ describe("background runs", () => {
     expect(((await client.threads.getState(thread.thread_id)).values as Values).messages).toHaveLength(2);
   });
 
+  it("shows its thread busy from the moment it is made until no run waits on it, as LangGraph's server does", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const status = async () => (await client.threads.get(thread.thread_id)).status;
+    const waiting = await client.runs.create(thread.thread_id, "chat", { input: human("foo"), afterSeconds: 10 });
+    // Busy before any worker took it: a client waiting for the thread to be done waits for the run.
+    expect(await status()).toBe("busy");
+    expect((await client.threads.search({ status: "busy" })).map((t) => t.thread_id)).toContain(thread.thread_id);
+    // A run that goes ahead of it and ends leaves the thread busy: one still waits.
+    await client.runs.wait(thread.thread_id, "chat", { input: human("bar"), multitaskStrategy: "enqueue" });
+    expect(await status()).toBe("busy");
+    // Its cancel leaves nothing waiting: the thread is as its state says again.
+    await client.runs.cancel(thread.thread_id, waiting.run_id);
+    expect(await status()).toBe("idle");
+    const deleted = await client.runs.create(thread.thread_id, "chat", { input: human("baz"), afterSeconds: 10 });
+    expect(await status()).toBe("busy");
+    await client.runs.cancel(thread.thread_id, deleted.run_id, false, "rollback");
+    expect(await status()).toBe("idle");
+    const removed = await client.runs.create(thread.thread_id, "chat", { input: human("qux"), afterSeconds: 10 });
+    expect(await status()).toBe("busy");
+    await client.runs.delete(thread.thread_id, removed.run_id);
+    expect(await status()).toBe("idle");
+  });
+
   it("takes no state write while a run waits its turn (409), and one once it was cancelled", async () => {
     const client = clientFor();
     const thread = await client.threads.create();

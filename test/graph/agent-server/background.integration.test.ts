@@ -182,13 +182,17 @@ describe("a claimed run that cannot start", () => {
     const [run] = await pending(thread, 1);
     await runs.put({ ...run!, kwargs: { assistant_id: "chat", metadata: { big: "x".repeat(70 * 1024) } } });
     const errors: unknown[] = [];
+    const settled: unknown[] = [];
     const background = {
       runs,
       events: new RunEventLog(dynamo.client, table),
       runDeps: { onServerError: (e: unknown) => errors.push(e) },
+      threads: { settleWaiting: async (...args: unknown[]) => void settled.push(args) },
     } as unknown as BackgroundDeps;
     await runQueued(background, { thread_id: thread, run_id: run!.runId }, { redelivered: false });
     expect(await runs.get(thread, run!.runId)).toMatchObject({ status: "error", error: { code: "internal_error" } });
     expect(errors).toHaveLength(1);
+    // Its thread, busy since the run was made, is settled (in error, unless another run waits on it).
+    expect(settled).toEqual([[run!.userId, thread, { whenDone: "error" }]]);
   });
 });
