@@ -45,7 +45,11 @@ const UPLOAD_URL_SECONDS = 900;
 /** The search tool and the embedder: loaded by the first search only (shared/deferred.ts). */
 const searchRuntime = deferredRuntime(
   () =>
-    Promise.all([import("../graph/tools/knowledge-search"), import("../graph/tools/tool"), import("../shared/models")]),
+    Promise.all([
+      import("../graph/tools/knowledge-search"),
+      import("../graph/tools/tool"),
+      import("../shared/models/embeddings"),
+    ]),
   async ([{ searchKnowledge }, { runTool }, { createEmbeddings }]) => ({ searchKnowledge, runTool, createEmbeddings }),
 );
 

@@ -5,7 +5,7 @@ import { AgentCrons } from "../../shared/stores/agent-crons";
 import { CronService } from "./crons";
 import { RunEventLog } from "../../shared/stores/run-events";
 import { parseWebhookHosts } from "../../shared/webhooks";
-import { createEmbeddings } from "../../shared/models";
+import { createEmbeddings } from "../../shared/models/embeddings";
 import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AssistantService } from "./assistants";
 import type { RunDeps } from "./runs";

@@ -1,6 +1,7 @@
 import type { Backends } from "../../shared/backends";
 import type { Logger } from "../../shared/logger";
-import { createChatModel, createEmbeddings } from "../../shared/models";
+import { createChatModel } from "../../shared/models/chat-model";
+import { createEmbeddings } from "../../shared/models/embeddings";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { UserUsage } from "../../shared/stores/user-usage";
 import { DynamoDBSaver } from "../checkpoint";

@@ -1,7 +1,8 @@
 import type { Backends } from "../../shared/backends";
 import { ConfigError } from "../../shared/config";
 import { idempotency } from "../../shared/idempotency";
-import { createChatModel, createEmbeddings } from "../../shared/models";
+import { createChatModel } from "../../shared/models/chat-model";
+import { createEmbeddings } from "../../shared/models/embeddings";
 import { MemoryExtractor } from "./extractor";
 
 /** Wires the extraction consumer onto the backends: model, embeddings, store, idempotency records. */

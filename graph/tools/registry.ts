@@ -3,7 +3,8 @@ import { currentTime } from "./current-time";
 import { searchKnowledge } from "./knowledge-search";
 import { recallMemory } from "./memory-recall";
 import { storeMemory } from "./memory-store";
-import { available, asLangChainTool, type AgentTool, type ToolDeps } from "./tool";
+import { asLangChainTool } from "./langchain-tool";
+import { available, type AgentTool, type ToolDeps } from "./tool";
 import { userContext } from "./user-context";
 
 /**

@@ -1,10 +1,9 @@
 import type { Embeddings } from "@langchain/core/embeddings";
-import { tool as langchainTool, type StructuredToolInterface } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type * as z from "zod";
-import { OFFLINE_HINT, type OfflineHint } from "../../shared/models/offline-rules";
+import type { OfflineHint } from "../../shared/models/offline-rules";
 import type { AgentStore } from "../../shared/stores/agent-store";
-import { switchMetadata, type ToolSwitch } from "./groups";
+import type { ToolSwitch } from "./groups";
 
 /** What the tools run against; a tool whose needs are missing is left out of the registry. */
 export interface ToolDeps {
@@ -81,24 +80,4 @@ export async function runTool(tool: AgentTool, args: unknown, context: ToolConte
     context.deps.onError?.(tool.name, err);
     return { success: false, error: tool.unavailable };
   }
-}
-
-/** The tool as LangChain binds it to a chat model: scoped by the run's configuration, its hint in its metadata. */
-export function asLangChainTool(tool: AgentTool, deps: ToolDeps): StructuredToolInterface {
-  return langchainTool(
-    async (args, config: LangGraphRunnableConfig) =>
-      JSON.stringify(
-        await runTool(tool, args, {
-          scope: scopeOf(config),
-          deps: deps as ToolContext["deps"],
-          signal: config?.signal,
-        }),
-      ),
-    {
-      name: tool.name,
-      description: tool.description,
-      schema: tool.schema,
-      metadata: { ...(tool.offline ? { [OFFLINE_HINT]: tool.offline } : {}), ...switchMetadata(tool.switch) },
-    },
-  );
 }

@@ -1,6 +1,6 @@
 import type { Backends } from "../backends";
 import { ConfigError, type Config } from "../config";
-import { createEmbeddings } from "../models";
+import { createEmbeddings } from "../models/embeddings";
 import type { DocumentProcessor } from "../documents/process";
 import { Ingestor, type IngestSettings } from "./ingestor";
 import type { ObjectSource } from "./object-source";

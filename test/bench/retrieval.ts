@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { recallMemory } from "../../graph/tools/memory-recall";
-import { asLangChainTool } from "../../graph/tools/tool";
+import { asLangChainTool } from "../../graph/tools/langchain-tool";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { loadConfig } from "../../shared/config";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";

@@ -3,7 +3,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { dataFileTools, type DataFileDeps } from "../../../graph/tools/data-files";
 import { enabledTools } from "../../../graph/tools/groups";
 import { TOOLS } from "../../../graph/tools/registry";
-import { asLangChainTool } from "../../../graph/tools/tool";
+import { asLangChainTool } from "../../../graph/tools/langchain-tool";
 import { DEFAULT_SETTINGS, TOOL_GROUPS } from "../../../shared/session-settings";
 import type { AgentStore } from "../../../shared/stores/agent-store";
 

@@ -7,7 +7,8 @@ import { mockClient } from "aws-sdk-client-mock";
 import * as z from "zod";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { loadConfig } from "../../../shared/config";
-import { bedrockClient, createChatModel } from "../../../shared/models";
+import { bedrockClient } from "../../../shared/models/bedrock-client";
+import { createChatModel } from "../../../shared/models/chat-model";
 
 // Bedrock cannot run here: these tests hold the adapter to the Converse and ConverseStream
 // request and response shapes AWS documents, including a toolUse round trip.

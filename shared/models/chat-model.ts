@@ -1,0 +1,30 @@
+import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { Config } from "../config";
+import { bedrockClient, type Described } from "./bedrock-client";
+import { OfflineChatModel } from "./offline-chat-model";
+
+export async function createChatModel(
+  config: Config,
+  client?: BedrockRuntimeClient,
+  modelId = config.BEDROCK_MODEL_ID,
+): Promise<Described<BaseChatModel>> {
+  if (modelId) {
+    // Loaded lazily: the offline path (and its cold start) never pays for @langchain/aws.
+    const { ChatBedrockConverse } = await import("@langchain/aws");
+    return {
+      value: new ChatBedrockConverse({
+        model: modelId,
+        client: client ?? bedrockClient(config),
+        region: config.BEDROCK_REGION ?? process.env.AWS_REGION,
+        temperature: 0.2,
+        maxTokens: 2048,
+      }),
+      description: `model: Bedrock ${modelId}`,
+    };
+  }
+  return {
+    value: new OfflineChatModel({ streamDelayMs: config.OFFLINE_STREAM_DELAY_MS }),
+    description: "model: offline rule-based stand-in, not a language model (set BEDROCK_MODEL_ID for Bedrock)",
+  };
+}
