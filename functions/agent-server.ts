@@ -310,6 +310,8 @@ const ROUTES: Record<string, Route> = {
       const run = await runOf(server, path);
       if (!(await server.runs.remove(path.thread_id, path.run_id)))
         throw new AppError(409, "run_running", "the run is running: cancel it first");
+      // Its event log holds its messages: it goes with the run rather than with the TTL.
+      await server.events.remove(path.run_id);
       // A run that waited made its thread busy: with it gone, the thread may not be.
       await server.threads.settleWaiting(userId, path.thread_id, { gone: run });
       return undefined;

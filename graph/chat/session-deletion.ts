@@ -1,7 +1,9 @@
 import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { fileService } from "../../shared/files/service";
+import { AgentRuns } from "../../shared/stores/agent-runs";
 import { AgentThreads } from "../../shared/stores/agent-threads";
+import { RunEventLog } from "../../shared/stores/run-events";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { DynamoDBSaver } from "../checkpoint";
 
@@ -19,9 +21,7 @@ export interface DeletionErrors {
  * on the owner record, which goes with the partition). Taking the lease is also the owner check:
  * anyone else's request gets `notFound()` and deletes nothing.
  *
- * The order makes a failure retryable: the transcript first (if the rest then fails, a retry still
- * finds the session), the files' objects before their records, the caller's thread list entry,
- * then the whole partition: checkpoints, file records, runs, and the owner record with its lease.
+ * What goes, and in which order: removeSessionData.
  */
 export async function deleteSession(
   backends: Backends,
@@ -30,7 +30,7 @@ export async function deleteSession(
   errors: DeletionErrors,
   saver?: Pick<DynamoDBSaver, "deleteThread">,
 ): Promise<void> {
-  const { config, dynamo, conversations } = backends;
+  const { config, dynamo } = backends;
   const owners = new SessionOwners(
     dynamo,
     config.CHECKPOINT_TABLE,
@@ -41,12 +41,12 @@ export async function deleteSession(
   if (!session) throw errors.notFound();
   if (!lease) throw errors.busy();
   try {
-    await conversations?.deleteSession(sessionId, userId).catch((err) => {
-      throw storeUnavailable(err);
-    });
-    await fileService(backends)?.deleteSessionFiles(sessionId);
-    await new AgentThreads(dynamo, config.CHECKPOINT_TABLE).remove(userId, sessionId);
-    await (saver ?? new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE })).deleteThread(sessionId);
+    await removeSessionData(
+      backends,
+      userId,
+      sessionId,
+      saver ?? new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE }),
+    );
   } finally {
     await lease.release();
   }
@@ -76,11 +76,30 @@ export async function deleteSessionEverywhere(
     if (err.status === 409 && onBusy === "skip") return false;
     if (err.code !== "session_not_found") throw err;
   }
-  await backends.conversations?.deleteSession(sessionId, userId).catch((err) => {
+  await removeSessionData(backends, userId, sessionId, saver);
+  return true;
+}
+
+/**
+ * Everything a session left, in an order that makes a failure retryable: the transcript first (if
+ * the rest then fails, a retry still finds the session), the files' objects before their records,
+ * the caller's thread list entry, the runs' event logs (they hold the runs' messages; the run
+ * records name them), then the whole partition: checkpoints, file records, runs, and the owner
+ * record with its lease.
+ */
+async function removeSessionData(
+  backends: Backends,
+  userId: string,
+  sessionId: string,
+  saver: Pick<DynamoDBSaver, "deleteThread">,
+): Promise<void> {
+  const { config, dynamo, conversations } = backends;
+  await conversations?.deleteSession(sessionId, userId).catch((err) => {
     throw storeUnavailable(err);
   });
   await fileService(backends)?.deleteSessionFiles(sessionId);
-  await new AgentThreads(backends.dynamo, backends.config.CHECKPOINT_TABLE).remove(userId, sessionId);
+  await new AgentThreads(dynamo, config.CHECKPOINT_TABLE).remove(userId, sessionId);
+  const logs = new RunEventLog(dynamo, config.CHECKPOINT_TABLE);
+  for (const run of await new AgentRuns(dynamo, config.CHECKPOINT_TABLE).list(sessionId)) await logs.remove(run.runId);
   await saver.deleteThread(sessionId);
-  return true;
 }

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { batchWriteAll, type RetryPolicy } from "./batch";
+import { batchWriteAll, type RetryPolicy } from "../../shared/stores/batch";
 
 type Item = Record<string, unknown>;
 

@@ -1,3 +1,4 @@
+import { batchWriteAll } from "./batch";
 import { queryItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, PutCommand, QueryCommand } from "@aws-sdk/lib-dynamodb";
@@ -120,6 +121,25 @@ export class RunEventLog {
       }),
     );
     return (out.Items?.length ?? 0) > 0;
+  }
+
+  /**
+   * Removes the run's log (its thread deleted, its user erased): it holds the run's messages, so
+   * it goes with them rather than with the TTL. Before the run's record, which names it.
+   */
+  async remove(runId: string): Promise<void> {
+    const pages = await queryItems(this.doc, {
+      TableName: this.tableName,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": partition(runId) },
+      ProjectionExpression: "pk, sk",
+      ConsistentRead: true,
+    });
+    await batchWriteAll(
+      this.doc,
+      this.tableName,
+      pages.map((page) => ({ DeleteRequest: { Key: { pk: page.pk, sk: page.sk } } })),
+    );
   }
 
   private async pagesAfter(runId: string, lastPage: number) {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { freshUser, sharedLocalStack } from "../support/local-stack";
+import { QueryCommand } from "@aws-sdk/client-dynamodb";
+import { freshUser, localStackDynamo, sharedLocalStack } from "../support/local-stack";
 import { recordingServer } from "../support/recording-server";
 import { gather, human, type Part, rememberFact, sdkClient, texts, type Values } from "../support/sdk";
 
@@ -80,7 +81,21 @@ describe("background runs", () => {
       { run_id: second.run_id },
     ]);
 
+    const log = (runId: string) => {
+      const { client: dynamo, table } = localStackDynamo(local.stack);
+      return dynamo.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: "pk = :pk",
+          ExpressionAttributeValues: { ":pk": { S: `runlog#${runId}` } },
+          ConsistentRead: true,
+        }),
+      );
+    };
+    expect((await log(first.run_id)).Count).toBeGreaterThan(0);
     await client.runs.delete(thread.thread_id, first.run_id);
+    // Its event log (its messages) went with it.
+    expect((await log(first.run_id)).Count).toBe(0);
     await expect(client.runs.get(thread.thread_id, first.run_id)).rejects.toMatchObject({ status: 404 });
     await expect(client.runs.delete(thread.thread_id, first.run_id)).rejects.toMatchObject({ status: 404 });
     expect(await client.runs.list(thread.thread_id)).toHaveLength(2);

@@ -80,6 +80,11 @@ async function fill(user: string) {
   await sdk.assistants.create({ graphId: "chat", name: `${user}'s helper`, config: { configurable: { owner: user } } });
   const thread = await sdk.threads.create();
   await sdk.runs.wait(thread.thread_id, "chat", { input: { messages: [{ role: "user", content: "hello there" }] } });
+  // A background run: its event log holds its messages (here the user's id, which the scans look for).
+  const background = await sdk.runs.create(thread.thread_id, "chat", {
+    input: { messages: [{ role: "user", content: `my locker code is 31337, says ${user}` }] },
+  });
+  await sdk.runs.join(thread.thread_id, background.run_id);
   await sdk.crons.createForThread(thread.thread_id, "chat", {
     schedule: "0 9 * * 1",
     input: { messages: [{ role: "user", content: `weekly check-in for ${user}` }] },
@@ -171,7 +176,10 @@ describe("a user's data: export, erasure", () => {
     expect(doc.agent_server.assistants).toEqual([expect.objectContaining({ name: `${erin}'s helper` })]);
     expect(doc.agent_server.crons).toEqual([expect.objectContaining({ schedule: "0 9 * * 1" })]);
     expect(doc.agent_server.threads).toEqual([
-      expect.objectContaining({ threadId: mine.threadId, runs: [expect.objectContaining({ status: "success" })] }),
+      expect.objectContaining({
+        threadId: mine.threadId,
+        runs: [expect.objectContaining({ status: "success" }), expect.objectContaining({ status: "success" })],
+      }),
     ]);
 
     const text = JSON.stringify(doc);

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
-import { DEFAULT_RETRY } from "../../../graph/checkpoint/batch";
+import { DEFAULT_RETRY } from "../../../shared/stores/batch";
 import { WriteCoalescer } from "../../../graph/checkpoint/coalesce";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import { meter } from "../../support/dynamo-meter";
