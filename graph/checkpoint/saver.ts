@@ -26,7 +26,13 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { isDeepStrictEqual } from "node:util";
 import { deepCopy } from "./deep-copy";
-import { batchGetAll, batchWriteAll, DEFAULT_RETRY, type RetryPolicy, type WriteRequest } from "../../shared/stores/batch";
+import {
+  batchGetAll,
+  batchWriteAll,
+  DEFAULT_RETRY,
+  type RetryPolicy,
+  type WriteRequest,
+} from "../../shared/stores/batch";
 import {
   decodeChannels,
   encodeChannels,
