@@ -42,7 +42,7 @@ export function agentServerErrorResponse(error: AppError, headers: Record<string
   // The error's own headers too: a quota's 429 carries Retry-After.
   return json(
     err.status,
-    { detail: err.message, ...errorBody(err.code, err.message) },
+    { detail: err.message, ...errorBody(err.code, err.message, err.details) },
     { ...error.headers, ...headers },
   );
 }

@@ -5,7 +5,6 @@ import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AgentCrons } from "../../shared/stores/agent-crons";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
-import { deleteUsage } from "../../shared/stores/user-usage";
 import type { ErasedCounts } from "../../shared/stores/user-data";
 import { DynamoDBSaver } from "../checkpoint";
 import { deleteSessionEverywhere } from "./session-deletion";
@@ -36,8 +35,9 @@ const busy = () =>
  *   2. Every session the state table knows (the owner records' Scan, and the Agent Server's
  *      thread list) goes by the one session deletion: under its lease, so a running turn finishes
  *      first; its state, files and runs with it.
- *   3. The user's whole attachments folder (an upload never completed has no record), usage items,
- *      assistants.
+ *   3. The user's whole attachments folder (an upload never completed has no record), and
+ *      assistants. Not the usage counters: they name nobody, expire in two days, and erasing them
+ *      would reset the user's quotas.
  *   4. Supabase once more, with the sessions step 2 found: a turn that finished meanwhile saved
  *      its transcript after step 1, and its session is tombstoned now too.
  */
@@ -61,7 +61,6 @@ export async function eraseUser(
   for (const sessionId of sessionIds)
     await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
   await backends.files?.deleteUnder(userFolder(userId));
-  await deleteUsage(dynamo, config.CHECKPOINT_TABLE, userId);
   const assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
   const crons = await eraseCrons(backends, userId);
   const last = await supabase(sessionIds);

@@ -1,14 +1,17 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { createHash } from "node:crypto";
 import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
 /**
  * Partition key of a user's usage items in the checkpoint table; one item per UTC day, its sort key
- * the day (`<day>#<project>` for a project with quotas of its own).
+ * the day (`<day>#<project>` for a project with quotas of its own). Under a hash of the user's id,
+ * not the id: an erasure leaves the counters (they name nobody, and expire two days after their
+ * day), so erasing one's data is no way around one's limits.
  */
-export const usagePartition = (userId: string) => `usage#${userId}`;
+export const usagePartition = (userId: string) => `usage#${createHash("sha256").update(userId).digest("base64url")}`;
 const usageKey = (userId: string, day: string, scope: string | undefined) => ({
   pk: usagePartition(userId),
   sk: scope === undefined ? day : `${day}#${scope}`,
@@ -125,23 +128,6 @@ export class UserUsage {
       turnsThisMinute: Number(item[`m${minute}`] ?? 0),
     };
   }
-}
-
-/** Removes every usage item of the user's (erasure). */
-export async function deleteUsage(client: DynamoDBClient, tableName: string, userId: string): Promise<void> {
-  const doc = DynamoDBDocumentClient.from(client);
-  const out = await doc.send(
-    new QueryCommand({
-      TableName: tableName,
-      KeyConditionExpression: "pk = :pk",
-      ExpressionAttributeValues: { ":pk": usagePartition(userId) },
-      ProjectionExpression: "pk, sk",
-      ConsistentRead: true,
-    }),
-  );
-  // At most a few items: one per day, each expiring two days after it.
-  for (const item of out.Items ?? [])
-    await doc.send(new DeleteCommand({ TableName: tableName, Key: { pk: item.pk, sk: item.sk } }));
 }
 
 const expiresAt = (at: number) => Math.ceil(at / 1000) + KEEP_SECONDS;

@@ -49,6 +49,11 @@ describe("per-user quotas over HTTP", () => {
     });
     expect(run.status).toBe(429);
     expect(run.headers.get("retry-after")).toMatch(/^\d+$/);
+    // The Agent Server's body says which limit as the chat routes' does, beside LangGraph's `detail`.
+    expect(run.json()).toMatchObject({
+      detail: expect.stringContaining("limit"),
+      error: { code: "quota_exceeded", limit: "turnsPerMinute", value: 2, retry_after_seconds: retryAfter },
+    });
 
     expect((await post("/api/chat", freshUser("rae"), { message: "hi" })).status).toBe(200);
     // A project with quotas of its own counts apart: the same user's turn there is admitted.
@@ -63,5 +68,10 @@ describe("per-user quotas over HTTP", () => {
       projects: { pro: { turns: 1, limits: { turns_per_minute: 50, tokens_per_day: 1_000_000 } } },
       counted: true,
     });
+
+    // Erasing one's data does not reset one's limits: the counters outlive it (under a hash of the id).
+    const erased = await fetch(`${holder.stack.url}/api/me`, { method: "DELETE", headers: { "x-user-id": user } });
+    expect(erased.status).toBe(200);
+    expect((await post("/api/chat", user, { message: "after erasing" })).status).toBe(429);
   }, 90_000);
 });
