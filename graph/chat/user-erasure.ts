@@ -40,6 +40,7 @@ const busy = () =>
  *      would reset the user's quotas.
  *   4. Supabase once more, with the sessions step 2 found: a turn that finished meanwhile saved
  *      its transcript after step 1, and its session is tombstoned now too.
+ * Then the sessions are listed again, and steps 1, 2 and 4 repeat for any a turn started meanwhile.
  */
 export async function eraseUser(
   backends: Backends,
@@ -53,19 +54,34 @@ export async function eraseUser(
     });
   const owners = new SessionOwners(dynamo, config.CHECKPOINT_TABLE);
   const threads = new AgentThreads(dynamo, config.CHECKPOINT_TABLE);
-  const [owned, threadRecords] = await Promise.all([owners.sessionsOf(userId), threads.list(userId)]);
-  const sessionIds = [...new Set([...owned, ...threadRecords.map((t) => t.threadId)])];
-
-  const first = await supabase(sessionIds);
   const deleter = saver ?? new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE });
-  for (const sessionId of sessionIds)
-    await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
-  await backends.files?.deleteUnder(userFolder(userId));
-  const assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
-  const crons = await eraseCrons(backends, userId);
-  const last = await supabase(sessionIds);
-  return { ...sumCounts(first, last), sessions: sessionIds.length, assistants, crons };
+  const erased = new Set<string>();
+  const counts: Array<ErasedCounts | undefined> = [];
+  let assistants = 0;
+  let crons = 0;
+  // Round after round until a listing finds no session the erasure has not erased: a turn may
+  // start a session once the first listing is taken, and that session goes too (under its lease,
+  // once the turn ended). A user whose clients keep starting sessions gets 409 and retries.
+  for (let round = 0; ; round++) {
+    const [owned, threadRecords] = await Promise.all([owners.sessionsOf(userId), threads.list(userId)]);
+    const found = [...new Set([...owned, ...threadRecords.map((t) => t.threadId)])].filter((id) => !erased.has(id));
+    if (round > 0 && found.length === 0) break;
+    if (round === MAX_ROUNDS) throw busy();
+    counts.push(await supabase([...erased, ...found]));
+    for (const sessionId of found) await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
+    for (const sessionId of found) erased.add(sessionId);
+    if (round === 0) {
+      await backends.files?.deleteUnder(userFolder(userId));
+      assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
+      crons = await eraseCrons(backends, userId);
+    }
+    counts.push(await supabase([...erased]));
+  }
+  return { ...sumCounts(counts), sessions: erased.size, assistants, crons };
 }
+
+/** How many times the erasure lists the user's sessions before it gives up on a user still starting them. */
+const MAX_ROUNDS = 3;
 
 /** The user's crons: each schedule first (so none fires for a user who is gone), then its record. */
 async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: string): Promise<number> {
@@ -78,13 +94,14 @@ async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: s
   return crons.length;
 }
 
-function sumCounts(a: ErasedCounts | undefined, b: ErasedCounts | undefined): Partial<ErasedCounts> {
-  if (!a || !b) return {};
+function sumCounts(counts: Array<ErasedCounts | undefined>): Partial<ErasedCounts> {
+  if (counts.some((c) => c === undefined)) return {};
+  const total = (key: keyof ErasedCounts) => counts.reduce((n, c) => n + c![key], 0);
   return {
-    transcripts: a.transcripts + b.transcripts,
-    traces: a.traces + b.traces,
-    memories: a.memories + b.memories,
-    user_context: a.user_context + b.user_context,
-    store_items: a.store_items + b.store_items,
+    transcripts: total("transcripts"),
+    traces: total("traces"),
+    memories: total("memories"),
+    user_context: total("user_context"),
+    store_items: total("store_items"),
   };
 }

@@ -1,0 +1,43 @@
+import { freshUser, localStackForTests } from "../support/local-stack";
+import { rememberFact } from "../support/sdk";
+
+// DELETE /api/me racing the user's own new work (a probe's finding): a session started while the
+// erasure runs must not survive it half erased (its transcript and state kept, its memory gone and
+// its id tombstoned). A stack of its own, with the offline model's default streaming pace, so a
+// turn is still running while the erasure goes on.
+const holder = localStackForTests("erasure-races");
+
+function send(method: string, path: string, user: string, body?: unknown) {
+  return fetch(`${holder.stack.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-user-id": user },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+describe("an erasure racing the user's new sessions", () => {
+  it("erases a session a turn started after the erasure listed the user's sessions, once that turn ended", async () => {
+    const user = freshUser("racer");
+    // Sessions enough that the erasure is still going when the new turn claims its session.
+    for (let i = 0; i < 6; i++)
+      expect((await send("POST", "/api/chat", user, { message: `note ${i}` })).status).toBe(200);
+
+    const erasure = send("DELETE", "/api/me", user);
+    await new Promise((r) => setTimeout(r, 30));
+    // About 3 s of streaming, in a new session.
+    const turn = await send("POST", "/api/chat/stream", user, { message: rememberFact(20) });
+    expect(turn.status).toBe(200);
+    const [erased, streamed] = await Promise.all([erasure, turn.text()]);
+    expect(erased.status).toBe(200);
+    const sessionId = /"session_id":"([0-9a-f-]{36})"/.exec(streamed)![1]!;
+
+    // Nothing of it is left: not its state, not its transcript, not in the export.
+    expect((await send("GET", `/api/sessions/${sessionId}/messages`, user)).status).toBe(404);
+    const exported = (await (await send("GET", "/api/me/export", user)).json()) as {
+      sessions: unknown[];
+      memories: unknown[];
+    };
+    expect(exported.sessions).toEqual([]);
+    expect(exported.memories).toEqual([]);
+  }, 60_000);
+});
