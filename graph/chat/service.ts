@@ -17,7 +17,7 @@ import { toStorableDeep, toStorableText } from "../../shared/text";
 import type { ConversationMessage, ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
 import type { DataFileSummary, SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
-import type { UserUsage } from "../../shared/stores/user-usage";
+import type { Admission, UserUsage } from "../../shared/stores/user-usage";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
 import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
@@ -245,18 +245,28 @@ export class ChatService {
     // Counted before any model call: over a quota, nothing runs (429). A new session's turn before
     // its record is made; an existing one's once its lease has said which project it is in (the
     // project's own quotas may apply), its lease given back when refused.
-    if (isNew) await this.deps.usage?.admit(turn.userId, turn.projectId ?? null);
+    let admission = isNew ? await this.deps.usage?.admit(turn.userId, turn.projectId ?? null) : undefined;
     const sessionId = turn.sessionId ?? randomUUID();
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
     // lease, so a turn never writes into a session deleted meanwhile.
-    const taken = isNew ? await this.claimSession(sessionId, turn) : await this.takeSession(sessionId, turn);
+    const taken = await (isNew ? this.claimSession(sessionId, turn) : this.takeSession(sessionId, turn)).catch(
+      async (err) => {
+        await this.countTokens(turn.userId, admission, []);
+        throw err;
+      },
+    );
     const { lease, projectId, dataFiles } = taken;
     if (!isNew)
-      await this.deps.usage?.admit(turn.userId, projectId).catch(async (err) => {
+      admission = await this.deps.usage?.admit(turn.userId, projectId).catch(async (err) => {
         await lease.release();
         throw err;
       });
+    // Refused once admitted: the lease given back, and the turn's reservation of the day's tokens.
+    const refuse = async (err: unknown): Promise<never> => {
+      await Promise.all([lease.release(), this.countTokens(turn.userId, admission, [])]);
+      throw err;
+    };
     const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
     const signal = runSignal(lease.signal, turn.deadline);
     // A failed turn's model calls cost as much as a finished one's: their tokens count too.
@@ -264,21 +274,15 @@ export class ChatService {
       try {
         await turn.settle?.(ended);
       } finally {
-        await Promise.all([lease.release(), this.countTokens(turn.userId, projectId, steps)]);
+        await Promise.all([lease.release(), this.countTokens(turn.userId, admission, steps)]);
       }
     };
-    await this.checkStart(isNew, sessionId, turn).catch(async (err) => {
-      await lease.release();
-      throw err;
-    });
+    await this.checkStart(isNew, sessionId, turn).catch(refuse);
     let images = attached;
     if (inline.length > 0) {
       // Stored under the lease, as files of the session (within its file limit): the checkpoint
       // refers to them as to uploads.
-      const stored = await this.deps.storeImages!(turn.userId, sessionId, inline).catch(async (err) => {
-        await lease.release();
-        throw err;
-      });
+      const stored = await this.deps.storeImages!(turn.userId, sessionId, inline).catch(refuse);
       images = [...attached, ...stored.map(imageRefOf)];
     }
     const human =
@@ -404,10 +408,10 @@ export class ChatService {
     return outcome;
   }
 
-  /** Adds the turn's reported model tokens to the caller's day; a failure is reported, never the reply's. */
-  private async countTokens(userId: string, projectId: string | null, steps: TraceStep[]) {
+  /** Settles the turn's admission with its reported model tokens; a failure is reported, never the reply's. */
+  private async countTokens(userId: string, admission: Admission | undefined, steps: TraceStep[]) {
     const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
-    await this.deps.usage?.addTokens(userId, tokens, projectId).catch((err) => this.deps.onUsageFailure?.(err));
+    await this.deps.usage?.addTokens(userId, tokens, admission).catch((err) => this.deps.onUsageFailure?.(err));
   }
 
   /**

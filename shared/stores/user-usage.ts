@@ -20,6 +20,16 @@ const usageKey = (userId: string, day: string, scope: string | undefined) => ({
 /** A day's item outlives its day by this much, for GET /api/me/usage around midnight; TTL removes it after. */
 const KEEP_SECONDS = 2 * 86_400;
 
+/** What a turn's admission counted it in: the day and count it went to, and the tokens it holds until it ends. */
+export interface Admission {
+  day: string;
+  scope: string | undefined;
+  reserved: number;
+}
+
+/** A day's first turn under a token limit holds this many tokens until it ends: a reply's ceiling (shared/models/chat-model.ts). */
+export const RESERVED_TOKENS = 2048;
+
 export interface UsageToday {
   day: string;
   turns: number;
@@ -55,24 +65,29 @@ export class UserUsage {
 
   /**
    * Counts a turn in `projectId`, or throws 429 quota_exceeded (with the limit hit and Retry-After)
-   * when it is over one. A turn no limit applies to is not counted (and costs no request).
+   * when it is over one. Under a token limit the turn also holds a reservation of the day's tokens
+   * until it ends (addTokens settles it): the user's last turn's count, RESERVED_TOKENS for the
+   * day's first. Admitted only while the day's tokens, every running turn's reservation in them,
+   * are under the limit, so turns at once cannot all start on what is left. A turn no limit applies
+   * to is not counted (and costs no request): its admission is undefined.
    */
-  async admit(userId: string, projectId?: string | null): Promise<void> {
+  async admit(userId: string, projectId?: string | null): Promise<Admission | undefined> {
     const { scope, limits } = quotaScope(this.quotas, projectId);
-    if (!limitsAnything(limits)) return;
+    if (!limitsAnything(limits)) return undefined;
     const at = this.now();
     const { minute, day } = windowsOf(at);
     const { turnsPerMinute, tokensPerDay } = limits;
+    const reserves = tokensPerDay !== undefined;
     const conditions = [
       ...(turnsPerMinute !== undefined ? ["(attribute_not_exists(#m) OR #m < :tpm)"] : []),
-      ...(tokensPerDay !== undefined ? ["(attribute_not_exists(tokens) OR tokens < :tpd)"] : []),
+      ...(reserves ? ["(attribute_not_exists(tokens) OR tokens < :tpd)"] : []),
     ];
     try {
-      await this.doc.send(
+      const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: usageKey(userId, day, scope),
-          UpdateExpression: "ADD turns :one, #m :one SET #e = :e REMOVE #prev",
+          UpdateExpression: `ADD turns :one, #m :one SET #e = :e${reserves ? ", tokens = if_not_exists(tokens, :zero) + if_not_exists(per_turn, :r)" : ""} REMOVE #prev`,
           ConditionExpression: conditions.join(" AND "),
           ExpressionAttributeNames: {
             "#m": `m${minute}`,
@@ -83,10 +98,13 @@ export class UserUsage {
             ":one": 1,
             ":e": expiresAt(at),
             ...(turnsPerMinute !== undefined ? { ":tpm": turnsPerMinute } : {}),
-            ...(tokensPerDay !== undefined ? { ":tpd": tokensPerDay } : {}),
+            ...(reserves ? { ":tpd": tokensPerDay, ":zero": 0, ":r": RESERVED_TOKENS } : {}),
           },
+          // The item as it was: which reservation the turn took (its per_turn), in the same request.
+          ReturnValues: reserves ? "ALL_OLD" : "NONE",
         }),
       );
+      return { day, scope, reserved: reserves ? Number(out.Attributes?.per_turn ?? RESERVED_TOKENS) : 0 };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
@@ -97,18 +115,26 @@ export class UserUsage {
     }
   }
 
-  /** Adds a finished turn's model tokens to the user's day (in its project's count, if it has one). */
-  async addTokens(userId: string, tokens: number, projectId?: string | null): Promise<void> {
-    const { scope, limits } = quotaScope(this.quotas, projectId);
-    if (!limitsAnything(limits) || !(tokens > 0)) return;
-    const at = this.now();
+  /**
+   * Settles an admitted turn: its model tokens replace its reservation in the day it was admitted
+   * in (a turn refused after its admission spent none, and gives the reservation back). The turn's
+   * count becomes the next turn's reservation.
+   */
+  async addTokens(userId: string, tokens: number, admission: Admission | undefined): Promise<void> {
+    if (!admission) return;
+    const spent = tokens > 0 ? Math.round(tokens) : 0;
+    if (spent === 0 && admission.reserved === 0) return;
     await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: usageKey(userId, windowsOf(at).day, scope),
-        UpdateExpression: "ADD tokens :n SET #e = :e",
+        Key: usageKey(userId, admission.day, admission.scope),
+        UpdateExpression: `ADD tokens :n SET #e = :e${spent > 0 && admission.reserved > 0 ? ", per_turn = :spent" : ""}`,
         ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
-        ExpressionAttributeValues: { ":n": Math.round(tokens), ":e": expiresAt(at) },
+        ExpressionAttributeValues: {
+          ":n": spent - admission.reserved,
+          ":e": expiresAt(this.now()),
+          ...(spent > 0 && admission.reserved > 0 ? { ":spent": spent } : {}),
+        },
       }),
     );
   }

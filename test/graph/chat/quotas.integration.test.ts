@@ -102,6 +102,40 @@ describe("per-user quotas on chat turns", () => {
       expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 429 });
   });
 
+  it("lets no more turns at once spend the day's tokens than their reservations fit under the limit", async () => {
+    const clock = { now: START };
+    const { chat, usage } = await service({ tokensPerDay: 5000 }, clock);
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => chat.reply({ userId: "dot", message: `parallel question ${i}` })),
+    );
+    // Each admitted turn holds 2,048 tokens (the day's first turns; later ones the last turn's
+    // count) until it ends: three fit under 5,000, so three run, where all twelve ran before.
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
+    for (const r of results.filter((r) => r.status === "rejected"))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 429, details: { limit: "tokensPerDay" } });
+    const day = await usage.today("dot");
+    expect(day.turns).toBe(3);
+    // The reservations are settled: what is left is the three turns' own tokens.
+    expect(day.tokens).toBeGreaterThan(0);
+    expect(day.tokens).toBeLessThan(3 * 2048 + 1);
+    // Sequential turns keep the day's semantics: admitted while the day's tokens are under the limit.
+    clock.now += 86_400_000;
+    const { sessionId } = await chat.reply({ userId: "dot", message: "a new day" });
+    while ((await usage.today("dot")).tokens < 5000) await chat.reply({ userId: "dot", sessionId, message: "more" });
+    await expect(chat.reply({ userId: "dot", sessionId, message: "over" })).rejects.toMatchObject({ status: 429 });
+  });
+
+  it("gives a turn's reservation back when it is refused after its admission (a bad checkpoint id)", async () => {
+    const clock = { now: START };
+    const { chat, usage } = await service({ tokensPerDay: 100_000 }, clock);
+    const { sessionId } = await chat.reply({ userId: "ida", message: "hello" });
+    const before = (await usage.today("ida")).tokens;
+    await expect(
+      chat.run({ userId: "ida", sessionId, message: "branch", options: { checkpointId: "no-such-checkpoint" } }),
+    ).rejects.toMatchObject({ status: 404 });
+    expect((await usage.today("ida")).tokens).toBe(before);
+  });
+
   it("costs a plain turn two DynamoDB requests more with a quota set, none without", async () => {
     const clock = { now: START };
     const limited = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 }, clock);
