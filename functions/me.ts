@@ -1,7 +1,9 @@
 import * as z from "zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
-import { badRequest, forbidden } from "../shared/errors";
+import { randomUUID } from "node:crypto";
+import { AppError, badRequest, forbidden } from "../shared/errors";
+import { exportKey } from "../shared/files/keys";
 import { json } from "../shared/http";
 import { callerId, isAdminCaller } from "../shared/identity";
 import { createLogger } from "../shared/logger";
@@ -15,10 +17,15 @@ const logger = createLogger("me");
 
 const UserPath = z.object({ id: identifier() });
 
+/** How long an export's download link works. */
+const EXPORT_LINK_SECONDS = 900;
+const JSON_FILE = { "content-type": "application/json", "content-disposition": 'attachment; filename="export.json"' };
+
 /**
  * A user's own data (docs/user-data.md):
  * GET    /api/me/usage              today's turns and tokens against the deployment's quotas
- * GET    /api/me/export             everything held about the caller, as one JSON document
+ * GET    /api/me/export             everything held about the caller, as one JSON document (a large one:
+ *                                   a download link to it, written to the attachments bucket)
  * DELETE /api/me                    erases everything held about the caller, in every store
  * DELETE /api/admin/users/{id}      the same for any user, by an admin (anyone else: 403)
  * Each acts on the caller's own id only (the admin route excepted): there is nobody else's to name.
@@ -63,10 +70,22 @@ export function createMeHandler(backends: () => Promise<Backends> | Backends, co
       }
       if (route === "GET /api/me/export") {
         const { exportUser } = await import("../shared/user-export");
-        return json(200, await exportUser(all, userId), {
-          "content-disposition": 'attachment; filename="export.json"',
-          "cache-control": "no-store",
-        });
+        const text = JSON.stringify(await exportUser(all, userId));
+        const bytes = Buffer.byteLength(text);
+        const headers = { "cache-control": "no-store" };
+        if (bytes <= config.EXPORT_INLINE_MAX_BYTES)
+          return { statusCode: 200, headers: { ...headers, ...JSON_FILE }, body: text };
+        // Past Lambda's response cap: handed over through the bucket, as a link that expires.
+        if (!all.files)
+          throw new AppError(
+            422,
+            "export_too_large",
+            `the export is ${bytes} bytes, over the ${config.EXPORT_INLINE_MAX_BYTES} a response holds, and this deployment has no attachments bucket to hand it over by link`,
+          );
+        const key = exportKey(userId, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID()}`);
+        await all.files.write(key, Buffer.from(text), "application/json");
+        const url = await all.files.downloadUrl(key, "export.json", EXPORT_LINK_SECONDS);
+        return json(200, { download_url: url, bytes, expires_in_seconds: EXPORT_LINK_SECONDS }, headers);
       }
       return erase(all, userId, userId);
     },

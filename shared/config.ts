@@ -137,6 +137,12 @@ const Settings = z.object({
   SUPPORT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(2),
   SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
 
+  /**
+   * Largest export answered inline, in UTF-8 bytes: under Lambda's 6 MB response cap. A larger one
+   * is written to the attachments bucket and answered as a download link (docs/user-data.md).
+   */
+  EXPORT_INLINE_MAX_BYTES: z.coerce.number().int().min(1024).max(5_000_000).default(5_000_000),
+
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
   /** Graph steps per turn before the run is stopped (each model call and tool round is a step or two). */

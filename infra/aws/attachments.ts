@@ -7,6 +7,8 @@ import { Construct } from "constructs";
 
 /** Every object is under users/<user>/sessions/<session>/<file> (shared/files/keys.ts). */
 export const USERS_PREFIX = "users/";
+/** A user's large exports: users/<user>/exports/<export>.json. */
+const EXPORTS_OBJECTS = `${USERS_PREFIX}*/exports/*`;
 
 /** What a function may do with attachments: each grant of the manifest names one of these. */
 export type AttachmentAccess = "files" | "chat" | "delete" | "read" | "erase";
@@ -68,6 +70,10 @@ export class Attachments extends Construct {
           "Objects are per user and session under users/; each function gets named object actions on that prefix only (no List, no bucket actions).",
       },
       {
+        id: `AwsSolutions-IAM5[Resource::<${bucketArn}>/${EXPORTS_OBJECTS}]`,
+        reason: "A user's export is written under that user's own exports folder; only the user-data function may.",
+      },
+      {
         id: "AwsSolutions-S1",
         reason:
           "Attachments are short-lived user uploads that expire by lifecycle; object-level audit belongs to CloudTrail data events, an account choice.",
@@ -80,7 +86,7 @@ export class Attachments extends Construct {
     fn.addToRolePolicy(
       new PolicyStatement({ actions: ACTIONS[access], resources: [this.bucket.arnForObjects(`${USERS_PREFIX}*`)] }),
     );
-    if (access === "erase")
+    if (access === "erase") {
       fn.addToRolePolicy(
         new PolicyStatement({
           actions: ["s3:ListBucket"],
@@ -88,6 +94,11 @@ export class Attachments extends Construct {
           conditions: { StringLike: { "s3:prefix": [`${USERS_PREFIX}*`] } },
         }),
       );
+      // An export too large to answer inline is written to the user's exports folder (shared/files/keys.ts).
+      fn.addToRolePolicy(
+        new PolicyStatement({ actions: ["s3:PutObject"], resources: [this.bucket.arnForObjects(EXPORTS_OBJECTS)] }),
+      );
+    }
   }
 
   /** The function settles each upload when its object lands (the complete route does the same). */

@@ -6,6 +6,13 @@ import { Writable } from "node:stream";
 /** API Gateway's own payload cap: a larger body never reaches the function. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/**
+ * Lambda's cap on a synchronous invocation's response (the whole result, as JSON): over it the
+ * invocation fails and API Gateway answers 502, so the stand-in does too, and a route that could
+ * answer more (an export) is caught here rather than in AWS. Streamed responses are not capped so.
+ */
+export const MAX_RESPONSE_BYTES = 6_291_556;
+
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult | void>;
 export type StreamingHandler = (event: APIGatewayProxyEvent, stream: Writable, context: Context) => Promise<void>;
 
@@ -129,6 +136,11 @@ export function lambdaContext(functionName: string, timeoutMs = 29_000): Context
 }
 
 export function sendProxyResult(res: ServerResponse, result: APIGatewayProxyResult): void {
+  if (Buffer.byteLength(JSON.stringify(result)) > MAX_RESPONSE_BYTES) {
+    res.writeHead(502, { "content-type": "application/json" });
+    res.end(JSON.stringify({ message: "Internal server error" }));
+    return;
+  }
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
   for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);

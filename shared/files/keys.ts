@@ -17,6 +17,9 @@ export function userKeyPart(userId: string): string {
 /** Every object of one user's is under this prefix: a grant can be scoped to users/*, and erasure removes it whole. */
 export const userFolder = (userId: string) => `users/${userKeyPart(userId)}/`;
 
+/** A user's export too large to answer inline, under the user's folder (so an erasure takes it too). */
+export const exportKey = (userId: string, exportId: string) => `${userFolder(userId)}exports/${exportId}.json`;
+
 export function objectKey(userId: string, sessionId: string, fileId: string): string {
   return `${userFolder(userId)}sessions/${sessionId}/${fileId}`;
 }

@@ -59,12 +59,15 @@ describe("session retention in AWS", () => {
 });
 
 describe("export and erasure in AWS", () => {
-  it("lets the me function list only the users/ folder, and sign downloads and delete under it", () => {
+  it("lets the me function list only the users/ folder, sign downloads and delete under it, and write only exports", () => {
     const statements = statementsOf("MeFunction");
     const list = statements.find((s) => [s.Action].flat().includes("s3:ListBucket"))!;
     expect(list.Condition).toEqual({ StringLike: { "s3:prefix": ["users/*"] } });
     expect(actionsOf("MeFunction")).toEqual(expect.arrayContaining(["s3:GetObject", "s3:DeleteObject"]));
-    expect(actionsOf("MeFunction")).not.toContain("s3:PutObject");
+    const puts = statements.filter((s) => [s.Action].flat().includes("s3:PutObject"));
+    expect(puts).toHaveLength(1);
+    expect([puts[0]!.Action].flat()).toEqual(["s3:PutObject"]);
+    expect(JSON.stringify(puts[0]!.Resource)).toMatch(/\/users\/\*\/exports\/\*"/);
     expect(actionsOf("MeFunction").some((a) => a.startsWith("bedrock:"))).toBe(false);
   });
 });
