@@ -23,10 +23,11 @@ import {
   ThreadSearch,
   ThreadStateUpdate,
 } from "../graph/agent-server/requests";
-import { executeRun, runJson } from "../graph/agent-server/runs";
+import { executeRun } from "../graph/agent-server/runs";
 import { ItemKey, ItemQuery, ListNamespaces, PutItem, SearchItems } from "../graph/agent-server/store";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import { apiHandler } from "../shared/api-handler";
+import { runJson } from "../shared/stores/agent-json";
 import type { Config } from "../shared/config";
 import { runDeadline } from "../shared/deadline";
 import { AppError, notFound } from "../shared/errors";

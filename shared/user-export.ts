@@ -1,9 +1,11 @@
+import pLimit from "p-limit";
 import type { Backends } from "./backends";
 import { storeUnavailable } from "./errors";
 import { FileRecords } from "./files/records";
 import { publicFile } from "./files/service";
 import { AgentAssistants } from "./stores/agent-assistants";
 import { AgentCrons } from "./stores/agent-crons";
+import { runJson, threadJson } from "./stores/agent-json";
 import { AgentRuns } from "./stores/agent-runs";
 import { AgentThreads } from "./stores/agent-threads";
 import { SessionOwners } from "./stores/session-owners";
@@ -39,28 +41,32 @@ export async function exportUser(backends: Backends, userId: string) {
   const settings = await owners.sessions(owned);
   const ttl = config.FILES_URL_TTL_SECONDS;
 
+  // A few sessions' reads at a time: a user with hundreds of sessions does not send hundreds at once.
+  const limit = pLimit(8);
   const sessions = await Promise.all(
-    sessionIds.map(async (sessionId) => {
-      const record = settings.get(sessionId);
-      const transcript = transcripts.get(sessionId);
-      const sessionFiles = (await records.list(sessionId)).filter((f) => f.user_id === userId);
-      return {
-        session_id: sessionId,
-        project_id: record?.projectId ?? transcript?.project_id ?? null,
-        name: transcript?.name ?? null,
-        ...(record ? { settings: record.settings } : {}),
-        created_at: transcript?.created_at ?? null,
-        updated_at: transcript?.updated_at ?? null,
-        messages: transcript?.messages ?? [],
-        traces: transcript?.traces ?? {},
-        files: await Promise.all(
-          sessionFiles.map(async (f) => ({
-            ...publicFile(f),
-            ...(files && f.status === "ready" ? { download_url: await files.downloadUrl(f.key, f.name, ttl) } : {}),
-          })),
-        ),
-      };
-    }),
+    sessionIds.map(async (sessionId) =>
+      limit(async () => {
+        const record = settings.get(sessionId);
+        const transcript = transcripts.get(sessionId);
+        const sessionFiles = (await records.list(sessionId)).filter((f) => f.user_id === userId);
+        return {
+          session_id: sessionId,
+          project_id: record?.projectId ?? transcript?.project_id ?? null,
+          name: transcript?.name ?? null,
+          ...(record ? { settings: record.settings } : {}),
+          created_at: transcript?.created_at ?? null,
+          updated_at: transcript?.updated_at ?? null,
+          messages: transcript?.messages ?? [],
+          traces: transcript?.traces ?? {},
+          files: await Promise.all(
+            sessionFiles.map(async (f) => ({
+              ...publicFile(f),
+              ...(files && f.status === "ready" ? { download_url: await files.downloadUrl(f.key, f.name, ttl) } : {}),
+            })),
+          ),
+        };
+      }),
+    ),
   );
 
   const memories = db?.memories ?? [];
@@ -90,11 +96,14 @@ export async function exportUser(backends: Backends, userId: string) {
       ),
       // the store's own items, any namespace but the memories' (those are store_items above)
       store_items: db?.store_items ?? [],
+      // As the Agent Server API shows them, each with its runs.
       threads: await Promise.all(
-        threadRecords.map(async ({ userId: _user, ...thread }) => ({
-          ...thread,
-          runs: (await runs.list(thread.threadId)).map(({ threadId: _thread, ...run }) => run),
-        })),
+        threadRecords.map(async (thread) =>
+          limit(async () => ({
+            ...threadJson(thread),
+            runs: (await runs.list(thread.threadId)).map((run) => ({ ...runJson(run), kwargs: run.kwargs ?? null })),
+          })),
+        ),
       ),
     },
     usage_today: { day: usage.day, turns: usage.turns, tokens: usage.tokens },

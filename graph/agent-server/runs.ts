@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { AppError, badRequest } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import { webhookProblem, type WebhookMessage } from "../../shared/webhooks";
+import { runJson } from "../../shared/stores/agent-json";
 import {
   type AgentRuns,
   isWaiting,
@@ -325,21 +326,6 @@ function errorOf(app: AppError): RunError {
 async function finishStateless(deps: RunDeps, caller: RunCaller, body: RunCreateBody, threadId: string) {
   if (caller.threadId === undefined && (body.on_completion ?? "delete") === "delete")
     await deps.deleteThread(threadId, caller.userId);
-}
-
-/** A run record as the API shows it (`Run` in the SDK's types). */
-export function runJson(run: RunRecord) {
-  return {
-    run_id: run.runId,
-    thread_id: run.threadId,
-    assistant_id: run.assistantId,
-    status: run.status,
-    metadata: run.metadata,
-    multitask_strategy: run.multitaskStrategy,
-    created_at: run.createdAt,
-    updated_at: run.updatedAt,
-    ...(run.error ? { error: run.error } : {}),
-  };
 }
 
 function withoutSettings(configurable: Record<string, unknown> | undefined) {

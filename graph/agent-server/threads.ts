@@ -3,6 +3,7 @@ import * as z from "zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
 import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-runs";
+import { threadJson } from "../../shared/stores/agent-json";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
@@ -16,19 +17,6 @@ import { interruptsOf, threadState, valuesDict } from "./serialize";
 import { copyThreadHistory } from "./thread-copy";
 
 const ThreadId = z.uuid();
-
-/** A thread as the API shows it (`Thread` in the SDK's types). */
-export function threadJson(record: ThreadRecord, values: unknown = record.values ?? null) {
-  return {
-    thread_id: record.threadId,
-    created_at: record.createdAt,
-    updated_at: record.updatedAt,
-    metadata: record.metadata,
-    status: record.status,
-    values,
-    interrupts: record.interrupts ?? {},
-  };
-}
 
 const matches = (metadata: Record<string, unknown>, filter: Record<string, unknown>) =>
   Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));

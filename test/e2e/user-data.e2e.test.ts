@@ -177,8 +177,12 @@ describe("a user's data: export, erasure", () => {
     expect(doc.agent_server.crons).toEqual([expect.objectContaining({ schedule: "0 9 * * 1" })]);
     expect(doc.agent_server.threads).toEqual([
       expect.objectContaining({
-        threadId: mine.threadId,
-        runs: [expect.objectContaining({ status: "success" }), expect.objectContaining({ status: "success" })],
+        thread_id: mine.threadId,
+        status: "idle",
+        runs: [
+          expect.objectContaining({ run_id: expect.any(String), status: "success", kwargs: expect.any(Object) }),
+          expect.objectContaining({ run_id: expect.any(String), status: "success", kwargs: expect.any(Object) }),
+        ],
       }),
     ]);
 
