@@ -8,7 +8,13 @@ import type { Playground } from "./playground";
  */
 export function acknowledgeNagFindings(
   stack: Stack,
-  granted: { documentsBucket: IConstruct; documentsBucketArn: string; documentsPrefix: string; tracing: boolean },
+  granted: {
+    documentsBucket: IConstruct;
+    documentsBucketArn: string;
+    documentsPrefix: string;
+    tracing: boolean;
+    checkpointTableArn: string;
+  },
 ): void {
   const managed = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/";
   const iam5 = "Wildcards are CDK's grantRead actions (s3:GetObject*/List*) on the documents prefix only.";
@@ -27,6 +33,10 @@ export function acknowledgeNagFindings(
       reason: iam5,
     })),
     { id: `AwsSolutions-IAM5[Resource::<${granted.documentsBucketArn}>/${granted.documentsPrefix}*]`, reason: iam5 },
+    {
+      id: `AwsSolutions-IAM5[Resource::<${granted.checkpointTableArn}>/index/*]`,
+      reason: "CDK's table grants name the state table's indexes so: it has one, the user index (keys only).",
+    },
     ...(granted.tracing
       ? [
           {

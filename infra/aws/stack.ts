@@ -16,7 +16,7 @@ import {
   TokenAuthorizer,
   type MethodOptions,
 } from "aws-cdk-lib/aws-apigateway";
-import { AttributeType, Billing, TableV2 } from "aws-cdk-lib/aws-dynamodb";
+import { AttributeType, Billing, ProjectionType, TableV2 } from "aws-cdk-lib/aws-dynamodb";
 import { PolicyStatement } from "aws-cdk-lib/aws-iam";
 import { Architecture, Function as LambdaFunction, Runtime, Tracing } from "aws-cdk-lib/aws-lambda";
 import { functionCode } from "./bundle/code";
@@ -131,6 +131,15 @@ export class AgentStack extends Stack {
       sortKey: { name: CHECKPOINT_TABLE.sortKey, type: AttributeType.STRING },
       billing: Billing.onDemand(),
       timeToLiveAttribute: CHECKPOINT_TABLE.ttlAttribute,
+      // Export and erasure find a user's sessions here (shared/stores/session-owners.ts).
+      globalSecondaryIndexes: [
+        {
+          indexName: CHECKPOINT_TABLE.userIndex.name,
+          partitionKey: { name: CHECKPOINT_TABLE.userIndex.partitionKey, type: AttributeType.STRING },
+          sortKey: { name: CHECKPOINT_TABLE.userIndex.sortKey, type: AttributeType.STRING },
+          projectionType: ProjectionType.KEYS_ONLY,
+        },
+      ],
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
@@ -384,6 +393,7 @@ export class AgentStack extends Stack {
       documentsBucketArn: `${this.getLogicalId(this.documentsBucket.node.defaultChild as CfnElement)}.Arn`,
       documentsPrefix: settings.documentsPrefix,
       tracing: this.tracing,
+      checkpointTableArn: `${this.getLogicalId(this.checkpointTable.node.defaultChild as CfnElement)}.Arn`,
     });
   }
 

@@ -10,6 +10,8 @@ export interface TableKeys {
   partitionKey: string;
   sortKey?: string;
   ttlAttribute?: string;
+  /** a global secondary index of string keys, keys only */
+  userIndex?: { name: string; partitionKey: string; sortKey: string };
 }
 
 /**
@@ -18,13 +20,30 @@ export interface TableKeys {
  */
 export async function createTable(client: DynamoDBClient, tableName: string, keys: TableKeys): Promise<void> {
   const names = [keys.partitionKey, ...(keys.sortKey ? [keys.sortKey] : [])];
+  const schema = (attributes: string[]) =>
+    attributes.map((AttributeName, i) => ({
+      AttributeName,
+      KeyType: i === 0 ? ("HASH" as const) : ("RANGE" as const),
+    }));
+  const index = keys.userIndex;
+  const indexed = index ? [index.partitionKey, index.sortKey] : [];
   try {
     await client.send(
       new CreateTableCommand({
         TableName: tableName,
         BillingMode: "PAY_PER_REQUEST",
-        AttributeDefinitions: names.map((AttributeName) => ({ AttributeName, AttributeType: "S" })),
-        KeySchema: names.map((AttributeName, i) => ({ AttributeName, KeyType: i === 0 ? "HASH" : "RANGE" })),
+        AttributeDefinitions: [...new Set([...names, ...indexed])].map((AttributeName) => ({
+          AttributeName,
+          AttributeType: "S",
+        })),
+        KeySchema: schema(names),
+        ...(index
+          ? {
+              GlobalSecondaryIndexes: [
+                { IndexName: index.name, KeySchema: schema(indexed), Projection: { ProjectionType: "KEYS_ONLY" } },
+              ],
+            }
+          : {}),
       }),
     );
   } catch (err) {

@@ -12,6 +12,7 @@ import {
 import { randomUUID } from "node:crypto";
 import { type SessionSettings, type SettingsPatch, storedSettings } from "../session-settings";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { queryItems } from "./query-items";
 import {
   type CancelAction,
   holdLease,
@@ -298,11 +299,25 @@ export class SessionOwners {
   }
 
   /**
-   * Every session `userId` owns. The table has no index by user (a turn never needs one, and an
-   * index would cost every owner write), so this is a filtered Scan of the owner records: for
-   * erasure and export, which are rare, never on a turn's path.
+   * Every session `userId` owns: a Query of the table's user index (CHECKPOINT_TABLE.userIndex),
+   * for erasure and export, never on a turn's path. Where the index cannot be read (being built
+   * after an upgrade, or a local table made before it), a filtered Scan of the owner records gives
+   * the same answer at the cost of reading the whole table.
    */
   async sessionsOf(userId: string): Promise<string[]> {
+    const { name, partitionKey, sortKey } = CHECKPOINT_TABLE.userIndex;
+    try {
+      const items = await queryItems(this.doc, {
+        TableName: this.tableName,
+        IndexName: name,
+        KeyConditionExpression: "#u = :u AND #s = :s",
+        ExpressionAttributeNames: { "#u": partitionKey, "#s": sortKey },
+        ExpressionAttributeValues: { ":u": userId, ":s": OWNER_SORT_KEY },
+      });
+      return items.map((item) => item.pk as string);
+    } catch (err) {
+      if ((err as { name?: string }).name !== "ValidationException") throw err;
+    }
     const ids: string[] = [];
     let start: Record<string, unknown> | undefined;
     do {

@@ -59,6 +59,24 @@ describe("session retention in AWS", () => {
 });
 
 describe("export and erasure in AWS", () => {
+  it("indexes the state table by user, keys only, and lets the me function read that index", () => {
+    const [, table] = resources.find(
+      ([, r]) => r.Type === "AWS::DynamoDB::GlobalTable" && JSON.stringify(r.Properties).includes("by-user"),
+    )!;
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: "by-user",
+        KeySchema: [
+          { AttributeName: "user_id", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
+        ],
+        Projection: { ProjectionType: "KEYS_ONLY" },
+      },
+    ]);
+    const query = statementsOf("MeFunction").find((s) => [s.Action].flat().includes("dynamodb:Query"))!;
+    expect(JSON.stringify(query.Resource)).toContain("/index/*");
+  });
+
   it("lets the me function list only the users/ folder, sign downloads and delete under it, and write only exports", () => {
     const statements = statementsOf("MeFunction");
     const list = statements.find((s) => [s.Action].flat().includes("s3:ListBucket"))!;
