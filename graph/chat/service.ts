@@ -378,6 +378,7 @@ export class ChatService {
           turn_id: answer.messageId,
           user_message: asked,
           assistant_reply: answer.reply,
+          turn_at: startedAt.toISOString(),
         });
       outcome = {
         sessionId,
@@ -518,6 +519,8 @@ export class ChatService {
             session_id: sessionId,
             user_id: turn.userId,
             project_id: turn.projectId,
+            // when the run began, for what its tools write (a memory's turn: Scope.turnAt)
+            turn_at: new Date().toISOString(),
             settings,
             // what the prompt lists of the session's data files (graph/chat/runtime.ts)
             data_files: dataFiles,

@@ -25,7 +25,7 @@ export class MemoryExtractor {
     private readonly deps: ReconcileDeps & {
       model: BaseChatModel;
       /** whether the session was erased with its user (a tombstone): its turn is dropped */
-      sessionErased?: (sessionId: string) => Promise<boolean>;
+      sessionErased?: (sessionId: string, turnAt?: string) => Promise<boolean>;
     },
   ) {}
 
@@ -33,9 +33,14 @@ export class MemoryExtractor {
     // A message in flight (or redelivered) after its user's erasure brings nothing back. Asked
     // first, so no model call is spent on it; the database refuses the memory anyway if the
     // erasure lands while this runs.
-    if (await this.deps.sessionErased?.(turn.session_id)) return { ...NOTHING, erased: true };
+    if (await this.deps.sessionErased?.(turn.session_id, turn.turn_at)) return { ...NOTHING, erased: true };
     const facts = await extractFacts(this.deps.model, turn);
-    const scope = { userId: turn.user_id, projectId: turn.project_id, sessionId: turn.session_id };
+    const scope = {
+      userId: turn.user_id,
+      projectId: turn.project_id,
+      sessionId: turn.session_id,
+      turnAt: turn.turn_at ?? null,
+    };
     try {
       return { facts: facts.length, ...(await reconcile(this.deps, scope, facts)) };
     } catch (err) {

@@ -10,6 +10,8 @@ export const ExtractionMessage = z.object({
   turn_id: storable(z.string().min(1).max(256)),
   user_message: storable(z.string().max(64 * 1024)),
   assistant_reply: storable(z.string().max(256 * 1024)),
+  /** when the turn began: an erased session's tombstone refuses only turns before the erasure (absent: any) */
+  turn_at: z.iso.datetime({ offset: true }).optional(),
 });
 
 export type ExtractionMessage = z.infer<typeof ExtractionMessage>;

@@ -13,6 +13,8 @@ export interface Scope {
   userId: string;
   projectId: string | null;
   sessionId: string;
+  /** when the turn began (ISO; unknown: null), for the memories it writes (NewMemory.turnAt) */
+  turnAt?: string | null;
 }
 
 export interface ReconcileResult {
@@ -68,6 +70,7 @@ export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: Extrac
       category: fact.category,
       metadata: { subject: fact.subject, source: "extraction" },
       sourceSessionId: scope.sessionId,
+      turnAt: scope.turnAt,
     });
     if (created) result.added++;
     else result.duplicates++;

@@ -16,7 +16,9 @@ export async function buildExtractionRuntime(backends: Backends) {
       store,
       embeddings: embeddings.value,
       duplicateThreshold: config.MEMORY_DUPLICATE_THRESHOLD,
-      ...(backends.userData ? { sessionErased: (id: string) => backends.userData!.sessionErased(id) } : {}),
+      ...(backends.userData
+        ? { sessionErased: (id: string, turnAt?: string) => backends.userData!.sessionErased(id, turnAt) }
+        : {}),
     }),
     idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "turn_id"),
   };

@@ -50,6 +50,7 @@ export const storeMemory = defineTool({
         addedAt: new Date().toISOString(),
       },
       sourceSessionId: scope.sessionId,
+      turnAt: scope.turnAt,
     });
     return {
       success: true,

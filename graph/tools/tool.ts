@@ -20,6 +20,8 @@ export interface Scope {
   userId: string;
   projectId: string | null;
   sessionId: string | null;
+  /** when the turn began (ISO), for what it writes (NewMemory.turnAt) */
+  turnAt?: string | null;
 }
 
 export interface ToolContext {
@@ -63,6 +65,7 @@ export function scopeOf(config: LangGraphRunnableConfig | undefined): Scope {
     userId: c.user_id,
     projectId: typeof c.project_id === "string" && c.project_id !== "" ? c.project_id : null,
     sessionId: typeof c.session_id === "string" ? c.session_id : null,
+    turnAt: typeof c.turn_at === "string" ? c.turn_at : null,
   };
 }
 

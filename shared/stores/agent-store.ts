@@ -17,6 +17,8 @@ export interface NewMemory extends MemoryScope {
   tags?: string[];
   metadata?: Record<string, unknown>;
   sourceSessionId?: string | null;
+  /** when the turn it comes from began (ISO): an erased session's tombstone refuses only turns before the erasure */
+  turnAt?: string | null;
 }
 
 export interface MemoryQuery {

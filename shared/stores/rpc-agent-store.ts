@@ -43,6 +43,7 @@ export const AGENT_STORE_CALLS = {
     "p_tags",
     "p_metadata",
     "p_source_session_id",
+    "p_turn_at",
   ],
   match_memories: [
     "query_embedding",
@@ -220,6 +221,7 @@ export class RpcAgentStore implements AgentStore {
         p_tags: m.tags ?? [],
         p_metadata: m.metadata ?? {},
         p_source_session_id: m.sourceSessionId ?? null,
+        p_turn_at: m.turnAt ?? null,
       }),
     );
     return { id: String(row!.id), created: Boolean(row!.created) };

@@ -6,7 +6,7 @@ export const USER_DATA_CALLS = {
   export_user_data: ["p_user_id"],
   erase_agent_store_items: ["p_user_id"],
   export_agent_store_items: ["p_user_id"],
-  session_erased: ["p_session_id"],
+  session_erased: ["p_session_id", "p_turn_at"],
   idle_sessions: ["p_before", "p_limit"],
 } as const;
 
@@ -66,8 +66,12 @@ export interface UserDataStore {
   /** Removes everything about the user, tombstoning `sessionIds` and every session the tables know. */
   erase(userId: string, sessionIds: string[]): Promise<ErasedCounts>;
   export(userId: string): Promise<ExportedUserData>;
-  /** Whether the session was erased with its user: its memories must not come back. */
-  sessionErased(sessionId: string): Promise<boolean>;
+  /**
+   * Whether a turn of the session begun at `turnAt` (unknown: any turn) was erased with its user:
+   * its memories must not come back. A turn of a thread made again under the id after the erasure
+   * was not (014_tombstones_by_turn_time.sql).
+   */
+  sessionErased(sessionId: string, turnAt?: string): Promise<boolean>;
   /** Sessions whose last turn was before `before`, oldest first, at most `limit`. */
   idleSessions(before: Date, limit: number): Promise<IdleSession[]>;
 }
@@ -106,8 +110,8 @@ export class RpcUserData implements UserDataStore {
     };
   }
 
-  async sessionErased(sessionId: string): Promise<boolean> {
-    return Boolean(await this.call("session_erased", { p_session_id: sessionId }));
+  async sessionErased(sessionId: string, turnAt?: string): Promise<boolean> {
+    return Boolean(await this.call("session_erased", { p_session_id: sessionId, p_turn_at: turnAt ?? null }));
   }
 
   async idleSessions(before: Date, limit: number): Promise<IdleSession[]> {

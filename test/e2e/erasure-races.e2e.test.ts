@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { freshUser, localStackForTests } from "../support/local-stack";
 import { rememberFact } from "../support/sdk";
 
@@ -39,5 +40,41 @@ describe("an erasure racing the user's new sessions", () => {
     };
     expect(exported.sessions).toEqual([]);
     expect(exported.memories).toEqual([]);
+  }, 60_000);
+
+  it("keeps what a thread made again under an erased id remembers, and still refuses a late message of the erased turn", async () => {
+    const user = freshUser("returner");
+    const threadId = randomUUID();
+    const run = async (content: string) =>
+      (await (
+        await send("POST", `/threads/${threadId}/runs/wait`, user, {
+          assistant_id: "chat",
+          input: { messages: [{ role: "user", content }] },
+        })
+      ).json()) as { messages: { content: string }[] };
+    expect((await send("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
+    await run("remember that my locker is number 12");
+    const before = new Date().toISOString();
+    expect((await send("DELETE", "/api/me", user)).status).toBe(200);
+    // Past the margin the tombstone allows for the two clocks (014_tombstones_by_turn_time.sql).
+    await new Promise((r) => setTimeout(r, 5_500));
+
+    expect((await send("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
+    const answer = await run("remember that my favourite fruit is mango");
+    expect(answer.messages.at(-1)!.content).toMatch(/remember that my favourite fruit is mango/i);
+    // A message of a turn of the erased thread, delivered late, still brings nothing back.
+    await holder.stack.queues.extraction.publish({
+      user_id: user,
+      project_id: null,
+      session_id: threadId,
+      turn_id: randomUUID(),
+      user_message: "my old locker code is 4321",
+      assistant_reply: "Noted.",
+      turn_at: before,
+    });
+    await holder.stack.queues.extraction.drained();
+    const memories = (await (await send("GET", "/api/memories", user)).json()) as { memories: { content: string }[] };
+    expect(memories.memories.map((m) => m.content).join(" ")).toMatch(/mango/);
+    expect(JSON.stringify(memories)).not.toMatch(/locker/);
   }, 60_000);
 });

@@ -229,6 +229,16 @@ describe("a user's data: export, erasure", () => {
       user_message: "I prefer aisle seats on short flights",
       assistant_reply: "Noted.",
     });
+    // One that says when its turn began: before the erasure, so refused as well.
+    await stack().queues.extraction.publish({
+      user_id: erin,
+      project_id: null,
+      session_id: mine.sessions[1],
+      turn_id: crypto.randomUUID(),
+      user_message: "I prefer the front of the train",
+      assistant_reply: "Noted.",
+      turn_at: new Date(Date.now() - 60_000).toISOString(),
+    });
     await stack().queues.extraction.drained();
     expect(stack().queues.extractionDeadLetters.depth).toBe(0);
     expect(mentioning(await everything(), [erin, ...mine.sessions])).toEqual([]);

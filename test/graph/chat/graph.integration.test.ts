@@ -160,6 +160,7 @@ describe("hand-off for memory extraction", () => {
   it("queues one message per turn after the reply is saved", async () => {
     const published: unknown[] = [];
     const chat = await service({ extractionQueue: { publish: async (m) => void published.push(m) } });
+    const before = Date.now();
     const reply = await chat.reply({ userId: "u1", projectId: "p1", message: "I prefer tea" });
     expect(published).toEqual([
       {
@@ -169,8 +170,13 @@ describe("hand-off for memory extraction", () => {
         turn_id: "ai-1",
         user_message: "I prefer tea",
         assistant_reply: "Nice!",
+        turn_at: expect.any(String),
       },
     ]);
+    // When the turn began: an erasure's tombstone refuses the memories of turns before it only.
+    const turnAt = Date.parse((published[0] as { turn_at: string }).turn_at);
+    expect(turnAt).toBeGreaterThanOrEqual(before);
+    expect(turnAt).toBeLessThanOrEqual(Date.now());
   });
 
   it("still replies when the queue refuses the message, and reports the failure", async () => {

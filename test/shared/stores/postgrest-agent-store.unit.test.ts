@@ -48,6 +48,7 @@ describe("PostgREST transport: requests and responses", () => {
       p_tags: ["colour"],
       p_metadata: { title: "colour" },
       p_source_session_id: null,
+      p_turn_at: null,
     });
   });
 
