@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { apiCaller } from "../support/api-call";
 import { freshUser, localStackForTests } from "../support/local-stack";
 import { rememberFact } from "../support/sdk";
 
@@ -8,36 +9,31 @@ import { rememberFact } from "../support/sdk";
 // turn is still running while the erasure goes on.
 const holder = localStackForTests("erasure-races");
 
-function send(method: string, path: string, user: string, body?: unknown) {
-  return fetch(`${holder.stack.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", "x-user-id": user },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
+const call = apiCaller(() => holder.stack.url);
 
 describe("an erasure racing the user's new sessions", () => {
   it("erases a session a turn started after the erasure listed the user's sessions, once that turn ended", async () => {
     const user = freshUser("racer");
     // Sessions enough that the erasure is still going when the new turn claims its session.
     for (let i = 0; i < 6; i++)
-      expect((await send("POST", "/api/chat", user, { message: `note ${i}` })).status).toBe(200);
+      expect((await call("POST", "/api/chat", user, { message: `note ${i}` })).status).toBe(200);
 
-    const erasure = send("DELETE", "/api/me", user);
+    const erasure = call("DELETE", "/api/me", user);
     await new Promise((r) => setTimeout(r, 30));
     // About 3 s of streaming, in a new session.
-    const turn = await send("POST", "/api/chat/stream", user, { message: rememberFact(20) });
+    const turn = await fetch(`${holder.stack.url}/api/chat/stream`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-user-id": user },
+      body: JSON.stringify({ message: rememberFact(20) }),
+    });
     expect(turn.status).toBe(200);
     const [erased, streamed] = await Promise.all([erasure, turn.text()]);
     expect(erased.status).toBe(200);
     const sessionId = /"session_id":"([0-9a-f-]{36})"/.exec(streamed)![1]!;
 
     // Nothing of it is left: not its state, not its transcript, not in the export.
-    expect((await send("GET", `/api/sessions/${sessionId}/messages`, user)).status).toBe(404);
-    const exported = (await (await send("GET", "/api/me/export", user)).json()) as {
-      sessions: unknown[];
-      memories: unknown[];
-    };
+    expect((await call("GET", `/api/sessions/${sessionId}/messages`, user)).status).toBe(404);
+    const exported = (await call("GET", "/api/me/export", user)).body;
     expect(exported.sessions).toEqual([]);
     expect(exported.memories).toEqual([]);
   }, 60_000);
@@ -46,20 +42,20 @@ describe("an erasure racing the user's new sessions", () => {
     const user = freshUser("returner");
     const threadId = randomUUID();
     const run = async (content: string) =>
-      (await (
-        await send("POST", `/threads/${threadId}/runs/wait`, user, {
+      (
+        await call("POST", `/threads/${threadId}/runs/wait`, user, {
           assistant_id: "chat",
           input: { messages: [{ role: "user", content }] },
         })
-      ).json()) as { messages: { content: string }[] };
-    expect((await send("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
+      ).body as { messages: { content: string }[] };
+    expect((await call("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
     await run("remember that my locker is number 12");
     const before = new Date().toISOString();
-    expect((await send("DELETE", "/api/me", user)).status).toBe(200);
+    expect((await call("DELETE", "/api/me", user)).status).toBe(200);
     // Past the margin the tombstone allows for the two clocks (014_tombstones_by_turn_time.sql).
     await new Promise((r) => setTimeout(r, 5_500));
 
-    expect((await send("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
+    expect((await call("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
     const answer = await run("remember that my favourite fruit is mango");
     expect(answer.messages.at(-1)!.content).toMatch(/remember that my favourite fruit is mango/i);
     // A message of a turn of the erased thread, delivered late, still brings nothing back.
@@ -73,7 +69,7 @@ describe("an erasure racing the user's new sessions", () => {
       turn_at: before,
     });
     await holder.stack.queues.extraction.drained();
-    const memories = (await (await send("GET", "/api/memories", user)).json()) as { memories: { content: string }[] };
+    const memories = (await call("GET", "/api/memories", user)).body as { memories: { content: string }[] };
     expect(memories.memories.map((m) => m.content).join(" ")).toMatch(/mango/);
     expect(JSON.stringify(memories)).not.toMatch(/locker/);
   }, 60_000);
