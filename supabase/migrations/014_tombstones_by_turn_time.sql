@@ -78,11 +78,30 @@ begin
 end;
 $$;
 
+-- An erasure's passes each tombstone the user's sessions (erase_user_data), and a session is erased
+-- as of the last: a turn made on a session after the first pass and before the erasure reached it
+-- (it deletes sessions one at a time, under their leases) is a turn of the erased session. The
+-- tombstone's time moves forward with each pass, here rather than in erase_user_data's
+-- `on conflict do nothing`, which a BEFORE INSERT trigger runs ahead of.
+create or replace function erased_sessions_refresh() returns trigger
+language plpgsql
+set search_path = public
+as $$
+begin
+  update erased_sessions set erased_at = greatest(erased_at, now()) where session_hash = new.session_hash;
+  return new;
+end;
+$$;
+drop trigger if exists erased_sessions_refresh on erased_sessions;
+create trigger erased_sessions_refresh before insert on erased_sessions
+  for each row execute function erased_sessions_refresh();
+
 do $$
 declare f text;
 begin
   foreach f in array array['insert_memory(text, text, text, vector, text, text[], jsonb, text, timestamptz)',
-                           'session_erased_before(text, timestamptz)', 'session_erased(text, timestamptz)'] loop
+                           'session_erased_before(text, timestamptz)', 'session_erased(text, timestamptz)',
+                           'erased_sessions_refresh()'] loop
     execute format('revoke all on function %s from public', f);
     if exists (select 1 from pg_roles where rolname = 'anon') then
       execute format('revoke all on function %s from anon, authenticated', f);

@@ -29,6 +29,26 @@ const memoriesOf = async (user: string) =>
   (await h.db.query("select content from agent_memories where user_id = $1", [user])).rows;
 
 describe("an erased user's sessions", () => {
+  it("count as erased from the erasure's last pass: a turn made between its first pass and its last is refused", async () => {
+    const session = crypto.randomUUID();
+    await userData.erase("kim", [session]);
+    // The first pass tombstoned the session an hour ago; a turn ran on it half an hour ago, before
+    // the erasure reached it; the erasure's last pass runs now.
+    await h.db.query(
+      "update erased_sessions set erased_at = now() - interval '1 hour' where session_hash = erased_session_hash($1)",
+      [session],
+    );
+    const between = new Date(Date.now() - 30 * 60_000).toISOString();
+    expect(await userData.sessionErased(session, between)).toBe(false);
+    await userData.erase("kim", [session]);
+    expect(await userData.sessionErased(session, between)).toBe(true);
+    expect(await h.extractor.process({ ...turn(session, "kim"), turn_at: between })).toMatchObject({ erased: true });
+    expect(await memoriesOf("kim")).toEqual([]);
+    // A turn of a thread made again under the id after the erasure is new data.
+    const later = new Date(Date.now() + 10_000).toISOString();
+    expect(await userData.sessionErased(session, later)).toBe(false);
+  });
+
   it("store no memory from a turn whose erasure landed while it was extracted", async () => {
     const session = crypto.randomUUID();
     await userData.erase("ivy", [session]);
