@@ -57,8 +57,11 @@ const gone = () => new AppError(404, "session_not_found", "no such session");
 /**
  * The one deletion, for a session the system removes on its own (a user's erasure, retention):
  * when its owner record is gone already (DynamoDB's TTL, or a thread record whose session never
- * started), what is left of it anywhere goes all the same. Answers false when the session was busy
- * (a turn running), so nothing was deleted; `busy` rethrows that instead.
+ * started), what is left of it anywhere goes all the same, claimed for the user first so that
+ * nobody can take the id while it goes. When the id is another user's now (a client-chosen thread
+ * id taken after the user's record expired), only the user's own traces of it go: their transcript
+ * rows and thread-list entry, never the other user's thread. Answers false when the session was
+ * busy (a turn running), so nothing was deleted; `busy` rethrows that instead.
  */
 export async function deleteSessionEverywhere(
   backends: Backends,
@@ -68,15 +71,24 @@ export async function deleteSessionEverywhere(
   onBusy: "skip" | "throw",
   busy: () => AppError,
 ): Promise<boolean> {
-  try {
-    await deleteSession(backends, userId, sessionId, { notFound: gone, busy }, saver);
-    return true;
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    if (err.status === 409 && onBusy === "skip") return false;
-    if (err.code !== "session_not_found") throw err;
+  const owners = new SessionOwners(backends.dynamo, backends.config.CHECKPOINT_TABLE);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await deleteSession(backends, userId, sessionId, { notFound: gone, busy }, saver);
+      return true;
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      if (err.status === 409 && onBusy === "skip") return false;
+      if (err.code !== "session_not_found") throw err;
+    }
+    if ((await owners.owner(sessionId)) !== undefined) break; // another user's
+    // Nobody's: the user's for as long as the deletion takes (the next attempt's lease).
+    await owners.claim(sessionId, userId);
   }
-  await removeSessionData(backends, userId, sessionId, saver);
+  await backends.conversations?.deleteSession(sessionId, userId).catch((err) => {
+    throw storeUnavailable(err);
+  });
+  await new AgentThreads(backends.dynamo, backends.config.CHECKPOINT_TABLE).remove(userId, sessionId);
   return true;
 }
 

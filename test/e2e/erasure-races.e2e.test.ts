@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { DeleteItemCommand } from "@aws-sdk/client-dynamodb";
+import { OWNER_SORT_KEY } from "../../shared/stores/session-owners";
 import { apiCaller } from "../support/api-call";
-import { freshUser, localStackForTests } from "../support/local-stack";
+import { freshUser, localStackDynamo, localStackForTests } from "../support/local-stack";
 import { rememberFact } from "../support/sdk";
 
 // DELETE /api/me racing the user's own new work (a probe's finding): a session started while the
@@ -72,5 +74,31 @@ describe("an erasure racing the user's new sessions", () => {
     const memories = (await call("GET", "/api/memories", user)).body as { memories: { content: string }[] };
     expect(memories.memories.map((m) => m.content).join(" ")).toMatch(/mango/);
     expect(JSON.stringify(memories)).not.toMatch(/locker/);
+  }, 60_000);
+});
+
+describe("an erasure and a thread id another user holds now", () => {
+  it("takes only the erased user's own traces of it, never the other user's thread", async () => {
+    const ann = freshUser("ann");
+    const bob = freshUser("bob");
+    const threadId = randomUUID();
+    expect((await call("POST", "/threads", ann, { thread_id: threadId })).status).toBe(200);
+    // Ann's session record expired (DynamoDB's TTL) while her thread list still names the id, and
+    // Bob made a thread under it since.
+    const { client, table } = localStackDynamo(holder.stack);
+    await client.send(
+      new DeleteItemCommand({ TableName: table, Key: { pk: { S: threadId }, sk: { S: OWNER_SORT_KEY } } }),
+    );
+    expect((await call("POST", "/threads", bob, { thread_id: threadId })).status).toBe(200);
+    await call("POST", `/threads/${threadId}/runs/wait`, bob, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "hello from bob" }] },
+    });
+
+    expect((await call("DELETE", "/api/me", ann)).status).toBe(200);
+    const state = await call("GET", `/threads/${threadId}/state`, bob);
+    expect(state.status).toBe(200);
+    expect(JSON.stringify(state.body.values)).toContain("hello from bob");
+    expect((await call("GET", `/threads/${threadId}`, ann)).status).toBe(404);
   }, 60_000);
 });
