@@ -309,10 +309,12 @@ const ROUTES: Record<string, Route> = {
     path: RunPath,
     handle: async ({ path, server, userId }) => {
       const run = await runOf(server, path);
-      if (!(await server.runs.remove(path.thread_id, path.run_id)))
-        throw new AppError(409, "run_running", "the run is running: cancel it first");
-      // Its event log holds its messages: it goes with the run rather than with the TTL.
+      const running = () => new AppError(409, "run_running", "the run is running: cancel it first");
+      if (run.status === "running") throw running();
+      // Its event log holds its messages: it goes with the run rather than with the TTL, before the
+      // record that names it (a retry after a failure between the two still finds the run).
       await server.events.remove(path.run_id);
+      if (!(await server.runs.remove(path.thread_id, path.run_id))) throw running();
       // A run that waited made its thread busy: with it gone, the thread may not be.
       await server.threads.settleWaiting(userId, path.thread_id, { gone: run });
       return undefined;

@@ -70,15 +70,23 @@ export async function createBackgroundRun(
   // Busy from now until no run waits (LangGraph's server shows it so): a client waiting for the
   // thread to be done waits for this run too. Before the worker can take the run, so a run that
   // ends at once cannot settle its thread before this lands.
-  await deps.runDeps.threads.started(userId, threadId, {
-    graph_id: assistant.graph_id,
-    assistant_id: assistant.assistant_id,
-  });
-  if (publish)
-    await deps.runsQueue!.publish(
-      { thread_id: threadId, run_id: run.runId },
-      body.after_seconds ? { delaySeconds: body.after_seconds } : {},
-    );
+  try {
+    await deps.runDeps.threads.started(userId, threadId, {
+      graph_id: assistant.graph_id,
+      assistant_id: assistant.assistant_id,
+    });
+    if (publish)
+      await deps.runsQueue!.publish(
+        { thread_id: threadId, run_id: run.runId },
+        body.after_seconds ? { delaySeconds: body.after_seconds } : {},
+      );
+  } catch (err) {
+    // Not handed to the worker: it would wait for good and keep its thread busy. Taken back (it is
+    // still pending, so no worker has it), and the request fails as a whole.
+    await deps.runs.remove(threadId, run.runId);
+    await deps.threads.settleWaiting(userId, threadId);
+    throw err;
+  }
   return run;
 }
 
@@ -102,6 +110,8 @@ export async function runQueued(
     if (!target) return; // deleted before it ran
     if (target.status === "running" && redelivered) {
       await deps.runs.finish(threadId, runId, "error", WORKER_LOST);
+      // It held the thread busy while it waited; nothing may be left to settle it otherwise.
+      if (target.userId) await deps.threads.settleWaiting(target.userId, threadId);
       return;
     }
     if (target.status !== "pending") return;

@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { fileService } from "../../shared/files/service";
@@ -112,6 +113,8 @@ async function removeSessionData(
   await fileService(backends)?.deleteSessionFiles(sessionId);
   await new AgentThreads(dynamo, config.CHECKPOINT_TABLE).remove(userId, sessionId);
   const logs = new RunEventLog(dynamo, config.CHECKPOINT_TABLE);
-  for (const run of await new AgentRuns(dynamo, config.CHECKPOINT_TABLE).list(sessionId)) await logs.remove(run.runId);
+  const runs = await new AgentRuns(dynamo, config.CHECKPOINT_TABLE).list(sessionId);
+  const few = pLimit(4); // a thread of many runs: a few logs at a time, not one by one nor all at once
+  await Promise.all(runs.map((run) => few(() => logs.remove(run.runId))));
   await saver.deleteThread(sessionId);
 }

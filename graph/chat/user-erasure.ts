@@ -30,17 +30,17 @@ const busy = () =>
  * The order keeps anything from coming back:
  *   1. Supabase first, in one transaction: every session the tables know is tombstoned (by a hash
  *      of its id), then transcripts, session rows, traces, memories (superseded ones too) and user
- *      context go. From here a memory extracted from any of those sessions is refused in the
- *      database (012_user_data.sql), however late its message arrives.
- *   2. Every session the state table knows (the owner records' Scan, and the Agent Server's
- *      thread list) goes by the one session deletion: under its lease, so a running turn finishes
- *      first; its state, files and runs with it.
- *   3. The user's whole attachments folder (an upload never completed has no record), and
- *      assistants. Not the usage counters: they name nobody, expire in two days, and erasing them
- *      would reset the user's quotas.
+ *      context go. From here a memory extracted from a turn of any of those sessions is refused in
+ *      the database (012_user_data.sql, 014), however late its message arrives.
+ *   2. Every session the state table knows (the user index's owner records, and the Agent
+ *      Server's thread list) goes by the one session deletion: under its lease, so a running turn
+ *      finishes first; its state, files and runs with it.
+ *   3. The user's assistants and crons. Not the usage counters: they name nobody, expire in two
+ *      days, and erasing them would reset the user's quotas.
  *   4. Supabase once more, with the sessions step 2 found: a turn that finished meanwhile saved
- *      its transcript after step 1, and its session is tombstoned now too.
- * Then the sessions are listed again, and steps 1, 2 and 4 repeat for any a turn started meanwhile.
+ *      its transcript after step 1, and its session's tombstone now dates from this pass.
+ * Then the sessions are listed again, and steps 1, 2 and 4 repeat for any a turn started
+ * meanwhile. Last, the user's whole attachments folder (an upload never completed has no record).
  */
 export async function eraseUser(
   backends: Backends,
@@ -63,6 +63,9 @@ export async function eraseUser(
   // start a session once the first listing is taken, and that session goes too (under its lease,
   // once the turn ended). A user whose clients keep starting sessions gets 409 and retries.
   for (let round = 0; ; round++) {
+    // The user index is eventually consistent: a session claimed just before a listing may be
+    // missing from it, so each listing after the first waits out the index's usual lag.
+    if (round > 0) await new Promise((r) => setTimeout(r, INDEX_LAG_MS));
     const [owned, threadRecords] = await Promise.all([owners.sessionsOf(userId), threads.list(userId)]);
     const found = [...new Set([...owned, ...threadRecords.map((t) => t.threadId)])].filter((id) => !erased.has(id));
     if (round > 0 && found.length === 0) break;
@@ -71,17 +74,20 @@ export async function eraseUser(
     for (const sessionId of found) await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
     for (const sessionId of found) erased.add(sessionId);
     if (round === 0) {
-      await backends.files?.deleteUnder(userFolder(userId));
       assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
       crons = await eraseCrons(backends, userId);
     }
     counts.push(await supabase([...erased]));
   }
+  // Last: anything a turn wrote under the folder meanwhile (an inline image, an export) goes too.
+  await backends.files?.deleteUnder(userFolder(userId));
   return { ...sumCounts(counts), sessions: erased.size, assistants, crons };
 }
 
 /** How many times the erasure lists the user's sessions before it gives up on a user still starting them. */
 const MAX_ROUNDS = 3;
+/** How long a new owner record may take to reach the user index (a GSI: usually well under a second). */
+const INDEX_LAG_MS = 1000;
 
 /** The user's crons: each schedule first (so none fires for a user who is gone), then its record. */
 async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: string): Promise<number> {

@@ -3,6 +3,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { Config } from "../config";
 import { bedrockClient, type Described } from "./bedrock-client";
 import { OfflineChatModel } from "./offline-chat-model";
+import { REPLY_MAX_TOKENS } from "./reply-limit";
 
 export async function createChatModel(
   config: Config,
@@ -18,7 +19,7 @@ export async function createChatModel(
         client: client ?? bedrockClient(config),
         region: config.BEDROCK_REGION ?? process.env.AWS_REGION,
         temperature: 0.2,
-        maxTokens: 2048,
+        maxTokens: REPLY_MAX_TOKENS,
       }),
       description: `model: Bedrock ${modelId}`,
     };

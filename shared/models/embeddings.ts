@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import { bedrockClient, type Described } from "./bedrock-client";
 import { HashingEmbeddings } from "./hashing-embeddings";
 
-// Apart from the chat model (./index.ts): what only embeds (a knowledge search, ingestion) does
+// Apart from the chat model (./chat-model.ts): what only embeds (a knowledge search, ingestion) does
 // not load the offline model's or LangChain's chat model classes.
 
 export async function createEmbeddings(config: Config, client?: BedrockRuntimeClient): Promise<Described<Embeddings>> {

@@ -316,7 +316,10 @@ export class SessionOwners {
       });
       return items.map((item) => item.pk as string);
     } catch (err) {
-      if ((err as { name?: string }).name !== "ValidationException") throw err;
+      // DynamoDB's answer for an index that is missing or still being built; any other refusal
+      // (a malformed request) is a bug, not a reason to read the whole table.
+      const { name, message } = err as { name?: string; message?: string };
+      if (name !== "ValidationException" || !/index/i.test(message ?? "")) throw err;
     }
     const ids: string[] = [];
     let start: Record<string, unknown> | undefined;

@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createHash } from "node:crypto";
 import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
+import { REPLY_MAX_TOKENS } from "../models/reply-limit";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 
 /**
@@ -27,8 +28,8 @@ export interface Admission {
   reserved: number;
 }
 
-/** A day's first turn under a token limit holds this many tokens until it ends: a reply's ceiling (shared/models/chat-model.ts). */
-export const RESERVED_TOKENS = 2048;
+/** A day's first turn under a token limit holds this many tokens until it ends: a reply's ceiling. */
+export const RESERVED_TOKENS = REPLY_MAX_TOKENS;
 
 export interface UsageToday {
   day: string;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
-import { type BackgroundDeps, runQueued } from "../../../graph/agent-server/background";
+import { type BackgroundDeps, createBackgroundRun, runQueued } from "../../../graph/agent-server/background";
+import type { RunCreateBody } from "../../../graph/agent-server/requests";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { admissionKey, AgentRuns, type RunRecord } from "../../../shared/stores/agent-runs";
@@ -21,7 +22,12 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.close());
 
-const deps = () => ({ runs }) as unknown as BackgroundDeps;
+/** The run store, and a thread service that records which threads it was asked to settle. */
+const deps = (settled: unknown[] = []) =>
+  ({
+    runs,
+    threads: { settleWaiting: async (...args: unknown[]) => void settled.push(args) },
+  }) as unknown as BackgroundDeps;
 
 async function pending(threadId: string, n: number): Promise<RunRecord[]> {
   const made: RunRecord[] = [];
@@ -87,7 +93,10 @@ describe("the run worker's order", () => {
     await runs.transition(thread, cancelled!.runId, "pending", "interrupted");
     await runs.remove(thread, deleted!.runId);
     const { started, run } = recorder();
-    await runQueued(deps(), { thread_id: thread, run_id: lost!.runId }, { redelivered: true }, run);
+    const settled: unknown[] = [];
+    await runQueued(deps(settled), { thread_id: thread, run_id: lost!.runId }, { redelivered: true }, run);
+    // The thread it held busy is settled: nothing else would.
+    expect(settled).toEqual([[lost!.userId, thread]]);
     await runQueued(deps(), { thread_id: thread, run_id: cancelled!.runId }, { redelivered: false }, run);
     await runQueued(deps(), { thread_id: thread, run_id: deleted!.runId }, { redelivered: false }, run);
     expect(started).toEqual([]);
@@ -194,5 +203,39 @@ describe("a claimed run that cannot start", () => {
     expect(errors).toHaveLength(1);
     // Its thread, busy since the run was made, is settled (in error, unless another run waits on it).
     expect(settled).toEqual([[run!.userId, thread, { whenDone: "error" }]]);
+  });
+});
+
+describe("a background run its queue does not take", () => {
+  it("is taken back, and its thread settled, rather than left pending and the thread busy for good", async () => {
+    const thread = randomUUID();
+    const settled: unknown[] = [];
+    const background = {
+      runs,
+      events: new RunEventLog(dynamo.client, table),
+      runDeps: {
+        assistant: async () => ({ assistant_id: "chat", graph_id: "chat", configurable: {} }),
+        maxMessageBytes: 10_000,
+        webhookHosts: [],
+        threads: { started: async () => undefined },
+      },
+      threads: {
+        owners: { leaseHeld: async () => false },
+        settleWaiting: async (...args: unknown[]) => void settled.push(args),
+      },
+      runsQueue: {
+        publish: async () => {
+          throw new Error("SQS is unavailable");
+        },
+      },
+    } as unknown as BackgroundDeps;
+    await expect(
+      createBackgroundRun(background, "ann", thread, {
+        assistant_id: "chat",
+        input: { messages: [{ role: "user", content: "hi" }] },
+      } as RunCreateBody),
+    ).rejects.toThrow("SQS is unavailable");
+    expect(await runs.list(thread)).toEqual([]);
+    expect(settled).toEqual([["ann", thread]]);
   });
 });
