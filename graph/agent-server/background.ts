@@ -71,7 +71,7 @@ export async function createBackgroundRun(
   // thread to be done waits for this run too. Before the worker can take the run, so a run that
   // ends at once cannot settle its thread before this lands.
   try {
-    await deps.runDeps.threads.started(userId, threadId, {
+    await deps.runDeps.threads.busy(userId, threadId, {
       graph_id: assistant.graph_id,
       assistant_id: assistant.assistant_id,
     });
@@ -145,7 +145,9 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
       run,
     );
   } catch (err) {
-    if (err instanceof RunWithdrawn) return; // its record says why (interrupted, or deleted)
+    // Its record says why (interrupted, or deleted). Its thread, busy while it waited, is settled
+    // here: the cancel that withdrew it found the thread's lease held (this worker's) and left it.
+    if (err instanceof RunWithdrawn) return await deps.threads.settleWaiting(run.userId!, run.threadId);
     // Refused before it started (its assistant deleted, its thread gone), or failed on our side
     // before it could (its kept request unreadable): the run failed, rather than stay running and
     // hold its thread.

@@ -111,7 +111,9 @@ export class ThreadService {
 
   /** The caller's thread (its owner checked: assertOwned). A session started through /api/chat is a thread too. */
   async get(userId: string, threadId: string) {
-    const record = (await this.records.get(userId, threadId)) ?? this.untracked(userId, threadId);
+    const record = await this.settledIfIdle(
+      (await this.records.get(userId, threadId)) ?? this.untracked(userId, threadId),
+    );
     // Values too large for the thread's item, or a session from /api/chat: read from its state.
     if (record.values !== undefined) return threadJson(record);
     const snapshot = await this.chatGraph().getState({ configurable: { thread_id: threadId } });
@@ -128,7 +130,8 @@ export class ThreadService {
 
   /** A page of the caller's threads, and how many match in all (X-Pagination-Total). */
   async search(userId: string, query: z.infer<typeof ThreadSearch>) {
-    const found = filtered(await this.records.list(userId), query);
+    const records = await Promise.all((await this.records.list(userId)).map((r) => this.settledIfIdle(r)));
+    const found = filtered(records, query);
     const key = (
       { thread_id: "threadId", status: "status", created_at: "createdAt", updated_at: "updatedAt" } as const
     )[query.sort_by];
@@ -213,6 +216,19 @@ export class ThreadService {
     const [runs, held] = await Promise.all([this.runs.list(threadId), this.owners.leaseHeld(threadId)]);
     if (held || runs.some(isWaiting)) return;
     await this.settleFromState(userId, threadId, whenDone);
+  }
+
+  /**
+   * A thread shown busy as it stands: still busy while a run holds or waits for it, else settled
+   * from its state. Several writers set and clear `busy` (a run's creation, its end, a cancel, a
+   * worker that lost it), and a crash or an unlucky order between them can leave it set with
+   * nothing running; a read puts that right. Costs reads only for a thread shown busy.
+   */
+  private async settledIfIdle(record: ThreadRecord): Promise<ThreadRecord> {
+    if (record.status !== "busy") return record;
+    const [runs, held] = await Promise.all([this.runs.list(record.threadId), this.owners.leaseHeld(record.threadId)]);
+    if (held || runs.some(isWaiting)) return record;
+    return this.settleFromState(record.userId, record.threadId);
   }
 
   /** The thread's item brought up to its state: values, pending interrupts, and a status to match. */

@@ -233,18 +233,23 @@ export class AgentRuns {
 
   /** Sets a run's status (and its error, when it failed). */
   async finish(threadId: string, runId: string, status: RunStatus, error?: RunRecord["error"]): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: threadId, sk: RUN_PREFIX + runId },
-        UpdateExpression: error ? "SET #s = :s, updated_at = :u, #e = :e" : "SET #s = :s, updated_at = :u",
-        ExpressionAttributeNames: { "#s": "status", ...(error ? { "#e": "error" } : {}) },
-        ExpressionAttributeValues: {
-          ":s": status,
-          ":u": new Date().toISOString(),
-          ...(error ? { ":e": error } : {}),
-        },
-      }),
+    // Only a run still on record: one deleted meanwhile (with its thread, by an erasure) stays
+    // gone, where an unconditional update made a record of its outcome alone.
+    await conditionalWrite(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: threadId, sk: RUN_PREFIX + runId },
+          UpdateExpression: error ? "SET #s = :s, updated_at = :u, #e = :e" : "SET #s = :s, updated_at = :u",
+          ConditionExpression: "attribute_exists(pk)",
+          ExpressionAttributeNames: { "#s": "status", ...(error ? { "#e": "error" } : {}) },
+          ExpressionAttributeValues: {
+            ":s": status,
+            ":u": new Date().toISOString(),
+            ...(error ? { ":e": error } : {}),
+          },
+        }),
+      ),
     );
   }
 

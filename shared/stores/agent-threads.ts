@@ -157,18 +157,24 @@ export class AgentThreads {
 
   /**
    * A run waits on the thread (made, not yet begun): busy, as LangGraph's server shows it from a
-   * run's creation until no run is left waiting. False when the thread has no item.
+   * run's creation until no run is left waiting, naming the graph and assistant of the run made
+   * (`by`). False when the thread has no item: unlike `started`, this never makes one, so a run
+   * made as its thread is erased cannot bring the thread's item back.
    */
-  async busy(userId: string, threadId: string): Promise<boolean> {
+  async busy(userId: string, threadId: string, by?: { graph_id: string; assistant_id: string }): Promise<boolean> {
     return conditionalWrite(
       this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: this.key(userId, threadId),
-          UpdateExpression: "SET #s = :s, updated_at = :u",
+          UpdateExpression: `SET #s = :s, updated_at = :u${by ? ", metadata.graph_id = :g, metadata.assistant_id = :a" : ""}`,
           ConditionExpression: "attribute_exists(pk)",
           ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: { ":s": "busy", ":u": new Date().toISOString() },
+          ExpressionAttributeValues: {
+            ":s": "busy",
+            ":u": new Date().toISOString(),
+            ...(by ? { ":g": by.graph_id, ":a": by.assistant_id } : {}),
+          },
         }),
       ),
     );

@@ -67,8 +67,7 @@ export class UserUsage {
   /**
    * Counts a turn in `projectId`, or throws 429 quota_exceeded (with the limit hit and Retry-After)
    * when it is over one. Under a token limit the turn also holds a reservation of the day's tokens
-   * until it ends (addTokens settles it): the user's last turn's count, RESERVED_TOKENS for the
-   * day's first. Admitted only while the day's tokens, every running turn's reservation in them,
+   * until it ends (addTokens settles it): the day's largest turn so far, at least RESERVED_TOKENS. Admitted only while the day's tokens, every running turn's reservation in them,
    * are under the limit, so turns at once cannot all start on what is left. A turn no limit applies
    * to is not counted (and costs no request): its admission is undefined.
    */
@@ -118,8 +117,9 @@ export class UserUsage {
 
   /**
    * Settles an admitted turn: its model tokens replace its reservation in the day it was admitted
-   * in (a turn refused after its admission spent none, and gives the reservation back). The turn's
-   * count becomes the next turn's reservation.
+   * in (a turn refused after its admission spent none, and gives the reservation back). A turn
+   * larger than its reservation raises the next turns' reservations to its count; a smaller one
+   * leaves them (a user's cheap turn must not make room for a burst of large ones).
    */
   async addTokens(userId: string, tokens: number, admission: Admission | undefined): Promise<void> {
     if (!admission) return;
@@ -129,12 +129,13 @@ export class UserUsage {
       new UpdateCommand({
         TableName: this.tableName,
         Key: usageKey(userId, admission.day, admission.scope),
-        UpdateExpression: `ADD tokens :n SET #e = :e${spent > 0 && admission.reserved > 0 ? ", per_turn = :spent" : ""}`,
+        UpdateExpression: `ADD tokens :n SET #e = :e${spent > 0 && admission.reserved > 0 ? ", per_turn = :next" : ""}`,
         ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
         ExpressionAttributeValues: {
           ":n": spent - admission.reserved,
           ":e": expiresAt(this.now()),
-          ...(spent > 0 && admission.reserved > 0 ? { ":spent": spent } : {}),
+          // Never less than what this turn held: a cheap turn cannot shrink the next reservations.
+          ...(spent > 0 && admission.reserved > 0 ? { ":next": Math.max(spent, admission.reserved) } : {}),
         },
       }),
     );

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { QueryCommand } from "@aws-sdk/client-dynamodb";
+import { QueryCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
 import { freshUser, localStackDynamo, sharedLocalStack } from "../support/local-stack";
 import { recordingServer } from "../support/recording-server";
 import { gather, human, type Part, rememberFact, sdkClient, texts, type Values } from "../support/sdk";
@@ -138,6 +138,25 @@ describe("background runs", () => {
     expect(await status()).toBe("busy");
     await client.runs.delete(thread.thread_id, removed.run_id);
     expect(await status()).toBe("idle");
+  });
+
+  it("shows a thread left busy with nothing running or waiting (a crash between two writes) as its state says", async () => {
+    const user = freshUser("background");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+    const { client: dynamo, table } = localStackDynamo(local.stack);
+    await dynamo.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: `threads#${user}` }, sk: { S: thread.thread_id } },
+        UpdateExpression: "SET #s = :busy",
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":busy": { S: "busy" } },
+      }),
+    );
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
+    expect((await client.threads.search({ status: "busy" })).map((t) => t.thread_id)).not.toContain(thread.thread_id);
   });
 
   it("takes no state write while a run waits its turn (409), and one once it was cancelled", async () => {

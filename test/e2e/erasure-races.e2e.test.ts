@@ -40,6 +40,36 @@ describe("an erasure racing the user's new sessions", () => {
     expect(exported.memories).toEqual([]);
   }, 60_000);
 
+  it("erases a thread a client makes again under its own id while the erasure runs, with what it answered before the erasure did", async () => {
+    const user = freshUser("remaker");
+    const threadId = randomUUID();
+    for (let i = 0; i < 10; i++)
+      expect((await call("POST", "/api/chat", user, { message: `note ${i}` })).status).toBe(200);
+    expect((await call("POST", "/threads", user, { thread_id: threadId })).status).toBe(200);
+    let done = false;
+    const answeredBefore: string[] = [];
+    const erasure = call("DELETE", "/api/me", user).then((res) => {
+      done = true;
+      return res;
+    });
+    // The client keeps making the thread again and running on it until the erasure answers.
+    for (let k = 0; !done && k < 200; k++) {
+      await call("POST", "/threads", user, { thread_id: threadId, if_exists: "do_nothing" });
+      const marker = `SECRET-${k}-`;
+      const ran = await call("POST", `/threads/${threadId}/runs/wait`, user, {
+        assistant_id: "chat",
+        input: { messages: [{ role: "user", content: marker }] },
+      });
+      if (ran.status === 200 && !done) answeredBefore.push(marker);
+    }
+    // 200, or 409 when the client kept making sessions through all its rounds: sent again once it stopped.
+    const first = await erasure;
+    expect([200, 409]).toContain(first.status);
+    if (first.status === 409) expect((await call("DELETE", "/api/me", user)).status).toBe(200);
+    const exported = JSON.stringify((await call("GET", "/api/me/export", user)).body);
+    for (const marker of answeredBefore) expect(exported).not.toContain(marker);
+  }, 60_000);
+
   it("keeps what a thread made again under an erased id remembers, and still refuses a late message of the erased turn", async () => {
     const user = freshUser("returner");
     const threadId = randomUUID();

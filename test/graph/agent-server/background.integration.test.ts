@@ -217,7 +217,7 @@ describe("a background run its queue does not take", () => {
         assistant: async () => ({ assistant_id: "chat", graph_id: "chat", configurable: {} }),
         maxMessageBytes: 10_000,
         webhookHosts: [],
-        threads: { started: async () => undefined },
+        threads: { busy: async () => true },
       },
       threads: {
         owners: { leaseHeld: async () => false },
@@ -237,5 +237,15 @@ describe("a background run its queue does not take", () => {
     ).rejects.toThrow("SQS is unavailable");
     expect(await runs.list(thread)).toEqual([]);
     expect(settled).toEqual([["ann", thread]]);
+  });
+});
+
+describe("a run's outcome", () => {
+  it("is written only onto a run still on record: a run deleted meanwhile (its thread erased) stays gone", async () => {
+    const thread = randomUUID();
+    const [run] = await pending(thread, 1);
+    await runs.remove(thread, run!.runId);
+    await runs.finish(thread, run!.runId, "error", { code: "thread_not_found", message: "gone" });
+    expect(await runs.list(thread)).toEqual([]);
   });
 });

@@ -108,8 +108,7 @@ describe("per-user quotas on chat turns", () => {
     const results = await Promise.allSettled(
       Array.from({ length: 12 }, (_, i) => chat.reply({ userId: "dot", message: `parallel question ${i}` })),
     );
-    // Each admitted turn holds 2,048 tokens (the day's first turns; later ones the last turn's
-    // count) until it ends: three fit under 5,000, so three run, where all twelve ran before.
+    // Each admitted turn holds 2,048 tokens (at least; later, the day's largest turn) until it ends: three fit under 5,000, so three run, where all twelve ran before.
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
     for (const r of results.filter((r) => r.status === "rejected"))
       expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 429, details: { limit: "tokensPerDay" } });
@@ -123,6 +122,21 @@ describe("per-user quotas on chat turns", () => {
     const { sessionId } = await chat.reply({ userId: "dot", message: "a new day" });
     while ((await usage.today("dot")).tokens < 5000) await chat.reply({ userId: "dot", sessionId, message: "more" });
     await expect(chat.reply({ userId: "dot", sessionId, message: "over" })).rejects.toMatchObject({ status: 429 });
+  });
+
+  it("reserves the day's largest turn, never less than a reply's ceiling: a cheap turn makes no room for large ones", async () => {
+    const clock = { now: START };
+    const { usage } = await service({ tokensPerDay: 1_000_000 }, clock);
+    const first = (await usage.admit("fay"))!;
+    expect(first.reserved).toBe(2048);
+    await usage.addTokens("fay", 10, first);
+    expect((await usage.admit("fay"))!.reserved).toBe(2048);
+    const big = (await usage.admit("fay"))!;
+    await usage.addTokens("fay", 9000, big);
+    const after = (await usage.admit("fay"))!;
+    expect(after.reserved).toBe(9000);
+    await usage.addTokens("fay", 50, after);
+    expect((await usage.admit("fay"))!.reserved).toBe(9000);
   });
 
   it("gives a turn's reservation back when it is refused after its admission (a bad checkpoint id)", async () => {
