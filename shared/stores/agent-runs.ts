@@ -272,7 +272,8 @@ export class AgentRuns {
       ExpressionAttributeValues: { ":pk": threadId, ":r": RUN_PREFIX },
       ConsistentRead: true,
     });
-    const runs = items.map((item) => runOf(threadId, item));
+    // An item with no run id is no run: an outcome an older version wrote onto a run deleted meanwhile.
+    const runs = items.filter((item) => typeof item.run_id === "string").map((item) => runOf(threadId, item));
     return runs.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 }

@@ -249,3 +249,17 @@ describe("a run's outcome", () => {
     expect(await runs.list(thread)).toEqual([]);
   });
 });
+
+describe("a thread's runs", () => {
+  it("leave out an outcome-only item an older version wrote onto a deleted run, rather than fail to list", async () => {
+    const thread = randomUUID();
+    const [run] = await pending(thread, 1);
+    await DynamoDBDocumentClient.from(dynamo.client).send(
+      new PutCommand({
+        TableName: table,
+        Item: { pk: thread, sk: `run#${randomUUID()}`, status: "error", updated_at: new Date().toISOString() },
+      }),
+    );
+    expect((await runs.list(thread)).map((r) => r.runId)).toEqual([run!.runId]);
+  });
+});
