@@ -79,8 +79,8 @@ export function Account({ user, onErased }: { user: string; onErased: () => void
 
       <h3 id="erase-heading">Erase</h3>
       <p className="hint">
-        Erases every session, message, trace, file, memory and usage count of yours, in every store. It cannot be
-        undone.
+        Erases every session, message, trace, file and memory of yours, in every store. It cannot be undone. Today's
+        usage counts stay until they expire, so erasing does not reset your limits.
       </p>
       {confirming ? (
         <EraseConfirmation
