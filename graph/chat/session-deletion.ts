@@ -72,7 +72,12 @@ export async function deleteSessionEverywhere(
   onBusy: "skip" | "throw",
   busy: () => AppError,
 ): Promise<boolean> {
-  const owners = new SessionOwners(backends.dynamo, backends.config.CHECKPOINT_TABLE);
+  // With the table's TTL: a claim whose deletion then fails expires as any session does.
+  const owners = new SessionOwners(
+    backends.dynamo,
+    backends.config.CHECKPOINT_TABLE,
+    backends.config.CHECKPOINT_TTL_DAYS,
+  );
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       await deleteSession(backends, userId, sessionId, { notFound: gone, busy }, saver);
