@@ -262,6 +262,8 @@ export async function executeRun(
             updatedAt: now,
             // Under its lease: begun, so only the lease can stop it (AgentRuns.withdraw).
             startedAt: now,
+            // Whose it is, as a background run's record says: an erasure finds it by it.
+            userId: caller.userId,
           };
           // A background run begins only if nothing withdrew it while it waited for the lease.
           if (recorded && !(await deps.runs.markStarted(threadId, runId))) throw new RunWithdrawn(runId);

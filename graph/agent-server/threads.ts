@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import { randomUUID } from "node:crypto";
 import * as z from "zod";
 import type { Backends } from "../../shared/backends";
@@ -5,6 +6,7 @@ import { AppError, notFound } from "../../shared/errors";
 import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-runs";
 import { threadJson } from "../../shared/stores/agent-json";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
+import { LEASE_MS } from "../../shared/stores/session-lease";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
 import { identifier } from "../../shared/text";
@@ -17,6 +19,9 @@ import { interruptsOf, threadState, valuesDict } from "./serialize";
 import { copyThreadHistory } from "./thread-copy";
 
 const ThreadId = z.uuid();
+
+/** A thread marked busy this long ago with nothing holding or waiting for it was left so (a lease's length, twice). */
+const STALE_BUSY_MS = 2 * LEASE_MS;
 
 const matches = (metadata: Record<string, unknown>, filter: Record<string, unknown>) =>
   Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));
@@ -130,7 +135,8 @@ export class ThreadService {
 
   /** A page of the caller's threads, and how many match in all (X-Pagination-Total). */
   async search(userId: string, query: z.infer<typeof ThreadSearch>) {
-    const records = await Promise.all((await this.records.list(userId)).map((r) => this.settledIfIdle(r)));
+    const few = pLimit(8);
+    const records = await Promise.all((await this.records.list(userId)).map((r) => few(() => this.settledIfIdle(r))));
     const found = filtered(records, query);
     const key = (
       { thread_id: "threadId", status: "status", created_at: "createdAt", updated_at: "updatedAt" } as const
@@ -225,20 +231,27 @@ export class ThreadService {
    * nothing running; a read puts that right. Costs reads only for a thread shown busy.
    */
   private async settledIfIdle(record: ThreadRecord): Promise<ThreadRecord> {
-    if (record.status !== "busy") return record;
+    // Only a mark older than a lease: a fresh one is a run's own, about to hold or settle the thread.
+    if (record.status !== "busy" || Date.now() - Date.parse(record.updatedAt) < STALE_BUSY_MS) return record;
     const [runs, held] = await Promise.all([this.runs.list(record.threadId), this.owners.leaseHeld(record.threadId)]);
     if (held || runs.some(isWaiting)) return record;
-    return this.settleFromState(record.userId, record.threadId);
+    return this.settleFromState(record.userId, record.threadId, "idle", record.updatedAt);
   }
 
   /** The thread's item brought up to its state: values, pending interrupts, and a status to match. */
-  private async settleFromState(userId: string, threadId: string, whenDone: ThreadStatus = "idle") {
+  private async settleFromState(
+    userId: string,
+    threadId: string,
+    whenDone: ThreadStatus = "idle",
+    /** only if the thread's item is still as last updated then (AgentThreads.settle) */
+    ifUpdatedAt?: string,
+  ) {
     const snapshot = await this.chatGraph().getState({ configurable: { thread_id: threadId } });
     const interrupts = interruptsOf(snapshot);
     const status: ThreadStatus =
       Object.keys(interrupts).length > 0 || snapshot.next.length > 0 ? "interrupted" : whenDone;
     const values = valuesDict(snapshot.values);
-    await this.records.settle(userId, threadId, { status, values, interrupts });
+    await this.records.settle(userId, threadId, { status, values, interrupts }, ifUpdatedAt);
     return (await this.records.get(userId, threadId)) ?? { ...this.untracked(userId, threadId), status, values };
   }
 

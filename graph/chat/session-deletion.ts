@@ -2,6 +2,7 @@ import pLimit from "p-limit";
 import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { fileService } from "../../shared/files/service";
+import { FileRecords } from "../../shared/files/records";
 import { AgentRuns } from "../../shared/stores/agent-runs";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { RunEventLog } from "../../shared/stores/run-events";
@@ -87,15 +88,34 @@ export async function deleteSessionEverywhere(
       if (err.status === 409 && onBusy === "skip") return false;
       if (err.code !== "session_not_found") throw err;
     }
-    if ((await owners.owner(sessionId)) !== undefined) break; // another user's
+    if ((await owners.owner(sessionId)) !== undefined || attempt > 0) break; // another user's
     // Nobody's: the user's for as long as the deletion takes (the next attempt's lease).
     await owners.claim(sessionId, userId);
   }
-  await backends.conversations?.deleteSession(sessionId, userId).catch((err) => {
+  await removeOwnTraces(backends, userId, sessionId);
+  return true;
+}
+
+/**
+ * What of a user's is left in a session another user owns now: their transcript rows and thread
+ * list entry, and their runs (with their logs) and file records in its partition. The rest of the
+ * partition is the other user's.
+ */
+async function removeOwnTraces(backends: Backends, userId: string, sessionId: string): Promise<void> {
+  const { config, dynamo, conversations } = backends;
+  await conversations?.deleteSession(sessionId, userId).catch((err) => {
     throw storeUnavailable(err);
   });
-  await new AgentThreads(backends.dynamo, backends.config.CHECKPOINT_TABLE).remove(userId, sessionId);
-  return true;
+  await new AgentThreads(dynamo, config.CHECKPOINT_TABLE).remove(userId, sessionId);
+  const runs = new AgentRuns(dynamo, config.CHECKPOINT_TABLE);
+  const logs = new RunEventLog(dynamo, config.CHECKPOINT_TABLE);
+  for (const run of (await runs.list(sessionId)).filter((r) => r.userId === userId)) {
+    await logs.remove(run.runId);
+    await runs.remove(sessionId, run.runId);
+  }
+  const records = new FileRecords(dynamo, config.CHECKPOINT_TABLE);
+  for (const file of (await records.list(sessionId)).filter((f) => f.user_id === userId))
+    await records.delete(sessionId, file.file_id);
 }
 
 /**

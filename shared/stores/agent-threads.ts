@@ -188,6 +188,8 @@ export class AgentThreads {
     userId: string,
     threadId: string,
     change: { status: ThreadStatus; values: unknown; interrupts: Record<string, unknown[]> },
+    /** only if the item is still as last updated then (a read's repair must not undo a write since) */
+    ifUpdatedAt?: string,
   ): Promise<void> {
     // As JSON: what the API answers (no undefined fields, which DynamoDB's document client refuses).
     const values = JSON.stringify(change.values ?? null);
@@ -198,18 +200,19 @@ export class AgentThreads {
           TableName: this.tableName,
           Key: this.key(userId, threadId),
           UpdateExpression: `SET #s = :s, updated_at = :u, interrupts = :i, ${fits ? "#v = :v" : "#v = :none"}`,
-          ConditionExpression: "attribute_exists(pk)",
+          ConditionExpression: `attribute_exists(pk)${ifUpdatedAt ? " AND updated_at = :seen" : ""}`,
           ExpressionAttributeNames: { "#s": "status", "#v": "values" },
           ExpressionAttributeValues: {
             ":s": change.status,
             ":u": new Date().toISOString(),
             ":i": JSON.parse(JSON.stringify(change.interrupts)),
             ...(fits ? { ":v": JSON.parse(values) } : { ":none": null }),
+            ...(ifUpdatedAt ? { ":seen": ifUpdatedAt } : {}),
           },
         }),
       );
     } catch (err) {
-      // The thread went (deleted with its session): nothing to describe.
+      // The thread went (deleted with its session), or changed since: nothing to describe.
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
   }

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
 import { REPLY_MAX_TOKENS } from "../models/reply-limit";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { conditionalWrite } from "./conditional-write";
 
 /**
  * Partition key of a user's usage items in the checkpoint table; one item per UTC day, its sort key
@@ -118,27 +119,37 @@ export class UserUsage {
   /**
    * Settles an admitted turn: its model tokens replace its reservation in the day it was admitted
    * in (a turn refused after its admission spent none, and gives the reservation back). A turn
-   * larger than its reservation raises the next turns' reservations to its count; a smaller one
-   * leaves them (a user's cheap turn must not make room for a burst of large ones).
+   * larger than its reservation raises the next turns' reservations to its count, up to a quarter
+   * of the day's limit (so one huge turn does not keep every later one waiting until midnight),
+   * and only upward: a cheap turn, or one settling after a larger one, never lowers them.
    */
   async addTokens(userId: string, tokens: number, admission: Admission | undefined): Promise<void> {
     if (!admission) return;
     const spent = tokens > 0 ? Math.round(tokens) : 0;
     if (spent === 0 && admission.reserved === 0) return;
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: usageKey(userId, admission.day, admission.scope),
-        UpdateExpression: `ADD tokens :n SET #e = :e${spent > 0 && admission.reserved > 0 ? ", per_turn = :next" : ""}`,
-        ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
-        ExpressionAttributeValues: {
-          ":n": spent - admission.reserved,
-          ":e": expiresAt(this.now()),
-          // Never less than what this turn held: a cheap turn cannot shrink the next reservations.
-          ...(spent > 0 && admission.reserved > 0 ? { ":next": Math.max(spent, admission.reserved) } : {}),
-        },
-      }),
-    );
+    const { tokensPerDay } = quotaScope(this.quotas, admission.scope).limits;
+    const cap = Math.max(RESERVED_TOKENS, Math.floor((tokensPerDay ?? 0) / 4));
+    const next = Math.min(spent, cap);
+    const settle = (raise: boolean) =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: usageKey(userId, admission.day, admission.scope),
+          UpdateExpression: `ADD tokens :n SET #e = :e${raise ? ", per_turn = :next" : ""}`,
+          ...(raise ? { ConditionExpression: "attribute_not_exists(per_turn) OR per_turn < :next" } : {}),
+          ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
+          ExpressionAttributeValues: {
+            ":n": spent - admission.reserved,
+            ":e": expiresAt(this.now()),
+            ...(raise ? { ":next": next } : {}),
+          },
+        }),
+      );
+    // Raised in the same write when it is the larger; a larger one written meanwhile stands, and the
+    // tokens are then added alone (a second request, only then).
+    const raise = admission.reserved > 0 && next > admission.reserved;
+    if (raise && (await conditionalWrite(settle(true)))) return;
+    await settle(false);
   }
 
   /** The user's turns and tokens today (UTC), and turns this minute, in the count `projectId`'s turns go to. */

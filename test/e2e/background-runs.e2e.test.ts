@@ -150,13 +150,20 @@ describe("background runs", () => {
       new UpdateItemCommand({
         TableName: table,
         Key: { pk: { S: `threads#${user}` }, sk: { S: thread.thread_id } },
-        UpdateExpression: "SET #s = :busy",
+        UpdateExpression: "SET #s = :busy, updated_at = :then",
         ExpressionAttributeNames: { "#s": "status" },
-        ExpressionAttributeValues: { ":busy": { S: "busy" } },
+        ExpressionAttributeValues: {
+          ":busy": { S: "busy" },
+          ":then": { S: new Date(Date.now() - 5 * 60_000).toISOString() },
+        },
       }),
     );
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
     expect((await client.threads.search({ status: "busy" })).map((t) => t.thread_id)).not.toContain(thread.thread_id);
+    // A fresh mark is a run's own, about to hold the thread: left as it is.
+    const waiting = await client.runs.create(thread.thread_id, "chat", { input: human("later"), afterSeconds: 10 });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("busy");
+    await client.runs.cancel(thread.thread_id, waiting.run_id);
   });
 
   it("takes no state write while a run waits its turn (409), and one once it was cancelled", async () => {

@@ -137,6 +137,19 @@ describe("per-user quotas on chat turns", () => {
     expect(after.reserved).toBe(9000);
     await usage.addTokens("fay", 50, after);
     expect((await usage.admit("fay"))!.reserved).toBe(9000);
+    // Two at once: the larger settles first, and the smaller one after it lowers nothing.
+    const [one, two] = [(await usage.admit("fay"))!, (await usage.admit("fay"))!];
+    await usage.addTokens("fay", 20_000, one);
+    await usage.addTokens("fay", 12_000, two);
+    expect((await usage.admit("fay"))!.reserved).toBe(20_000);
+  });
+
+  it("reserves at most a quarter of the day's limit, so one huge turn does not hold every later one until midnight", async () => {
+    const clock = { now: START };
+    const { usage } = await service({ tokensPerDay: 40_000 }, clock);
+    const first = (await usage.admit("gil"))!;
+    await usage.addTokens("gil", 30_000, first);
+    expect((await usage.admit("gil"))!.reserved).toBe(10_000);
   });
 
   it("gives a turn's reservation back when it is refused after its admission (a bad checkpoint id)", async () => {
