@@ -7,7 +7,8 @@ import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-
 import { threadJson } from "../../shared/stores/agent-json";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
 import { LEASE_MS } from "../../shared/stores/session-lease";
-import { SessionOwners } from "../../shared/stores/session-owners";
+import { RunEventLog } from "../../shared/stores/run-events";
+import { OWNER_SORT_KEY, SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
 import { identifier } from "../../shared/text";
 import { DynamoDBSaver } from "../checkpoint";
@@ -82,6 +83,7 @@ export class ThreadService {
       if (existing && body.if_exists === "do_nothing") return existing;
       throw new AppError(409, "thread_exists", "Thread already exists");
     }
+    if (body.thread_id !== undefined) await this.clearLeftovers(threadId);
     const now = new Date().toISOString();
     const record: ThreadRecord = { threadId, userId, metadata, status: "idle", createdAt: now, updatedAt: now };
     await this.records.create(record);
@@ -108,6 +110,7 @@ export class ThreadService {
     if (!ThreadId.safeParse(threadId).success) throw malformedId("thread_id");
     // In the run's project, when it names one: a thread's project is fixed when it starts.
     if (await this.owners.claim(threadId, userId, projectId)) {
+      await this.clearLeftovers(threadId);
       const now = new Date().toISOString();
       await this.records.create({ threadId, userId, metadata: {}, status: "idle", createdAt: now, updatedAt: now });
     }
@@ -306,6 +309,18 @@ export class ThreadService {
   async assertOwned(userId: string, threadId: string | undefined) {
     if (!ThreadId.safeParse(threadId).success) throw malformedId("thread_id");
     await ownedSession(this.owners, userId, threadId, () => threadNotFound(threadId));
+  }
+
+  /**
+   * A thread just claimed under an id its client chose: an earlier session under that id may have
+   * left items behind (DynamoDB's TTL removes a partition's items one at a time, the owner record
+   * possibly first), and they are not this thread's. Cleared under the new owner record, which
+   * every other writer of the partition would need, so nothing of the new thread's can be lost.
+   */
+  private async clearLeftovers(threadId: string): Promise<void> {
+    const logs = new RunEventLog(this.backends.dynamo, this.backends.config.CHECKPOINT_TABLE);
+    for (const run of await this.runs.list(threadId)) await logs.remove(run.runId);
+    await this.saver().deleteThread(threadId, (sk) => sk === OWNER_SORT_KEY);
   }
 
   private saver() {

@@ -274,14 +274,15 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     await this.write([...items.values()]);
   }
 
-  async deleteThread(threadId: string): Promise<void> {
+  /** Everything in the thread's partition, but the items `keep` names by sort key (none by default). */
+  async deleteThread(threadId: string, keep: (sk: string) => boolean = () => false): Promise<void> {
     const deletes: WriteRequest[] = [];
     for await (const item of this.query({
       KeyConditionExpression: "pk = :pk",
       ExpressionAttributeValues: { ":pk": threadId },
       ProjectionExpression: "pk, sk",
     })) {
-      deletes.push({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } });
+      if (!keep(item.sk as string)) deletes.push({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } });
     }
     await batchWriteAll(this.doc, this.tableName, deletes, this.retry);
     for (const key of this.cache.keys()) if (key.startsWith(`${threadId}\u0000`)) this.cache.delete(key);

@@ -139,4 +139,24 @@ describe("an erasure and a thread id another user holds now", () => {
     const runs = (await call("GET", `/threads/${threadId}/runs`, bob)).body as { metadata: unknown }[];
     expect(runs).toHaveLength(1);
   }, 60_000);
+
+  it("starts a thread made under an id whose session's records expired with nothing of that session in it", async () => {
+    const ann = freshUser("ann");
+    const bob = freshUser("bob");
+    const threadId = randomUUID();
+    expect((await call("POST", "/threads", ann, { thread_id: threadId })).status).toBe(200);
+    await call("POST", `/threads/${threadId}/runs/wait`, ann, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "ann's private note" }] },
+    });
+    // DynamoDB's TTL took Ann's session record first; her checkpoints and run are still there.
+    const { client, table } = localStackDynamo(holder.stack);
+    await client.send(
+      new DeleteItemCommand({ TableName: table, Key: { pk: { S: threadId }, sk: { S: OWNER_SORT_KEY } } }),
+    );
+    expect((await call("POST", "/threads", bob, { thread_id: threadId })).status).toBe(200);
+    const state = await call("GET", `/threads/${threadId}/state`, bob);
+    expect(JSON.stringify(state.body)).not.toContain("ann's private note");
+    expect((await call("GET", `/threads/${threadId}/runs`, bob)).body).toEqual([]);
+  }, 60_000);
 });
