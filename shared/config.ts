@@ -138,6 +138,11 @@ const Settings = z.object({
   SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
 
   /**
+   * How long an erasure waits before it lists a user's sessions again, for new owner records to
+   * reach the table's user index (a GSI, eventually consistent: usually well under a second).
+   */
+  USER_INDEX_LAG_MS: z.coerce.number().int().min(0).max(5000).default(1000),
+  /**
    * Largest export answered inline, in UTF-8 bytes: under Lambda's 6 MB response cap. A larger one
    * is written to the attachments bucket and answered as a download link (docs/user-data.md).
    */

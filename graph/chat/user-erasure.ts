@@ -65,7 +65,7 @@ export async function eraseUser(
   for (let round = 0; ; round++) {
     // The user index is eventually consistent: a session claimed just before a listing may be
     // missing from it, so each listing after the first waits out the index's usual lag.
-    if (round > 0) await new Promise((r) => setTimeout(r, INDEX_LAG_MS));
+    if (round > 0) await new Promise((r) => setTimeout(r, config.USER_INDEX_LAG_MS));
     const [owned, threadRecords] = await Promise.all([owners.sessionsOf(userId), threads.list(userId)]);
     const listed = [...new Set([...owned, ...threadRecords.map((t) => t.threadId)])];
     // An id erased in an earlier round is listed again when it was made again since (a client's
@@ -93,8 +93,6 @@ export async function eraseUser(
 
 /** How many times the erasure lists the user's sessions before it gives up on a user still starting them. */
 const MAX_ROUNDS = 3;
-/** How long a new owner record may take to reach the user index (a GSI: usually well under a second). */
-const INDEX_LAG_MS = 1000;
 
 /** The user's crons: each schedule first (so none fires for a user who is gone), then its record. */
 async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: string): Promise<number> {

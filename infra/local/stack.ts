@@ -99,6 +99,8 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     CORS_ORIGINS: "*",
     // Completion webhooks to this machine's own servers; AWS allows none unless the deployment names hosts.
     WEBHOOK_HOSTS: "localhost,127.0.0.1",
+    // dynalite updates its indexes in the same write: an erasure has no index lag to wait out.
+    USER_INDEX_LAG_MS: "0",
     ...env,
     AUTH_MODE: "local",
   });
