@@ -221,24 +221,19 @@ describe("a user's data: export, erasure", () => {
   }, 60_000);
 
   it("creates nothing from an extraction message delivered after the erasure", async () => {
-    await stack().queues.extraction.publish({
-      user_id: erin,
-      project_id: null,
-      session_id: mine.sessions[0],
-      turn_id: crypto.randomUUID(),
-      user_message: "I prefer aisle seats on short flights",
-      assistant_reply: "Noted.",
-    });
+    const late = (sessionId: string, user_message: string, turnAt?: string) =>
+      stack().queues.extraction.publish({
+        user_id: erin,
+        project_id: null,
+        session_id: sessionId,
+        turn_id: crypto.randomUUID(),
+        user_message,
+        assistant_reply: "Noted.",
+        ...(turnAt ? { turn_at: turnAt } : {}),
+      });
+    await late(mine.sessions[0]!, "I prefer aisle seats on short flights");
     // One that says when its turn began: before the erasure, so refused as well.
-    await stack().queues.extraction.publish({
-      user_id: erin,
-      project_id: null,
-      session_id: mine.sessions[1],
-      turn_id: crypto.randomUUID(),
-      user_message: "I prefer the front of the train",
-      assistant_reply: "Noted.",
-      turn_at: new Date(Date.now() - 60_000).toISOString(),
-    });
+    await late(mine.sessions[1]!, "I prefer the front of the train", new Date(Date.now() - 60_000).toISOString());
     await stack().queues.extraction.drained();
     expect(stack().queues.extractionDeadLetters.depth).toBe(0);
     expect(mentioning(await everything(), [erin, ...mine.sessions])).toEqual([]);
