@@ -7,13 +7,12 @@ import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-
 import { threadJson } from "../../shared/stores/agent-json";
 import { AgentThreads, type ThreadRecord, type ThreadStatus } from "../../shared/stores/agent-threads";
 import { LEASE_MS } from "../../shared/stores/session-lease";
-import { RunEventLog } from "../../shared/stores/run-events";
 import { OWNER_SORT_KEY, SessionOwners } from "../../shared/stores/session-owners";
 import { ownedSession } from "../../shared/ownership";
 import { identifier } from "../../shared/text";
 import { DynamoDBSaver } from "../checkpoint";
 import type { ChatGraph } from "../chat/graph";
-import { deleteSession } from "../chat/session-deletion";
+import { deleteSession, removeRunLogs } from "../chat/session-deletion";
 import { malformedId, threadBusy, threadNotFound } from "./errors";
 import type { HistoryQuery, StateValues, ThreadCount, ThreadCreate, ThreadSearch } from "./requests";
 import { interruptsOf, threadState, valuesDict } from "./serialize";
@@ -222,9 +221,14 @@ export class ThreadService {
     { gone, whenDone = "idle" }: { gone?: RunRecord; whenDone?: ThreadStatus } = {},
   ): Promise<void> {
     if (gone && !isWaiting(gone)) return;
-    const [runs, held] = await Promise.all([this.runs.list(threadId), this.owners.leaseHeld(threadId)]);
-    if (held || runs.some(isWaiting)) return;
+    if (await this.heldOrAwaited(threadId)) return;
     await this.settleFromState(userId, threadId, whenDone);
+  }
+
+  /** Whether a run holds the thread's lease or waits its turn on it: what keeps a thread busy. */
+  private async heldOrAwaited(threadId: string): Promise<boolean> {
+    const [runs, held] = await Promise.all([this.runs.list(threadId), this.owners.leaseHeld(threadId)]);
+    return held || runs.some(isWaiting);
   }
 
   /**
@@ -236,8 +240,7 @@ export class ThreadService {
   private async settledIfIdle(record: ThreadRecord): Promise<ThreadRecord> {
     // Only a mark older than a lease: a fresh one is a run's own, about to hold or settle the thread.
     if (record.status !== "busy" || Date.now() - Date.parse(record.updatedAt) < STALE_BUSY_MS) return record;
-    const [runs, held] = await Promise.all([this.runs.list(record.threadId), this.owners.leaseHeld(record.threadId)]);
-    if (held || runs.some(isWaiting)) return record;
+    if (await this.heldOrAwaited(record.threadId)) return record;
     return this.settleFromState(record.userId, record.threadId, "idle", record.updatedAt);
   }
 
@@ -318,8 +321,7 @@ export class ThreadService {
    * every other writer of the partition would need, so nothing of the new thread's can be lost.
    */
   private async clearLeftovers(threadId: string): Promise<void> {
-    const logs = new RunEventLog(this.backends.dynamo, this.backends.config.CHECKPOINT_TABLE);
-    for (const run of await this.runs.list(threadId)) await logs.remove(run.runId);
+    await removeRunLogs(this.backends, threadId);
     await this.saver().deleteThread(threadId, (sk) => sk === OWNER_SORT_KEY);
   }
 

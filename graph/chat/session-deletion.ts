@@ -3,7 +3,7 @@ import type { Backends } from "../../shared/backends";
 import { AppError, storeUnavailable } from "../../shared/errors";
 import { fileService } from "../../shared/files/service";
 import { FileRecords } from "../../shared/files/records";
-import { AgentRuns } from "../../shared/stores/agent-runs";
+import { AgentRuns, type RunRecord } from "../../shared/stores/agent-runs";
 import { AgentThreads } from "../../shared/stores/agent-threads";
 import { RunEventLog } from "../../shared/stores/run-events";
 import { SessionOwners } from "../../shared/stores/session-owners";
@@ -102,17 +102,11 @@ export async function deleteSessionEverywhere(
  * partition is the other user's.
  */
 async function removeOwnTraces(backends: Backends, userId: string, sessionId: string): Promise<void> {
-  const { config, dynamo, conversations } = backends;
-  await conversations?.deleteSession(sessionId, userId).catch((err) => {
-    throw storeUnavailable(err);
-  });
-  await new AgentThreads(dynamo, config.CHECKPOINT_TABLE).remove(userId, sessionId);
+  const { config, dynamo } = backends;
+  await removeTranscriptAndEntry(backends, userId, sessionId);
   const runs = new AgentRuns(dynamo, config.CHECKPOINT_TABLE);
-  const logs = new RunEventLog(dynamo, config.CHECKPOINT_TABLE);
-  for (const run of (await runs.list(sessionId)).filter((r) => r.userId === userId)) {
-    await logs.remove(run.runId);
+  for (const run of await removeRunLogs(backends, sessionId, (r) => r.userId === userId))
     await runs.remove(sessionId, run.runId);
-  }
   const records = new FileRecords(dynamo, config.CHECKPOINT_TABLE);
   for (const file of (await records.list(sessionId)).filter((f) => f.user_id === userId))
     await records.delete(sessionId, file.file_id);
@@ -120,8 +114,8 @@ async function removeOwnTraces(backends: Backends, userId: string, sessionId: st
 
 /**
  * Everything a session left, in an order that makes a failure retryable: the transcript first (if
- * the rest then fails, a retry still finds the session), the files' objects before their records,
- * the caller's thread list entry, the runs' event logs (they hold the runs' messages; the run
+ * the rest then fails, a retry still finds the session), the caller's thread list entry, the
+ * files' objects before their records, the runs' event logs (they hold the runs' messages; the run
  * records name them), then the whole partition: checkpoints, file records, runs, and the owner
  * record with its lease.
  */
@@ -131,15 +125,32 @@ async function removeSessionData(
   sessionId: string,
   saver: Pick<DynamoDBSaver, "deleteThread">,
 ): Promise<void> {
-  const { config, dynamo, conversations } = backends;
-  await conversations?.deleteSession(sessionId, userId).catch((err) => {
+  await removeTranscriptAndEntry(backends, userId, sessionId);
+  await fileService(backends)?.deleteSessionFiles(sessionId);
+  await removeRunLogs(backends, sessionId);
+  await saver.deleteThread(sessionId);
+}
+
+/** The user's transcript of the session (Supabase) and its entry in their thread list. */
+async function removeTranscriptAndEntry(backends: Backends, userId: string, sessionId: string): Promise<void> {
+  await backends.conversations?.deleteSession(sessionId, userId).catch((err) => {
     throw storeUnavailable(err);
   });
-  await fileService(backends)?.deleteSessionFiles(sessionId);
-  await new AgentThreads(dynamo, config.CHECKPOINT_TABLE).remove(userId, sessionId);
+  await new AgentThreads(backends.dynamo, backends.config.CHECKPOINT_TABLE).remove(userId, sessionId);
+}
+
+/**
+ * The event logs of a thread's runs (those `which` picks), a few at a time: a thread of many runs
+ * is neither one request after another nor all at once. Answers the runs whose logs went.
+ */
+export async function removeRunLogs(
+  { dynamo, config }: Pick<Backends, "dynamo" | "config">,
+  threadId: string,
+  which: (run: RunRecord) => boolean = () => true,
+): Promise<RunRecord[]> {
   const logs = new RunEventLog(dynamo, config.CHECKPOINT_TABLE);
-  const runs = await new AgentRuns(dynamo, config.CHECKPOINT_TABLE).list(sessionId);
-  const few = pLimit(4); // a thread of many runs: a few logs at a time, not one by one nor all at once
+  const runs = (await new AgentRuns(dynamo, config.CHECKPOINT_TABLE).list(threadId)).filter(which);
+  const few = pLimit(4);
   await Promise.all(runs.map((run) => few(() => logs.remove(run.runId))));
-  await saver.deleteThread(sessionId);
+  return runs;
 }

@@ -77,7 +77,7 @@ export async function eraseUser(
         found.push(id);
     if (round > 0 && found.length === 0) break;
     if (round === MAX_ROUNDS) throw busy();
-    counts.push(await supabase([...erased, ...found]));
+    counts.push(await supabase(found));
     for (const sessionId of found) await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
     for (const sessionId of found) erased.add(sessionId);
     if (round === 0) {
