@@ -68,9 +68,10 @@ export class UserUsage {
   /**
    * Counts a turn in `projectId`, or throws 429 quota_exceeded (with the limit hit and Retry-After)
    * when it is over one. Under a token limit the turn also holds a reservation of the day's tokens
-   * until it ends (addTokens settles it): the day's largest turn so far, at least RESERVED_TOKENS. Admitted only while the day's tokens, every running turn's reservation in them,
-   * are under the limit, so turns at once cannot all start on what is left. A turn no limit applies
-   * to is not counted (and costs no request): its admission is undefined.
+   * until it ends (addTokens settles it): the day's largest turn so far, at least RESERVED_TOKENS.
+   * Admitted only while the day's tokens, every running turn's reservation in them, are under the
+   * limit, so turns at once cannot all start on what is left. A turn no limit applies to is not
+   * counted (and costs no request): its admission is undefined.
    */
   async admit(userId: string, projectId?: string | null): Promise<Admission | undefined> {
     const { scope, limits } = quotaScope(this.quotas, projectId);
