@@ -136,7 +136,8 @@ export async function run() {
       });
       return { file: join(dir, name, "index.js"), meta: result.metafile };
     };
-    let cdkDefault, minified, withMaps;
+    type Naive = Awaited<ReturnType<typeof buildNaive>>;
+    let cdkDefault: Naive, minified: Naive, withMaps: Naive;
     try {
       // The goal's naive bundle: NodejsFunction's defaults (minify and sourceMap both off).
       cdkDefault = await buildNaive("naive-cdk", { minify: false, sourcemap: false });
