@@ -53,6 +53,10 @@ export function workerDataEngine({
   const engine = engineClient(async (request): Promise<EngineAnswer> => {
     // Loading, then the statement, each within timeoutMs, and the wait for a thread: past that, stop.
     const hardLimitMs = request.limits.timeoutMs * 3 + 1_000;
+    // Refused here, before tinypool sees it: tinypool attaches the signal's listener before its own
+    // "queue is at limit" refusal and never removes it, so the time limit later fired it at a task
+    // it never queued, and its assertion ended the process (the whole local stack).
+    if (pool.queueSize >= maxQueue) throw new SqlBusy();
     const signal = AbortSignal.timeout(hardLimitMs);
     try {
       return (await pool.run({ request, dir }, { signal })) as EngineAnswer;

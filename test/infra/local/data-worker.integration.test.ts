@@ -15,3 +15,14 @@ it("stops a query mid-statement without taking its host process down, and answer
   expect(stopped).not.toBe("finished");
   expect(after.rows).toEqual([{ n: 42 }]);
 }, 90_000);
+
+// tinypool attaches a request's abort listener before it refuses the request for a full queue, and
+// never removes it: when the request's time limit passed, the listener threw inside a timer and the
+// whole local stack exited (11 queries at once from one user did it).
+it("refuses a request past the queue as busy, and lives on past that request's time limit", async () => {
+  const scenario = fileURLToPath(new URL("../../support/scenarios/data-engine-queue-full.ts", import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", scenario], { timeout: 60_000 });
+  const { outcomes, after } = JSON.parse(stdout);
+  expect(outcomes).toContain("SqlBusy");
+  expect(after.rows).toEqual([{ n: 42 }]);
+}, 90_000);
