@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   answerOfError,
@@ -12,6 +11,7 @@ import {
 import { inspectData } from "./data-inspect";
 import { textOf } from "./inspect";
 import { SqlError, SqlSandbox, type SqlLimits } from "./sql-sandbox";
+import { scratchDir } from "./scratch";
 
 /** Reads an object's bytes by key (the attachments bucket, or the local folder standing in for it). */
 export type ReadObject = (key: string) => Promise<Uint8Array | undefined>;
@@ -53,7 +53,7 @@ async function withTables<T>(
   limits: SqlLimits,
   use: (s: SqlSandbox) => Promise<T>,
 ) {
-  const dir = mkdtempSync(join(tmpdir(), "data-files-"));
+  const dir = scratchDir("data-files-");
   try {
     const loaded = [];
     for (const [i, t] of tables.entries()) {

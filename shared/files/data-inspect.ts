@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   claimedKind,
@@ -11,6 +10,7 @@ import {
   type TextEncoding,
 } from "./inspect";
 import { DEFAULT_SQL_LIMITS, SqlBusy, SqlEngineUnavailable, SqlSandbox, type SqlLimits } from "./sql-sandbox";
+import { scratchDir } from "./scratch";
 import { tableName } from "./table-names";
 
 const PARQUET_MAGIC = new TextEncoder().encode("PAR1");
@@ -47,7 +47,7 @@ export async function inspectData(
     }
   }
   const table = tableName(claimed.name);
-  const dir = mkdtempSync(join(tmpdir(), "inspect-"));
+  const dir = scratchDir("inspect-");
   try {
     const path = join(dir, "data");
     writeFileSync(path, textOf(bytes, encoding));

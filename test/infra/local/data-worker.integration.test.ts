@@ -1,6 +1,11 @@
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { workerDataEngine } from "../../../infra/local/data-worker";
+import { DEFAULT_SQL_LIMITS } from "../../../shared/files/sql-errors";
 
 const SCENARIO = fileURLToPath(new URL("../../support/scenarios/data-engine-stopped-mid-query.ts", import.meta.url));
 
@@ -26,3 +31,20 @@ it("refuses a request past the queue as busy, and lives on past that request's t
   expect(outcomes).toContain("SqlBusy");
   expect(after.rows).toEqual([{ n: 42 }]);
 }, 90_000);
+
+// A query stopped by killing its process (the hard limit here, a timeout or running out of memory
+// in Lambda, where /tmp outlives the process) never reached its `finally`: the copies of the
+// user's files stayed in the temporary folder for good, past the file's and the session's deletion.
+it("removes the file copies a killed engine process left behind on its successor's first request", async () => {
+  const gone = spawnSync(process.execPath, ["-e", "0"]).pid!; // a process that has ended
+  const leftover = join(tmpdir(), "data-engine", String(gone), "data-files-x");
+  mkdirSync(leftover, { recursive: true });
+  writeFileSync(join(leftover, "0"), "a copy of someone's file");
+  const engine = workerDataEngine({ dir: tmpdir(), threads: 1 });
+  try {
+    await engine.query({ tables: [], sql: "SELECT 1 AS n", limits: DEFAULT_SQL_LIMITS });
+  } finally {
+    await engine.close();
+  }
+  expect(existsSync(leftover)).toBe(false);
+}, 60_000);
