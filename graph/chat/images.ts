@@ -1,4 +1,5 @@
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { MAX_IMAGE_SIDE } from "../../shared/files/inspect";
 
 /**
  * An image a user message names: what the checkpoint keeps instead of the bytes. The block is
@@ -18,7 +19,7 @@ export interface ImageRef {
 }
 
 /** Bedrock Converse's limits on images in one request (Anthropic models on Bedrock: 20, 3.75 MB, 8,000 px). */
-export const IMAGE_LIMITS = { perRequest: 20, bytes: 3.75 * 1024 * 1024, pixels: 8000 } as const;
+export const IMAGE_LIMITS = { perRequest: 20, bytes: 3.75 * 1024 * 1024, pixels: MAX_IMAGE_SIDE } as const;
 
 /** The user's text with references to images of the session, as a human message's content. */
 export function humanContent(text: string, images: ImageRef[]): string | (ImageRef | { type: "text"; text: string })[] {

@@ -5,6 +5,8 @@ import type { DataFormat } from "./sql-errors";
 
 /** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
 export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
+/** The longest side an image may have: the most Bedrock Converse takes (Anthropic models: 8,000 px). */
+export const MAX_IMAGE_SIDE = 8000;
 /** Data files by media type, each with the format its rows are read in. */
 export const DATA_FORMATS = {
   "text/csv": "csv",
@@ -86,6 +88,12 @@ export async function inspectImage(bytes: Uint8Array): Promise<Inspection> {
   if (!info || !mediaType) return { ok: false, reason: "not a PNG, JPEG, GIF or WebP image (checked by its bytes)" };
   if (!(info.width > 0 && info.height > 0))
     return { ok: false, reason: `the image has no pixels (${info.width ?? 0}x${info.height ?? 0})` };
+  // Before its data is walked: a small PNG announcing 100000x100000 pixels inflates to 10 GB.
+  if (info.width > MAX_IMAGE_SIDE || info.height > MAX_IMAGE_SIDE)
+    return {
+      ok: false,
+      reason: `the image is ${info.width}x${info.height} pixels; at most ${MAX_IMAGE_SIDE} on a side (the model's limit)`,
+    };
   const broken = await imageStructureProblem(info.type as ImageFormat, bytes);
   if (broken) return { ok: false, reason: `not a whole ${info.type!.toUpperCase()} image: ${broken}` };
   return { ok: true, kind: "image", media_type: mediaType, width: info.width, height: info.height };

@@ -39,6 +39,20 @@ describe("an image is checked to its end", () => {
     expect(await inspect(flat)).toMatchObject({ ok: false, reason: expect.stringMatching(/no pixels/) });
   });
 
+  // A 9.7 MB PNG announcing 100000x100000 pixels inflated 10 GB to be checked (17 s of CPU, past
+  // the files function's time), for an image no model could be sent. Its size is read first.
+  it("refuses an image over Bedrock's 8000 pixels a side by its header, before its data is read", async () => {
+    expect(await inspect(pngBytes(100_000, 1))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/100000x1 pixels; at most 8000 on a side/),
+    });
+    expect(await inspect(pngBytes(100_000, 100_000, { rows: 1 }))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/at most 8000 on a side/),
+    });
+    expect(await inspect(pngBytes(8000, 1))).toMatchObject({ ok: true, width: 8000 });
+  });
+
   it("refuses a PNG whose bytes are corrupt or whose pixel data does not fill its header", async () => {
     const flipped = pngBytes(8, 8);
     flipped[45] = flipped[45]! ^ 0xff; // inside IDAT: its CRC no longer matches
