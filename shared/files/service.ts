@@ -226,8 +226,12 @@ export class FileService {
         status: "rejected",
         reason: `its description takes ${Math.ceil(size / 1024)} KB; at most ${MAX_RECORD_BYTES / 1024} KB can be kept`,
       };
-    if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
-    if (await this.deps.records.settle(settled)) return settled;
+    // The record first, then a rejected upload's bytes: a complete call between the two would find
+    // no bytes beside a pending record and answer upload_missing for bytes that had landed.
+    if (await this.deps.records.settle(settled)) {
+      if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
+      return settled;
+    }
     // Settled by someone else meanwhile, or deleted with its session: what landed then is no file's.
     const now = await this.deps.records.get(record.session_id, record.file_id);
     if (!now) {

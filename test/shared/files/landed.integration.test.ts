@@ -42,11 +42,11 @@ function announcingObjects(onWrite: (key: string) => Promise<unknown>) {
   return { objects, stored };
 }
 
-async function setup() {
+async function setup(records = new FileRecords(dynamo.client, table)) {
   let service: FileService | undefined;
   const { objects, stored } = announcingObjects((key) => service!.landed(key));
   service = new FileService({
-    records: new FileRecords(dynamo.client, table),
+    records,
     objects,
     owners: new SessionOwners(dynamo.client, table),
     config: { FILES_MAX_BYTES: 1_000_000, FILES_PER_SESSION: 20, FILES_MAX_ROWS: 100, FILES_URL_TTL_SECONDS: 60 },
@@ -81,5 +81,36 @@ describe("the upload notification", () => {
     stored.set("elsewhere/x", new Uint8Array([1]));
     expect(await service.landed("elsewhere/x")).toBe("ignored");
     expect(stored.has("elsewhere/x")).toBe(true);
+  });
+
+  // The notification deleted a rejected upload's bytes before it wrote the rejection: a complete
+  // call in that gap found no bytes and a pending record, and answered 409 upload_missing for a
+  // file whose bytes had landed.
+  it("never leaves a complete call in between a rejection's delete and its record (no 409 for bytes that landed)", async () => {
+    const records = new FileRecords(dynamo.client, table);
+    const settleRecord = records.settle.bind(records);
+    let entered!: () => void;
+    let open!: () => void;
+    const inGap = new Promise<void>((r) => (entered = r));
+    const gate = new Promise<void>((r) => (open = r));
+    let calls = 0;
+    records.settle = async (file) => {
+      if (calls++ === 0) {
+        entered();
+        await gate; // the notification's write, held
+      }
+      return settleRecord(file);
+    };
+    const { service, stored, sessionId } = await setup(records);
+    const { file_id } = await service.create("ann", sessionId, { name: "x.png", media_type: "image/png", bytes: 3 });
+    const key = `users/ann/sessions/${sessionId}/${file_id}`;
+    stored.set(key, new Uint8Array([1, 2, 3])); // not an image: rejected
+    const notified = service.landed(key);
+    await inGap;
+    const completed = await service.complete("ann", sessionId, file_id);
+    open();
+    await notified;
+    expect(completed).toMatchObject({ status: "rejected" });
+    expect(stored.has(key)).toBe(false);
   });
 });
