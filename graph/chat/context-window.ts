@@ -1,5 +1,6 @@
 import { isAIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { messagesTokens, messageText, textTokens } from "../../shared/models/token-estimate";
+import { truncateCodePoints } from "../../shared/text";
 
 /**
  * Fitting a conversation to a token budget, as pure functions over messages.
@@ -44,6 +45,32 @@ export function stubToolResult(message: BaseMessage): BaseMessage {
   });
 }
 
+/** The most of the budget one tool result of the current turn may take in the model's input. */
+export const CURRENT_RESULT_SHARE = 0.5;
+
+/**
+ * A current turn's tool result cut to `maxTokens`, in the model's input only, with a note saying
+ * so: sent whole, a result over the context (a wide query's rows, a long page from an MCP tool)
+ * made the model refuse the whole input and the turn fail. The model reads what fit and can ask
+ * for less. Deterministic, like the stubs.
+ */
+export function cutToolResult(message: BaseMessage, maxTokens: number): BaseMessage {
+  if (!(message instanceof ToolMessage) && message.getType() !== "tool") return message;
+  const tool = message as ToolMessage;
+  const text = messageText(tool);
+  const tokens = textTokens(text);
+  if (tokens <= maxTokens) return message;
+  // Proportional to the estimate, with room for the note: the estimate is per text, not per character.
+  const keep = Math.floor((text.length * (maxTokens - 60)) / tokens);
+  return new ToolMessage({
+    id: tool.id,
+    tool_call_id: tool.tool_call_id,
+    name: tool.name,
+    status: tool.status,
+    content: `${truncateCodePoints(text, Math.max(0, keep))}\n[cut here: the whole result is ${tokens} tokens, more than the ${maxTokens} this turn can show; ask for less of it (fewer columns or rows, a LIMIT, a narrower question)]`,
+  });
+}
+
 export interface Fitted {
   /** what the model is sent: kept turns, older tool results stubbed */
   window: BaseMessage[];
@@ -55,11 +82,15 @@ export interface Fitted {
 
 /**
  * The newest whole turns whose estimated tokens, scaled by `ratio`, fit `budget`. The last
- * turn is kept even when it alone is over: failing is then the model's call, not ours.
+ * turn is kept even when it alone is over, its tool results cut to half the budget each
+ * (cutToolResult); what is still over (a long message, many results) is the model's call.
  */
 export function fitTurns(messages: readonly BaseMessage[], budget: number, ratio = 1): Fitted {
   const all = turns(messages);
-  const shown = all.map((turn, i) => (i === all.length - 1 ? turn : turn.map(stubToolResult)));
+  const resultShare = Math.max(STUB_MIN_TOKENS, Math.floor(budget * CURRENT_RESULT_SHARE));
+  const shown = all.map((turn, i) =>
+    i === all.length - 1 ? turn.map((m) => cutToolResult(m, resultShare)) : turn.map(stubToolResult),
+  );
   let first = all.length;
   let tokens = 0;
   while (first > 0) {

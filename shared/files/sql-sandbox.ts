@@ -209,8 +209,14 @@ export class SqlSandbox {
       }
       const names = result.deduplicatedColumnNames();
       const columns = names.map((name, i) => ({ name, type: result.columnType(i).toString() }));
+      // The column list counts too: a query may name a column hundreds of times over.
+      const listed = Buffer.byteLength(JSON.stringify(columns));
+      if (listed > maxResultBytes)
+        throw new SqlError(
+          `the result's ${columns.length} columns take ${Math.ceil(listed / 1024)} KB to list; at most ${Math.round(maxResultBytes / 1024)} KB (SQL_MAX_RESULT_BYTES) fit: select fewer columns`,
+        );
       const rows: Record<string, unknown>[] = [];
-      let bytes = 2; // the array's brackets
+      let bytes = 2 + listed; // the rows' brackets, and the column list
       let truncated = false;
       let cutCells = false;
       reading: for (;;) {

@@ -65,6 +65,25 @@ describe("fitting a conversation to a budget", () => {
     expect(fitTurns(history, 100_000).window.map((m) => m.content)).toEqual(window.map((m) => m.content));
   });
 
+  // A data query's 60 KB of rows (within SQL_MAX_RESULT_BYTES) was sent whole and the model refused
+  // the input as too long: the turn failed with 502 instead of the model reading what fit.
+  it("cuts a current turn's tool result past half the budget, in the model's input only, and says so", () => {
+    const c = call("query_data");
+    const rows = "row ".repeat(20_000);
+    const big = result(c, rows);
+    const { window, tokens } = fitTurns([human("q"), c, big], 4000);
+    expect(tokens).toBeLessThanOrEqual(4000);
+    const shown = window.at(-1) as ToolMessage;
+    expect([shown.id, shown.tool_call_id, shown.name]).toEqual([big.id, big.tool_call_id, big.name]);
+    expect(shown.content).toMatch(
+      /^row row .*\n\[cut here: the whole result is \d+ tokens, more than the \d+ this turn can show/s,
+    );
+    expect(big.content).toBe(rows); // the stored message keeps it all
+    const small = result(c, "row ".repeat(100));
+    expect(fitTurns([human("q"), c, small], 4000).window.at(-1)!.content).toBe(small.content);
+    expect(fitTurns([human("q"), c, big], Number.POSITIVE_INFINITY).window.at(-1)!.content).toBe(rows);
+  });
+
   it("marks the end of the previous turn as the stable prefix", () => {
     const { window } = fitTurns(history, 100_000);
     expect(window[stablePrefixEnd(window)]!.content).toBe(history.at(-5)!.content);

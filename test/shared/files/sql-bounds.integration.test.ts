@@ -39,6 +39,22 @@ describe("query results are bounded by bytes as well as rows", () => {
     expect(whole).toMatchObject({ rows: [{ a: 1 }], truncated: false });
   });
 
+  // The rows were bounded and the column list was not: `SELECT *,*,… LIMIT 0` over a wide file
+  // answered 1.28 MB of column names, past any model's context.
+  it("counts the column list in the byte cap, and refuses a result whose columns alone are over it", async () => {
+    const wide = `SELECT ${Array.from({ length: 400 }, (_, i) => `1 AS "${"c".repeat(200)}${i}"`).join(", ")}`;
+    await expect(SqlSandbox.run([], limits, (s) => s.query(`${wide} LIMIT 0`))).rejects.toThrow(
+      /the result's 400 columns take \d+ KB to list; at most 64 KB/,
+    );
+    const out = await SqlSandbox.run([], limits, (s) =>
+      s.query(
+        `SELECT ${Array.from({ length: 100 }, (_, i) => `repeat('x', 300) AS "${"c".repeat(200)}${i}"`).join(", ")} FROM range(50)`,
+      ),
+    );
+    expect(Buffer.byteLength(JSON.stringify(out))).toBeLessThanOrEqual(limits.maxResultBytes + 200);
+    expect(out.truncated).toBe(true);
+  });
+
   it("bounds describe's sample rows the same way", async () => {
     const big = join(dir, "big.csv");
     writeFileSync(big, `k,v\n${Array.from({ length: 5 }, (_, i) => `${i},${"y".repeat(50_000)}`).join("\n")}\n`);
