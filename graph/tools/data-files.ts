@@ -73,7 +73,7 @@ export async function sessionFiles(deps: Pick<DataFileDeps, "records">, config: 
 }
 
 /** What the prompt's line for a data file needs: a file's record, or its summary on the session's owner record. */
-export type PromptDataFile = Pick<FileRecord, "name" | "table" | "row_count" | "columns"> & {
+export type PromptDataFile = Pick<FileRecord, "file_id" | "name" | "created_at" | "table" | "row_count" | "columns"> & {
   kind?: FileRecord["kind"];
   /** the file's column count, when `columns` lists fewer */
   column_count?: number;
@@ -93,7 +93,10 @@ export function describeDataFilesForPrompt(
   files: PromptDataFile[],
   budgetTokens = DATA_FILES_PROMPT_TOKENS,
 ): string | undefined {
-  const data = files.filter((f) => f.kind === undefined || f.kind === "data");
+  // Named as the tools name them: two files checked at once may both be stored under one name.
+  const data = withTableNames(files.map((f) => ({ ...f, kind: f.kind ?? "data", status: "ready" }))).filter(
+    (f) => f.kind === "data",
+  );
   if (data.length === 0) return undefined;
   const heading =
     "Data files of this session (query them with query_data; each is a table, named as shown in double quotes):";

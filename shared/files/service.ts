@@ -169,7 +169,12 @@ export class FileService {
   /** POST .../complete: the caller's own file, checked now. */
   async complete(userId: string, sessionId: string, fileId: string) {
     const record = await this.ownFile(userId, sessionId, fileId);
-    return publicFile(await this.settle(record));
+    const settled = await this.settle(record);
+    if (settled.kind !== "data" || settled.status !== "ready") return publicFile(settled);
+    // Named as the files list and the tools name it: a file checked at the same moment as another
+    // of the same name was stored under that name too, and the earlier keeps it.
+    const named = withTableNames(await this.deps.records.list(sessionId)).find((f) => f.file_id === fileId);
+    return publicFile(named ?? settled);
   }
 
   /**

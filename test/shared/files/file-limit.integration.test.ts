@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
-import type { FileObjects } from "../../../shared/files/objects";
 import { FileRecords } from "../../../shared/files/records";
 import { FileService } from "../../../shared/files/service";
 import { storedSettings } from "../../../shared/session-settings";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { pngBytes } from "../../support/images";
+import { memoryObjects } from "../../support/memory-objects";
 
 // FILES_PER_SESSION holds under concurrency, and counts the images a message carries inline: a
 // session never stores more files than the limit, whoever adds them and however fast.
@@ -14,24 +14,6 @@ import { pngBytes } from "../../support/images";
 const LIMIT = 20;
 let dynamo: LocalDynamo;
 let table: string;
-
-/** A bucket in memory: what the service writes and deletes is all these tests look at. */
-function memoryObjects(): FileObjects & { stored: Map<string, Uint8Array> } {
-  const stored = new Map<string, Uint8Array>();
-  return {
-    stored,
-    uploadUrl: async (key) => ({ url: `memory://${key}`, headers: {} }),
-    downloadUrl: async (key) => `memory://${key}`,
-    read: async (key) => stored.get(key),
-    write: async (key, body) => void stored.set(key, body),
-    deleteUnder: async (prefix) => {
-      for (const k of [...stored.keys()]) if (k.startsWith(prefix)) stored.delete(k);
-    },
-    delete: async (keys) => {
-      for (const k of keys) stored.delete(k);
-    },
-  };
-}
 
 function service(objects = memoryObjects()) {
   const records = new FileRecords(dynamo.client, table);
