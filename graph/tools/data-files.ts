@@ -144,6 +144,23 @@ const tableRef = (f: FileRecord): TableRef => ({
   ...(f.encoding ? { encoding: f.encoding } : {}),
 });
 
+/**
+ * The files a query names, as the engine's tables: a table's name is a word of the query, quoted
+ * or not, in any case (DuckDB's comparison; table names are letters, marks, digits and "_"). Each
+ * named file is copied into the engine's memory for the query, so naming rather than holding them
+ * all keeps a session of many large files queryable. A name that only appears in a string is
+ * loaded for nothing; a table reached without its name (query_table('x')) is not found.
+ */
+function namedIn(sql: string, files: FileRecord[]): FileRecord[] {
+  const words = new Set(
+    sql
+      .normalize("NFC")
+      .toLowerCase()
+      .match(/[\p{L}\p{M}\p{N}_]+/gu) ?? [],
+  );
+  return files.filter((f) => words.has(f.table!.toLowerCase()));
+}
+
 /** Runs a tool body: a SqlError is the model's to fix, anything else is reported and hidden. */
 async function run(deps: DataFileDeps, name: string, body: () => Promise<Record<string, unknown>>) {
   try {
@@ -210,7 +227,7 @@ export function queryDataTool(deps: DataFileDeps) {
       run(deps, "query_data", async () => {
         const files = (await sessionFiles(deps, config)).filter((f) => f.kind === "data");
         if (files.length === 0) throw new SqlError("this session has no data files to query");
-        const result = await deps.engine.query({ tables: files.map(tableRef), sql, limits: deps.limits });
+        const result = await deps.engine.query({ tables: namedIn(sql, files).map(tableRef), sql, limits: deps.limits });
         return {
           success: true,
           ...result,

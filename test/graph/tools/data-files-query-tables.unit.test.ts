@@ -1,0 +1,57 @@
+import { queryDataTool, type DataFileDeps } from "../../../graph/tools/data-files";
+import type { TableRef } from "../../../shared/files/data-engine";
+import type { FileRecord } from "../../../shared/files/records";
+import { DEFAULT_SQL_LIMITS } from "../../../shared/files/sql-errors";
+
+// Every ready file of the session was copied into the engine for every query, so eleven accepted
+// 20 MB files made even `SELECT 1` run out of SQL_MEMORY_MB. A query now loads the files it names.
+
+const file = (name: string, table: string, at: number): FileRecord => ({
+  file_id: `${name}-id`,
+  session_id: "s",
+  user_id: "u",
+  name,
+  media_type: "text/csv",
+  bytes: 20_000_000,
+  kind: "data",
+  status: "ready",
+  key: `users/u/sessions/s/${name}`,
+  created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, at)).toISOString(),
+  table,
+  format: "csv",
+  columns: [{ name: "a", type: "BIGINT" }],
+  row_count: 1,
+});
+
+async function tablesLoadedFor(sql: string): Promise<string[]> {
+  const loaded: TableRef[][] = [];
+  const deps = {
+    records: {
+      list: async () => [
+        file("sales.csv", "sales", 1),
+        file("Sales.tsv", "sales", 2), // named sales_2 by the session's order
+        file("продажи.csv", "продажи", 3),
+        file("order.csv", "order", 4), // a keyword: loaded by any query that writes the word
+        file("big.csv", "big", 5),
+      ],
+    },
+    engine: {
+      query: async ({ tables }: { tables: TableRef[] }) => {
+        loaded.push(tables);
+        return { columns: [], rows: [], truncated: false };
+      },
+    },
+    limits: DEFAULT_SQL_LIMITS,
+  } as unknown as DataFileDeps;
+  await queryDataTool(deps).invoke({ sql }, { configurable: { user_id: "u", session_id: "s" } });
+  return loaded[0]!.map((t) => t.name).sort();
+}
+
+it("loads only the files a query names, however it writes their names", async () => {
+  expect(await tablesLoadedFor("SELECT 1")).toEqual([]);
+  expect(await tablesLoadedFor("SELECT region FROM sales")).toEqual(["sales"]);
+  expect(await tablesLoadedFor('select * from "SALES_2" join Продажи using (a)')).toEqual(["sales_2", "продажи"]);
+  expect(await tablesLoadedFor(`SELECT * FROM "order", sales\nWHERE 1`)).toEqual(["order", "sales"]);
+  expect(await tablesLoadedFor("SELECT * FROM sales_2")).toEqual(["sales_2"]);
+  expect(await tablesLoadedFor("SELECT * FROM bigger")).toEqual([]);
+});
