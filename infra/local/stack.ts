@@ -39,6 +39,7 @@ import { LocalCronScheduler } from "./cron-scheduler";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
+import { invokeAsync } from "./async-invoke";
 import { workerDataEngine } from "./data-worker";
 import { requestOrigin, withRequestOrigin } from "./request-origin";
 import { IntercomCustomer } from "./intercom-customer";
@@ -200,12 +201,13 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       if (fn.kind === "authorizer" || fn.kind === "engine") continue;
       const module = (await import(`../../functions/${fn.name}.ts`)) as { createHandler(wiring: Wiring): unknown };
       const handler = module.createHandler(wiring);
-      // A completed local upload tells the upload function, as the bucket's notification does in AWS.
+      // A completed local upload tells the upload function, as the bucket's notification does in
+      // AWS: asynchronously, a failed invocation retried twice.
       if (fn.kind === "upload")
         (backends.files as FolderFileObjects).onUpload = (key) =>
-          void (handler as (event: S3Event) => Promise<void>)(uploadEvent(key)).catch((err) =>
-            console.error("upload notification failed", err),
-          );
+          void invokeAsync(() => (handler as (event: S3Event) => Promise<void>)(uploadEvent(key)), {
+            onFailure: (err) => console.error("upload notification failed", err),
+          });
       // A scheduled function runs on a timer, as EventBridge runs it in AWS (a sweep's failure is logged, the next runs).
       if (fn.kind === "schedule") {
         const run = handler as () => Promise<unknown>;
