@@ -1,6 +1,7 @@
 import Tinypool from "tinypool";
 import { engineClient, type DataEngine, type EngineAnswer } from "../../shared/files/data-engine";
 import { SqlBusy, SqlError } from "../../shared/files/sql-errors";
+import { slots } from "../../shared/files/slots";
 
 export type ClosableEngine = DataEngine & { close(): Promise<void> };
 
@@ -8,9 +9,9 @@ export type ClosableEngine = DataEngine & { close(): Promise<void> };
  * The data function's stand-in for the local stack: DuckDB in child processes of its own
  * (tinypool), as in AWS it runs in a function of its own. There the API, the queues and PGlite
  * share one process: DuckDB's work and its results' conversion happen elsewhere, and at most
- * `processes` queries run at once. A request that waits in the queue is busy past `maxQueue`; one
- * still running `hardLimitMs` after it was sent (DuckDB's interrupt did not stop it) ends with its
- * process, and the pool starts a fresh one.
+ * `threads` requests run at once. A request is busy when `maxQueue` already wait, or when it waits
+ * longer than its time limit; one still running `hardLimitMs` after it started (DuckDB's interrupt
+ * did not stop it) ends with its process, and the pool starts a fresh one.
  *
  * Processes, not worker threads: terminating a thread while DuckDB's native code runs in it aborts
  * the whole process ("terminate called after throwing an instance of 'Napi::Error'"), so a runaway
@@ -36,7 +37,8 @@ export function workerDataEngine({
     runtime: "child_process",
     minThreads: 0,
     maxThreads: threads,
-    maxQueue,
+    // Never more than `threads` at once (the slots below); room for those while processes start.
+    maxQueue: threads,
     idleTimeout: 60_000,
     // tinypool gives a child only the environment it is handed.
     env: process.env as Record<string, string>,
@@ -50,23 +52,27 @@ export function workerDataEngine({
   });
   // A process that dies while idle is reported on the pool; one that dies during a task fails it.
   pool.on("error", () => undefined);
+  // At most `threads` requests are handed to the pool at once, so each starts at once: the hard
+  // limit then counts a request's running time only. Counted from the call, it stopped a request
+  // that had waited behind others' runaway queries, and the stop read as the request's fault (an
+  // upload rejected for good). Waiting past the time limit is busy, for the caller to retry.
+  const processes = slots(threads);
   const engine = engineClient(async (request): Promise<EngineAnswer> => {
-    // Loading, then the statement, each within timeoutMs, and the wait for a thread: past that, stop.
+    if (processes.waiting >= maxQueue) throw new SqlBusy();
+    const release = await processes.take(request.limits.timeoutMs);
+    // Loading, then the statement, each within timeoutMs: past that (and the process's start), stop.
     const hardLimitMs = request.limits.timeoutMs * 3 + 1_000;
-    // Refused here, before tinypool sees it: tinypool attaches the signal's listener before its own
-    // "queue is at limit" refusal and never removes it, so the time limit later fired it at a task
-    // it never queued, and its assertion ended the process (the whole local stack).
-    if (pool.queueSize >= maxQueue) throw new SqlBusy();
     const signal = AbortSignal.timeout(hardLimitMs);
     try {
       return (await pool.run({ request, dir }, { signal })) as EngineAnswer;
     } catch (err) {
       if (signal.aborted) throw new SqlError(`the request was stopped after ${hardLimitMs} ms`);
       const message = String((err as Error).message);
-      if (/queue is at limit/i.test(message)) throw new SqlBusy();
       if (/exited unexpectedly/i.test(message))
         throw new SqlError(`the data engine's process ended during the request (out of its ${memoryMb} MB of memory?)`);
       throw err;
+    } finally {
+      release();
     }
   });
   return Object.assign(engine, { close: () => pool.destroy() });

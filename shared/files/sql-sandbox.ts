@@ -1,14 +1,13 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBResult } from "@duckdb/node-api";
-import pLimit, { type LimitFunction } from "p-limit";
 import {
   DEFAULT_SQL_LIMITS,
-  SqlBusy,
   SqlEngineUnavailable,
   SqlError,
   type DataTable,
   type QueryResult,
   type SqlLimits,
 } from "./sql-errors";
+import { slots } from "./slots";
 
 export * from "./sql-errors";
 
@@ -21,28 +20,8 @@ export async function loadDuckDb(): Promise<typeof import("@duckdb/node-api")> {
   }
 }
 
-/** The process's sandbox slots: p-limit queues the rest (its concurrency follows the latest limits). */
-const slots: LimitFunction = pLimit(DEFAULT_SQL_LIMITS.concurrency);
-
-/**
- * Waits for one of `concurrency` slots, at most `waitMs`; resolves to the slot's release. A wait
- * that times out leaves the queue: when its turn comes, the slot is handed straight on.
- */
-function takeSlot(concurrency: number, waitMs: number): Promise<() => void> {
-  if (slots.concurrency !== concurrency) slots.concurrency = concurrency;
-  return new Promise((resolve, reject) => {
-    let gaveUp = false;
-    const timer = setTimeout(() => {
-      gaveUp = true;
-      reject(new SqlBusy());
-    }, waitMs);
-    void slots(() => {
-      if (gaveUp) return;
-      clearTimeout(timer);
-      return new Promise<void>((release) => resolve(() => release()));
-    });
-  });
-}
+/** The process's sandbox slots (their concurrency follows the latest limits). */
+const sandboxSlots = slots(DEFAULT_SQL_LIMITS.concurrency);
 
 /** The table function that reads one data file, by its format. */
 function reader(table: DataTable): string {
@@ -98,7 +77,8 @@ export class SqlSandbox {
   /** Opens a sandbox, holding one of the process's slots until close(). */
   static async open(tables: DataTable[], limits: SqlLimits = DEFAULT_SQL_LIMITS): Promise<SqlSandbox> {
     const { DuckDBInstance } = await loadDuckDb();
-    const release = await takeSlot(limits.concurrency, limits.timeoutMs);
+    sandboxSlots.concurrency = limits.concurrency;
+    const release = await sandboxSlots.take(limits.timeoutMs);
     let instance: DuckDBInstance | undefined;
     let connection: DuckDBConnection | undefined;
     try {

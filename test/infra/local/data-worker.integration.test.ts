@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { workerDataEngine } from "../../../infra/local/data-worker";
-import { DEFAULT_SQL_LIMITS } from "../../../shared/files/sql-errors";
+import { DEFAULT_SQL_LIMITS, SqlBusy } from "../../../shared/files/sql-errors";
 
 const SCENARIO = fileURLToPath(new URL("../../support/scenarios/data-engine-stopped-mid-query.ts", import.meta.url));
 
@@ -47,4 +47,23 @@ it("removes the file copies a killed engine process left behind on its successor
     await engine.close();
   }
   expect(existsSync(leftover)).toBe(false);
+}, 60_000);
+
+// The hard limit counted the time a request waited for a process: a valid upload checked while
+// other users' runaway queries held every process was stopped, and the stop read as the file's
+// fault (rejected for good, its bytes deleted). Waiting past the time limit is busy, to retry.
+it("answers a request that waited past its time limit for a process as busy, not as stopped", async () => {
+  const engine = workerDataEngine({ dir: tmpdir(), threads: 1 });
+  const limits = { ...DEFAULT_SQL_LIMITS, timeoutMs: 500 };
+  try {
+    // One function call DuckDB's interrupt cannot stop: the process holds it to the hard limit.
+    const runaway = engine
+      .query({ tables: [], sql: "SELECT levenshtein(repeat('a', 40000), repeat('b', 40000)) AS d", limits })
+      .catch((err: Error) => err);
+    const waited = await engine.query({ tables: [], sql: "SELECT 1 AS n", limits }).catch((err: Error) => err);
+    expect(waited).toBeInstanceOf(SqlBusy);
+    await runaway;
+  } finally {
+    await engine.close();
+  }
 }, 60_000);
