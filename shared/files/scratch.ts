@@ -6,23 +6,25 @@ import { join } from "node:path";
  * Where the data engine copies a request's files: a private folder under one per process. A
  * request removes its folder when it ends; a process killed mid-request (a Lambda timeout or
  * running out of memory, where /tmp outlives the process; the local hard limit) never gets there,
- * so a process's first request removes what processes no longer running left behind.
+ * so each request first removes what processes no longer running left behind (a readdir).
  */
 const ROOT = join(tmpdir(), "data-engine");
 let swept = false;
 
 export function scratchDir(prefix: string): string {
   const own = join(ROOT, String(process.pid));
-  if (!swept) {
-    removeLeftovers(ROOT, process.pid);
-    swept = true;
-  }
+  // Every request: a process that keeps serving outlives others killed beside it (locally).
+  removeLeftovers(ROOT, process.pid, { own: !swept });
+  swept = true;
   mkdirSync(own, { recursive: true, mode: 0o700 });
   return mkdtempSync(join(own, prefix));
 }
 
-/** Removes the folders of processes that have ended, and one under this process's id (a reused pid's). */
-export function removeLeftovers(root: string, ownPid: number): void {
+/**
+ * Removes the folders of processes that have ended, and with `own` the one under this process's
+ * id: before this process made any, it is a reused pid's.
+ */
+export function removeLeftovers(root: string, ownPid: number, { own = true }: { own?: boolean } = {}): void {
   let names: string[];
   try {
     names = readdirSync(root);
@@ -32,7 +34,7 @@ export function removeLeftovers(root: string, ownPid: number): void {
   for (const name of names) {
     const pid = Number(name);
     if (!Number.isSafeInteger(pid) || pid <= 0) continue;
-    if (pid === ownPid || !running(pid)) rmSync(join(root, name), { recursive: true, force: true });
+    if (pid === ownPid ? own : !running(pid)) rmSync(join(root, name), { recursive: true, force: true });
   }
 }
 

@@ -23,3 +23,14 @@ it("removes the folders of ended processes and of this process's id, and keeps r
 it("does nothing when no process has left anything yet", () => {
   expect(() => removeLeftovers(join(tmpdir(), "scratch-test-none-" + process.pid), 1)).not.toThrow();
 });
+
+it("keeps this process's own folder once it is making its own", () => {
+  const root = mkdtempSync(join(tmpdir(), "scratch-test-"));
+  try {
+    mkdirSync(join(root, "4242", "data-files-x"), { recursive: true });
+    removeLeftovers(root, 4242, { own: false });
+    expect(existsSync(join(root, "4242", "data-files-x"))).toBe(true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
