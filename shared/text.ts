@@ -68,6 +68,15 @@ export function truncateCodePoints(text: string, max: number): string {
   return points.length <= max ? text : `${points.slice(0, max).join("")}…`;
 }
 
+/** The longest start of a text that is at most `maxBytes` in UTF-8, never half a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  const bytes = new TextEncoder().encode(text); // also in the browser (the playground shares this file)
+  if (bytes.length <= maxBytes) return text;
+  let end = Math.max(0, maxBytes);
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back to the first byte of a character
+  return new TextDecoder().decode(bytes.subarray(0, end));
+}
+
 /** The longest user, project or other client-named id. */
 export const MAX_ID_LENGTH = 128;
 

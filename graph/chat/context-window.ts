@@ -1,6 +1,6 @@
 import { isAIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { messagesTokens, messageText, textTokens } from "../../shared/models/token-estimate";
-import { truncateCodePoints } from "../../shared/text";
+import { truncateUtf8 } from "../../shared/text";
 
 /**
  * Fitting a conversation to a token budget, as pure functions over messages.
@@ -45,7 +45,7 @@ export function stubToolResult(message: BaseMessage): BaseMessage {
   });
 }
 
-/** The most of the budget one tool result of the current turn may take in the model's input. */
+/** The most of the budget the current turn's tool results may take in the model's input, together. */
 export const CURRENT_RESULT_SHARE = 0.5;
 
 /**
@@ -60,14 +60,14 @@ export function cutToolResult(message: BaseMessage, maxTokens: number): BaseMess
   const text = messageText(tool);
   const tokens = textTokens(text);
   if (tokens <= maxTokens) return message;
-  // Proportional to the estimate, with room for the note: the estimate is per text, not per character.
-  const keep = Math.floor((text.length * (maxTokens - 60)) / tokens);
+  // In UTF-8 bytes, as the estimate counts them (4 a token), with room for the note.
+  const kept = truncateUtf8(text, (maxTokens - 60) * 4);
   return new ToolMessage({
     id: tool.id,
     tool_call_id: tool.tool_call_id,
     name: tool.name,
     status: tool.status,
-    content: `${truncateCodePoints(text, Math.max(0, keep))}\n[cut here: the whole result is ${tokens} tokens, more than the ${maxTokens} this turn can show; ask for less of it (fewer columns or rows, a LIMIT, a narrower question)]`,
+    content: `${kept}\n[cut here: the whole result is ${tokens} tokens, more than the ${maxTokens} this turn can show; ask for less of it (fewer columns or rows, a LIMIT, a narrower question)]`,
   });
 }
 
@@ -82,12 +82,14 @@ export interface Fitted {
 
 /**
  * The newest whole turns whose estimated tokens, scaled by `ratio`, fit `budget`. The last
- * turn is kept even when it alone is over, its tool results cut to half the budget each
- * (cutToolResult); what is still over (a long message, many results) is the model's call.
+ * turn is kept even when it alone is over, its tool results cut to half the budget between them
+ * (cutToolResult); what is still over (a long message) is the model's call.
  */
 export function fitTurns(messages: readonly BaseMessage[], budget: number, ratio = 1): Fitted {
   const all = turns(messages);
-  const resultShare = Math.max(STUB_MIN_TOKENS, Math.floor(budget * CURRENT_RESULT_SHARE));
+  // The share is for all of the current turn's results together, split evenly between them.
+  const results = all.at(-1)?.filter((m) => m.getType() === "tool").length ?? 0;
+  const resultShare = Math.max(STUB_MIN_TOKENS, Math.floor((budget * CURRENT_RESULT_SHARE) / Math.max(1, results)));
   const shown = all.map((turn, i) =>
     i === all.length - 1 ? turn.map((m) => cutToolResult(m, resultShare)) : turn.map(stubToolResult),
   );

@@ -26,6 +26,8 @@ const formatCell = (v: unknown) =>
 
 /** A data file's description or a query's rows, as plain text: the stand-in relays, it does not interpret. */
 function relayData(output: Record<string, unknown>): string {
+  // A result cut to fit the model's context is text, not JSON (graph/chat/context-window.ts).
+  if (typeof output.text === "string" && output.columns === undefined) return output.text;
   const columns = (output.columns as { name: string; type: string }[] | undefined) ?? [];
   if (output.rows === undefined)
     return `${String(output.file)} (table ${String(output.table)}) has ${columns.length} columns: ${columns

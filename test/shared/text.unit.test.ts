@@ -5,6 +5,7 @@ import {
   toStorableDeep,
   toStorableText,
   truncateCodePoints,
+  truncateUtf8,
 } from "../../shared/text";
 
 // Any UTF-16 string, lone surrogates and NUL included ("binary" units span every code unit).
@@ -39,5 +40,20 @@ describe("storable text", () => {
     );
     expect(truncateCodePoints("😀😀😀", 2)).toBe("😀😀…");
     expect(truncateCodePoints("😀😀", 2)).toBe("😀😀");
+  });
+
+  it("truncates to UTF-8 bytes at a character's start, the longest start that fits", () => {
+    fc.assert(
+      fc.property(wellFormed, fc.nat({ max: 300 }), (s, max) => {
+        const cut = truncateUtf8(s, max);
+        expect(s.startsWith(cut)).toBe(true);
+        expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(max);
+        // the longest: the next character would not have fitted
+        const next = [...s.slice(cut.length)][0];
+        if (next !== undefined) expect(Buffer.byteLength(cut + next)).toBeGreaterThan(max);
+      }),
+    );
+    expect(truncateUtf8("😀😀", 7)).toBe("😀");
+    expect(truncateUtf8("é", 1)).toBe("");
   });
 });

@@ -84,6 +84,20 @@ describe("fitting a conversation to a budget", () => {
     expect(fitTurns([human("q"), c, big], Number.POSITIVE_INFINITY).window.at(-1)!.content).toBe(rows);
   });
 
+  // The cut was sized in UTF-16 units and kept that many characters: text of emoji (two units,
+  // four bytes each) kept twice its share, and two such results still overflowed the input.
+  it("cuts to the share in tokens whatever the text's characters, the share split between a turn's results", () => {
+    for (const unit of ["😀", "é", "中", "a", "\uD800x"]) {
+      const c = call("query_data");
+      const one = fitTurns([human("q"), c, result(c, unit.repeat(40_000))], 4000).window.at(-1)!;
+      expect(messagesTokens([one])).toBeLessThanOrEqual(2000);
+      expect(messagesTokens([one])).toBeGreaterThan(1500);
+      const d = call("query_data");
+      const two = [human("q"), c, result(c, unit.repeat(40_000)), d, result(d, unit.repeat(40_000))];
+      expect(fitTurns(two, 4000).tokens).toBeLessThanOrEqual(4000);
+    }
+  });
+
   it("marks the end of the previous turn as the stable prefix", () => {
     const { window } = fitTurns(history, 100_000);
     expect(window[stablePrefixEnd(window)]!.content).toBe(history.at(-5)!.content);

@@ -1,4 +1,4 @@
-import { describeDataFileTool, type DataFileDeps } from "../../../graph/tools/data-files";
+import { describeDataFileTool, queryDataTool, type DataFileDeps } from "../../../graph/tools/data-files";
 import { OFFLINE_HINT, type OfflineHint } from "../../../shared/models/offline-rules";
 
 // How the offline stand-in (not a language model) decides to describe a data file: from the
@@ -25,4 +25,15 @@ it.each([
 ])("reads a 200 KB message of %s in one pass", (_shape, text) => {
   expect(trigger.test(text + " columns")).toBe(false);
   expect((hint.declines!.trigger as RegExp).test(text)).toBe(false);
+});
+
+// A result cut to fit the context (graph/chat/context-window.ts) is no longer JSON: the stand-in
+// read it as a description and answered "undefined (table undefined) has 0 columns".
+it("relays a result that was cut to fit the context as the text it is", () => {
+  const cut =
+    '{"success":true,"columns":[{"name":"c","type":"VARCHAR"}],"rows":[{"c":"x…\n[cut here: the whole result is 9000 tokens, more than the 2000 this turn can show; ask for less of it]';
+  for (const tool of [describeDataFileTool, queryDataTool]) {
+    const relay = (tool({} as DataFileDeps).metadata![OFFLINE_HINT] as OfflineHint).relays!;
+    expect(relay({ text: cut })).toBe(cut);
+  }
 });
