@@ -67,6 +67,8 @@ describe("chat", () => {
     await say(page, "Remember that my team is called Falcon");
     const current = page.locator('.sessions [aria-current="page"]');
     await current.waitFor({ timeout: 15_000 });
+    // Named once the turn has ended (alongside its reply): the row says "New chat" until then.
+    await expect.poll(() => current.innerText(), { timeout: 10_000 }).not.toMatch(/^New chat/);
     const name = (await current.innerText()).split("\n")[0]!;
     expect(name.length).toBeGreaterThan(0);
     const thread = new URL(page.url()).searchParams.get("thread");
