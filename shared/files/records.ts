@@ -52,6 +52,8 @@ export interface FileRecord {
 }
 
 const FILE_PREFIX = "f#";
+/** A data file's table name, claimed in its session (sort key t#<name>, lower-cased) for one file. */
+const TABLE_PREFIX = "t#";
 const pointerKey = (fileId: string) => ({ pk: `file#${fileId}`, sk: "file" });
 
 /**
@@ -151,6 +153,44 @@ export class FileRecords {
   }
 
   /**
+   * Claims a table name in the session for a file, case-insensitively as DuckDB compares names:
+   * true when the name is this file's (claimed now, or before by the same file's other check).
+   * Two files checked at the same moment cannot both be stored under one name.
+   */
+  async claimTableName(sessionId: string, fileId: string, name: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: sessionId, sk: `${TABLE_PREFIX}${name.toLowerCase()}`, file_id: fileId },
+          ConditionExpression: "attribute_not_exists(sk) OR file_id = :f",
+          ExpressionAttributeValues: { ":f": fileId },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  /** Gives a file's table name back to the session (the file deleted, or not stored under it). */
+  async releaseTableName(sessionId: string, fileId: string, name: string): Promise<void> {
+    await this.doc
+      .send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: `${TABLE_PREFIX}${name.toLowerCase()}` },
+          ConditionExpression: "file_id = :f",
+          ExpressionAttributeValues: { ":f": fileId },
+        }),
+      )
+      .catch((err) => {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      });
+  }
+
+  /**
    * Lists a ready data file on its session's owner record (DataFileSummary), which every turn's
    * lease update returns: the prompt's lines come with it, with no read of the session's files per
    * turn. Nothing when the session is gone (its owner record with it).
@@ -182,6 +222,7 @@ export class FileRecords {
       }),
     );
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: pointerKey(fileId) }));
+    if (typeof out.Attributes?.table === "string") await this.releaseTableName(sessionId, fileId, out.Attributes.table);
     if (out.Attributes?.kind === "data")
       await this.doc
         .send(

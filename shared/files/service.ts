@@ -8,7 +8,7 @@ import { ACCEPTED_MEDIA_TYPES, claimedKind, inspectImage, type Inspection } from
 import { noDataEngine, type DataEngine } from "./data-engine";
 import { objectKey, parseObjectKey } from "./keys";
 import { SqlBusy, SqlEngineUnavailable, SqlError, sqlLimitsOf } from "./sql-errors";
-import { assignTableNames, withTableNames } from "./table-names";
+import { tableName, withTableNames } from "./table-names";
 import { truncateCodePoints } from "../text";
 import type { FileObjects } from "./objects";
 import { FileRecords, type FileRecord } from "./records";
@@ -169,12 +169,7 @@ export class FileService {
   /** POST .../complete: the caller's own file, checked now. */
   async complete(userId: string, sessionId: string, fileId: string) {
     const record = await this.ownFile(userId, sessionId, fileId);
-    const settled = await this.settle(record);
-    if (settled.kind !== "data" || settled.status !== "ready") return publicFile(settled);
-    // Named as the files list and the tools name it: a file checked at the same moment as another
-    // of the same name was stored under that name too, and the earlier keeps it.
-    const named = withTableNames(await this.deps.records.list(sessionId)).find((f) => f.file_id === fileId);
-    return publicFile(named ?? settled);
+    return publicFile(await this.settle(record));
   }
 
   /**
@@ -193,6 +188,7 @@ export class FileService {
       throw new AppError(409, "upload_missing", "nothing has been uploaded for this file yet");
     }
     let settled: FileRecord;
+    let claimed: string | undefined; // the table name this check claimed, given back unless stored
     if (bytes.byteLength !== record.bytes) {
       settled = {
         ...record,
@@ -215,7 +211,7 @@ export class FileService {
         settled = {
           ...record,
           status: "ready",
-          table: await this.uniqueTableName(record),
+          table: (claimed = await this.uniqueTableName(record)),
           format: found.format,
           columns: found.columns,
           row_count: found.row_count,
@@ -233,12 +229,18 @@ export class FileService {
       };
     // The record first, then a rejected upload's bytes: a complete call between the two would find
     // no bytes beside a pending record and answer upload_missing for bytes that had landed.
+    const giveBack = async (kept?: string) => {
+      if (claimed && claimed !== kept)
+        await this.deps.records.releaseTableName(record.session_id, record.file_id, claimed);
+    };
+    await giveBack(settled.status === "ready" ? settled.table : undefined);
     if (await this.deps.records.settle(settled)) {
       if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
       return settled;
     }
     // Settled by someone else meanwhile, or deleted with its session: what landed then is no file's.
     const now = await this.deps.records.get(record.session_id, record.file_id);
+    await giveBack(now?.status === "ready" ? now.table : undefined);
     if (!now) {
       await this.deps.objects.delete([record.key]);
       throw fileNotFound();
@@ -298,13 +300,24 @@ export class FileService {
     return withTableNames(await this.deps.records.list(sessionId)).map(publicFile);
   }
 
-  /** The table name a data file being checked gets: its file's, unless another data file of the session has it. */
+  /**
+   * The table name a data file being checked gets, claimed in the session (FileRecords'
+   * claimTableName): its file's, unless another data file has it, then _2, _3... Named by reading
+   * the other files alone, two files checked at the same moment were both stored as "sales".
+   */
   private async uniqueTableName(record: FileRecord): Promise<string> {
-    const named = (await this.deps.records.list(record.session_id)).filter(
+    const others = (await this.deps.records.list(record.session_id)).filter(
       (f) => f.file_id !== record.file_id && f.kind === "data" && f.status === "ready",
     );
-    const { table: _none, ...unnamed } = record;
-    return assignTableNames([...named, unnamed]).get(record.file_id)!;
+    const taken = new Set(withTableNames(others).map((f) => f.table!.toLowerCase()));
+    const base = tableName(record.name);
+    // Each name is tried once: the session holds at most FILES_PER_SESSION files, so one is free.
+    for (let n = 1; n <= this.deps.config.FILES_PER_SESSION + 1; n++) {
+      const name = n === 1 ? base : `${base}_${n}`;
+      if (!taken.has(name) && (await this.deps.records.claimTableName(record.session_id, record.file_id, name)))
+        return name;
+    }
+    throw new AppError(409, "too_many_files", "no table name is free in this session");
   }
 
   async remove(userId: string, sessionId: string, fileId: string) {

@@ -11,8 +11,9 @@ import { memoryObjects } from "../../support/memory-objects";
 
 // Two files whose names make the same table, checked at the same moment: each check read the
 // session's other files before either was stored, so both were stored as "sales". The files list
-// and the tools named them sales and sales_2, while the complete answers and the prompt (from the
-// owner record's summaries) said "sales" for both.
+// and the tools named them sales and sales_2 by their order, while the complete answers and the
+// prompt said "sales" for both; and deleting the first renamed the second. A name is now claimed
+// in the session when a file is checked, so it is unique when stored and kept.
 
 let dynamo: LocalDynamo;
 let table: string;
@@ -23,20 +24,34 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.close());
 
-it("names two files checked at once apart, the same in their answers, the files list and the prompt", async () => {
+const body = new TextEncoder().encode("region,amount\neast,1\n");
+
+async function session(settleOrder?: number[]) {
   const objects = memoryObjects();
   const owners = new SessionOwners(dynamo.client, table);
-  // Both checks have chosen their names before either is stored: the race, every time.
   const records = new FileRecords(dynamo.client, table);
-  const settleRecord = records.settle.bind(records);
-  let arrived = 0;
-  let bothChosen!: () => void;
-  const barrier = new Promise<void>((r) => (bothChosen = r));
-  records.settle = async (file) => {
-    if (++arrived === 2) bothChosen();
-    await barrier;
-    return settleRecord(file);
-  };
+  if (settleOrder) {
+    // Both checks have chosen their names before either record is written, then the records are
+    // written in the order given (by arrival: 0 is the first check to get here).
+    const settleRecord = records.settle.bind(records);
+    const gates = settleOrder.map(() => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    });
+    let arrived = 0;
+    records.settle = async (file) => {
+      const mine = arrived++;
+      if (arrived === settleOrder.length) gates[settleOrder[0]!]!.resolve();
+      await gates[mine]!.promise;
+      try {
+        return await settleRecord(file);
+      } finally {
+        const next = settleOrder[settleOrder.indexOf(mine) + 1];
+        if (next !== undefined) gates[next]!.resolve();
+      }
+    };
+  }
   const files = new FileService({
     records,
     objects,
@@ -46,24 +61,42 @@ it("names two files checked at once apart, the same in their answers, the files 
   });
   const sessionId = randomUUID();
   await (await owners.claimLeased(sessionId, "ann", null, storedSettings(undefined)))!.release();
-  const body = new TextEncoder().encode("region,amount\neast,1\n");
-  const created = [];
-  for (const name of ["sales.csv", "Sales.csv"]) {
+  const upload = async (name: string) => {
     const file = await files.create("ann", sessionId, { name, media_type: "text/csv", bytes: body.byteLength });
     objects.stored.set(`users/ann/sessions/${sessionId}/${file.file_id}`, body);
-    created.push(file.file_id);
-  }
-  const answers = await Promise.all(created.map((id) => files.complete("ann", sessionId, id)));
-  const listed = await files.list("ann", sessionId);
-  const tableOf = (id: string) => listed.find((f) => f.file_id === id)!.table;
-  expect(new Set(created.map(tableOf))).toEqual(new Set(["sales", "sales_2"]));
-  for (const answer of answers) expect(answer.table).toBe(tableOf(answer.file_id));
-  // What a turn's lease update returns: the owner record's summaries.
-  console.log(
-    JSON.stringify((await owners.session(sessionId))!.dataFiles.map((f) => f.table)),
-    JSON.stringify(answers.map((a) => a.table)),
-  );
-  const prompt = describeDataFilesForPrompt((await owners.session(sessionId))!.dataFiles)!;
-  expect(prompt).toContain('as table "sales":');
-  expect(prompt).toContain('as table "sales_2":');
+    return file.file_id;
+  };
+  const tables = async () => Object.fromEntries((await files.list("ann", sessionId)).map((f) => [f.name, f.table]));
+  const prompt = async () => describeDataFilesForPrompt((await owners.session(sessionId))!.dataFiles)!;
+  return { files, sessionId, upload, tables, prompt };
+}
+
+it.each([
+  ["the first check's record written first", [0, 1]],
+  ["the second check's record written first", [1, 0]],
+])(
+  "names two files checked at once apart, the same in their answers, the list and the prompt (%s)",
+  async (_order, settleOrder) => {
+    const { files, sessionId, upload, tables, prompt } = await session(settleOrder);
+    const ids = [await upload("sales.csv"), await upload("Sales.csv")];
+    const answers = await Promise.all(ids.map((id) => files.complete("ann", sessionId, id)));
+    const listed = await tables();
+    expect(new Set(Object.values(listed))).toEqual(new Set(["sales", "sales_2"]));
+    for (const answer of answers) expect(answer.table).toBe(listed[answer.name]);
+    const lines = await prompt();
+    for (const [name, t] of Object.entries(listed)) expect(lines).toContain(`- ${name} as table "${t}":`);
+  },
+);
+
+it("keeps a file's name when the file that had the name first is deleted, and gives the name to the next", async () => {
+  const { files, sessionId, upload, tables } = await session();
+  const first = await upload("sales.csv");
+  await files.complete("ann", sessionId, first);
+  const second = await upload("Sales.csv");
+  expect((await files.complete("ann", sessionId, second)).table).toBe("sales_2");
+  await files.remove("ann", sessionId, first);
+  expect(await tables()).toEqual({ "Sales.csv": "sales_2" });
+  const third = await upload("SALES.csv");
+  expect((await files.complete("ann", sessionId, third)).table).toBe("sales");
+  expect(await tables()).toEqual({ "Sales.csv": "sales_2", "SALES.csv": "sales" });
 });
