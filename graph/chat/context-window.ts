@@ -71,6 +71,23 @@ export function cutToolResult(message: BaseMessage, maxTokens: number): BaseMess
   });
 }
 
+/**
+ * The current turn's tool results within `total` tokens together: each, in the order they came,
+ * cut to what the ones before it left. A result's cut then depends only on what came before it,
+ * never on what follows or on the calibration: it reads the same on every call of the turn (the
+ * model keeps what it read; the request's prefix stays cacheable).
+ */
+function cutResults(turn: BaseMessage[], total: number): BaseMessage[] {
+  if (!Number.isFinite(total)) return turn;
+  let used = 0;
+  return turn.map((m) => {
+    if (m.getType() !== "tool") return m;
+    const shown = cutToolResult(m, Math.max(STUB_MIN_TOKENS, total - used));
+    used += textTokens(messageText(shown));
+    return shown;
+  });
+}
+
 export interface Fitted {
   /** what the model is sent: kept turns, older tool results stubbed */
   window: BaseMessage[];
@@ -82,16 +99,19 @@ export interface Fitted {
 
 /**
  * The newest whole turns whose estimated tokens, scaled by `ratio`, fit `budget`. The last
- * turn is kept even when it alone is over, its tool results cut to half the budget between them
- * (cutToolResult); what is still over (a long message) is the model's call.
+ * turn is kept even when it alone is over, its tool results cut to `resultTokens` between them
+ * (cutResults); what is still over (a long message) is the model's call.
  */
-export function fitTurns(messages: readonly BaseMessage[], budget: number, ratio = 1): Fitted {
+export function fitTurns(
+  messages: readonly BaseMessage[],
+  budget: number,
+  ratio = 1,
+  /** what the current turn's tool results may take together (default: the share of `budget`) */
+  resultTokens = Math.floor(budget * CURRENT_RESULT_SHARE),
+): Fitted {
   const all = turns(messages);
-  // The share is for all of the current turn's results together, split evenly between them.
-  const results = all.at(-1)?.filter((m) => m.getType() === "tool").length ?? 0;
-  const resultShare = Math.max(STUB_MIN_TOKENS, Math.floor((budget * CURRENT_RESULT_SHARE) / Math.max(1, results)));
   const shown = all.map((turn, i) =>
-    i === all.length - 1 ? turn.map((m) => cutToolResult(m, resultShare)) : turn.map(stubToolResult),
+    i === all.length - 1 ? cutResults(turn, resultTokens) : turn.map(stubToolResult),
   );
   let first = all.length;
   let tokens = 0;

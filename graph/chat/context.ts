@@ -2,7 +2,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { RemoveMessage, SystemMessage, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import { Annotation, MessagesAnnotation } from "@langchain/langgraph";
 import { messagesTokens, messageTokens } from "../../shared/models/token-estimate";
-import { fitTurns, stablePrefixEnd } from "./context-window";
+import { CURRENT_RESULT_SHARE, fitTurns, stablePrefixEnd } from "./context-window";
 import { CACHE_POINT, withCachePoint, type CachePolicy } from "./prompt-cache";
 import { updateSummary } from "./summary";
 
@@ -80,7 +80,8 @@ export function contextWindow(prompt: string, toolTokens: number, options: Conte
     const ratio = clampRatio(state.tokenRatio);
     const system = systemMessage(state.summary, extra, forCall);
     const fixed = messageTokens(system) + toolTokens;
-    const fitted = fitTurns(state.messages, budget / ratio - fixed);
+    // The results' share from the configured budget alone: a cut must not move with calibration.
+    const fitted = fitTurns(state.messages, budget / ratio - fixed, 1, Math.floor(budget * CURRENT_RESULT_SHARE));
     const window = [...fitted.window];
     if (cache) {
       const end = stablePrefixEnd(window);

@@ -1,4 +1,5 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { contextWindow } from "../../../graph/chat/context";
 import { fitTurns, stablePrefixEnd, STUB_MIN_TOKENS, turns } from "../../../graph/chat/context-window";
 import { messagesTokens } from "../../../shared/models/token-estimate";
 
@@ -96,6 +97,24 @@ describe("fitting a conversation to a budget", () => {
       const two = [human("q"), c, result(c, unit.repeat(40_000)), d, result(d, unit.repeat(40_000))];
       expect(fitTurns(two, 4000).tokens).toBeLessThanOrEqual(4000);
     }
+  });
+
+  // The cut depended on the calibration ratio and on how many results the turn had so far, so a
+  // result the model had read was cut differently on the next call of the same turn: the model
+  // lost text, and the request's prefix (prompt caching) changed.
+  it("cuts a result the same on every call of its turn, whatever came after it or the ratio", () => {
+    const c = call("query_data");
+    const first = result(c, "row ".repeat(20_000));
+    const d = call("query_data");
+    const later = [human("q"), c, first, d, result(d, "more ".repeat(20_000))];
+    const shown = (messages: BaseMessage[], ratio: number) =>
+      contextWindow("prompt", 0, { budget: 4000, summarizer: {} as never })
+        .modelInput({ messages, summary: "", tokenRatio: ratio } as never)
+        .messages.find((m) => m.id === first.id)!.content;
+    const once = shown([human("q"), c, first], 1);
+    expect(once).toMatch(/\[cut here/);
+    expect(shown(later, 1)).toBe(once);
+    expect(shown(later, 1.8)).toBe(once);
   });
 
   it("marks the end of the previous turn as the stable prefix", () => {
