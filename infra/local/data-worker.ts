@@ -68,6 +68,7 @@ export function workerDataEngine({
     } catch (err) {
       if (signal.aborted) throw new SqlError(`the request was stopped after ${hardLimitMs} ms`);
       const message = String((err as Error).message);
+      if (/queue is at limit/i.test(message)) throw new SqlBusy(); // not expected: the slots keep it under
       if (/exited unexpectedly/i.test(message))
         throw new SqlError(`the data engine's process ended during the request (out of its ${memoryMb} MB of memory?)`);
       throw err;

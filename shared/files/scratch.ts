@@ -8,13 +8,19 @@ import { join } from "node:path";
  * running out of memory, where /tmp outlives the process; the local hard limit) never gets there,
  * so each request first removes what processes no longer running left behind (a readdir).
  */
-const ROOT = join(tmpdir(), "data-engine");
+// One root per OS user: a root made by another user (mode 700) would refuse this one's folders.
+export const SCRATCH_ROOT = join(tmpdir(), `data-engine-${process.getuid?.() ?? "user"}`);
 let swept = false;
 
 export function scratchDir(prefix: string): string {
-  const own = join(ROOT, String(process.pid));
+  const own = join(SCRATCH_ROOT, String(process.pid));
   // Every request: a process that keeps serving outlives others killed beside it (locally).
-  removeLeftovers(ROOT, process.pid, { own: !swept });
+  // Housekeeping only: a folder it cannot remove must not fail the request.
+  try {
+    removeLeftovers(SCRATCH_ROOT, process.pid, { own: !swept });
+  } catch {
+    // left for the next request's sweep
+  }
   swept = true;
   mkdirSync(own, { recursive: true, mode: 0o700 });
   return mkdtempSync(join(own, prefix));

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { workerDataEngine } from "../../../infra/local/data-worker";
+import { SCRATCH_ROOT } from "../../../shared/files/scratch";
 import { DEFAULT_SQL_LIMITS, SqlBusy } from "../../../shared/files/sql-errors";
 
 const SCENARIO = fileURLToPath(new URL("../../support/scenarios/data-engine-stopped-mid-query.ts", import.meta.url));
@@ -37,7 +38,7 @@ it("refuses a request past the queue as busy, and lives on past that request's t
 // user's files stayed in the temporary folder for good, past the file's and the session's deletion.
 it("removes the file copies a killed engine process left behind on its successor's first request", async () => {
   const gone = spawnSync(process.execPath, ["-e", "0"]).pid!; // a process that has ended
-  const leftover = join(tmpdir(), "data-engine", String(gone), "data-files-x");
+  const leftover = join(SCRATCH_ROOT, String(gone), "data-files-x");
   mkdirSync(leftover, { recursive: true });
   writeFileSync(join(leftover, "0"), "a copy of someone's file");
   const engine = workerDataEngine({ dir: tmpdir(), threads: 1 });
@@ -45,7 +46,7 @@ it("removes the file copies a killed engine process left behind on its successor
     await engine.query({ tables: [], sql: "SELECT 1 AS n", limits: DEFAULT_SQL_LIMITS });
     expect(existsSync(leftover)).toBe(false);
     // And on every later request: a process that keeps serving sees others killed beside it.
-    const later = join(tmpdir(), "data-engine", String(gone), "data-files-y");
+    const later = join(SCRATCH_ROOT, String(gone), "data-files-y");
     mkdirSync(later, { recursive: true });
     await engine.query({ tables: [], sql: "SELECT 1 AS n", limits: DEFAULT_SQL_LIMITS });
     expect(existsSync(later)).toBe(false);
