@@ -235,7 +235,9 @@ export class FileService {
     };
     await giveBack(settled.status === "ready" ? settled.table : undefined);
     if (await this.deps.records.settle(settled)) {
-      if (settled.status === "rejected") await this.deps.objects.delete([record.key]);
+      // Settled: a failed delete must not undo the answer. Bytes it leaves go with the session's
+      // deletion or the bucket's expiry (attachmentsExpireDays); no record names them meanwhile.
+      if (settled.status === "rejected") await this.deps.objects.delete([record.key]).catch(() => undefined);
       return settled;
     }
     // Settled by someone else meanwhile, or deleted with its session: what landed then is no file's.

@@ -58,7 +58,7 @@ async function setup(records = new FileRecords(dynamo.client, table)) {
     null,
     storedSettings(undefined),
   ))!.release();
-  return { service, stored, sessionId, records: new FileRecords(dynamo.client, table) };
+  return { service, objects, stored, sessionId, records: new FileRecords(dynamo.client, table) };
 }
 
 describe("the upload notification", () => {
@@ -112,5 +112,19 @@ describe("the upload notification", () => {
     await notified;
     expect(completed).toMatchObject({ status: "rejected" });
     expect(stored.has(key)).toBe(false);
+  });
+
+  // The rejection is recorded, then its bytes deleted: a bucket error on that delete answered 5xx
+  // for a file already settled. The notification (or the bucket's expiry) deletes them later.
+  it("answers a rejection once it is recorded, even when deleting its bytes fails", async () => {
+    const { service, objects, stored, sessionId, records } = await setup();
+    const { file_id } = await service.create("ann", sessionId, { name: "x.png", media_type: "image/png", bytes: 3 });
+    const key = `users/ann/sessions/${sessionId}/${file_id}`;
+    stored.set(key, new Uint8Array([1, 2, 3]));
+    objects.delete = async () => {
+      throw new Error("S3 is unavailable");
+    };
+    expect(await service.complete("ann", sessionId, file_id)).toMatchObject({ status: "rejected" });
+    expect(await records.get(sessionId, file_id)).toMatchObject({ status: "rejected" });
   });
 });
