@@ -229,7 +229,16 @@ export function queryDataTool(deps: DataFileDeps) {
       run(deps, "query_data", async () => {
         const files = (await sessionFiles(deps, config)).filter((f) => f.kind === "data");
         if (files.length === 0) throw new SqlError("this session has no data files to query");
-        const result = await deps.engine.query({ tables: namedIn(sql, files).map(tableRef), sql, limits: deps.limits });
+        const result = await deps.engine
+          .query({ tables: namedIn(sql, files).map(tableRef), sql, limits: deps.limits })
+          .catch((err: unknown) => {
+            // Only the named files are loaded, so DuckDB's "Did you mean" has none of them to offer.
+            if (err instanceof SqlError && /does not exist/i.test(err.message))
+              throw new SqlError(
+                `${err.message}; this session's tables: ${files.map((f) => quoteIdentifier(f.table!)).join(", ")}`,
+              );
+            throw err;
+          });
         return {
           success: true,
           ...result,

@@ -1,7 +1,7 @@
 import { queryDataTool, type DataFileDeps } from "../../../graph/tools/data-files";
 import type { TableRef } from "../../../shared/files/data-engine";
 import type { FileRecord } from "../../../shared/files/records";
-import { DEFAULT_SQL_LIMITS } from "../../../shared/files/sql-errors";
+import { DEFAULT_SQL_LIMITS, SqlError } from "../../../shared/files/sql-errors";
 
 // Every ready file of the session was copied into the engine for every query, so eleven accepted
 // 20 MB files made even `SELECT 1` run out of SQL_MEMORY_MB. A query now loads the files it names.
@@ -23,9 +23,8 @@ const file = (name: string, table: string, at: number): FileRecord => ({
   row_count: 1,
 });
 
-async function tablesLoadedFor(sql: string): Promise<string[]> {
-  const loaded: TableRef[][] = [];
-  const deps = {
+function depsLoading(loaded: TableRef[][], fail?: Error): DataFileDeps {
+  return {
     records: {
       list: async () => [
         file("sales.csv", "sales", 1),
@@ -38,12 +37,19 @@ async function tablesLoadedFor(sql: string): Promise<string[]> {
     engine: {
       query: async ({ tables }: { tables: TableRef[] }) => {
         loaded.push(tables);
+        if (fail) throw fail;
         return { columns: [], rows: [], truncated: false };
       },
     },
     limits: DEFAULT_SQL_LIMITS,
   } as unknown as DataFileDeps;
-  await queryDataTool(deps).invoke({ sql }, { configurable: { user_id: "u", session_id: "s" } });
+}
+
+const scope = { configurable: { user_id: "u", session_id: "s" } };
+
+async function tablesLoadedFor(sql: string): Promise<string[]> {
+  const loaded: TableRef[][] = [];
+  await queryDataTool(depsLoading(loaded)).invoke({ sql }, scope);
   return loaded[0]!.map((t) => t.name).sort();
 }
 
@@ -54,4 +60,17 @@ it("loads only the files a query names, however it writes their names", async ()
   expect(await tablesLoadedFor(`SELECT * FROM "order", sales\nWHERE 1`)).toEqual(["order", "sales"]);
   expect(await tablesLoadedFor("SELECT * FROM sales_2")).toEqual(["sales_2"]);
   expect(await tablesLoadedFor("SELECT * FROM bigger")).toEqual([]);
+});
+
+// With only the named files loaded, DuckDB's "Did you mean" for a misspelt table has nothing of
+// the session's to suggest: the error names the session's tables instead.
+it("names the session's tables when a query names one that does not exist", async () => {
+  const failure = new SqlError("Catalog Error: Table with name salez does not exist!");
+  const out = JSON.parse(
+    String(await queryDataTool(depsLoading([], failure)).invoke({ sql: "SELECT * FROM salez" }, scope)),
+  );
+  expect(out).toMatchObject({ success: false });
+  expect(out.error).toMatch(
+    /salez does not exist.*this session's tables: "sales", "sales_2", "продажи", "order", "big"/s,
+  );
 });
