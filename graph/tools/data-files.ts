@@ -235,7 +235,7 @@ export function queryDataTool(deps: DataFileDeps) {
             // Only the named files are loaded, so DuckDB's "Did you mean" has none of them to offer.
             if (err instanceof SqlError && /does not exist/i.test(err.message))
               throw new SqlError(
-                `${err.message.replace(/\s*Did you mean[^]*$/, "")} This session's tables: ${files.map((f) => quoteIdentifier(f.table!)).join(", ")}`,
+                `${err.message.replace(/\s*Did you mean.*$/s, "")} This session's tables: ${files.map((f) => quoteIdentifier(f.table!)).join(", ")}`,
               );
             throw err;
           });

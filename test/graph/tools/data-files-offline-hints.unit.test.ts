@@ -23,7 +23,7 @@ it.each([
   ["dots", ".".repeat(200_000)],
   ["near-names", "a.csva".repeat(33_000)],
 ])("reads a 200 KB message of %s in one pass", (_shape, text) => {
-  expect(trigger.test(text + " columns")).toBe(false);
+  expect(trigger.test(`${text} columns`)).toBe(false);
   expect((hint.declines!.trigger as RegExp).test(text)).toBe(false);
 });
 
