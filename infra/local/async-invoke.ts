@@ -14,7 +14,8 @@ export async function invokeAsync(
       return;
     } catch (err) {
       if (attempt >= delaysMs.length) return onFailure(err);
-      await new Promise((r) => setTimeout(r, delaysMs[attempt]));
+      // Unref'd: a retry waiting must not keep a closing stack's process alive.
+      await new Promise((r) => setTimeout(r, delaysMs[attempt]).unref());
     }
   }
 }
