@@ -183,9 +183,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
   },
   {
     // DuckDB over a session's data files: upload checks and the data tools invoke it. Its memory,
-    // measured by `npm run bench -- data-files`: a process answering a query over a 7.4 MB CSV
-    // peaks at 169 MB resident (77 MB of it Node and the engine at start; 2026-11-27); DuckDB itself is capped
-    // at SQL_MEMORY_MB (256). 1024 MB holds both with the files' bytes (FILES_MAX_BYTES each, read
+    // measured by `npm run bench -- data-files` (2026-11-27): a process answering a query over a
+    // 7.4 MB CSV peaks at 169 MB resident (77 MB of it Node and the engine at start); DuckDB itself
+    // is capped at SQL_MEMORY_MB (256). 1024 MB holds both with the files' bytes (FILES_MAX_BYTES each, read
     // one at a time) and Lambda's CPU share at this size keeps a load of 100k rows near 120 ms.
     name: "data",
     native: "duckdb",
