@@ -147,20 +147,59 @@ const tableRef = (f: FileRecord): TableRef => ({
 });
 
 /**
- * The files a query names, as the engine's tables: a table's name is a word of the query, quoted
- * or not, in any case (DuckDB's comparison; table names are letters, marks, digits and "_"). Each
- * named file is copied into the engine's memory for the query, so naming rather than holding them
- * all keeps a session of many large files queryable. A name that only appears in a string is
- * loaded for nothing; a table reached without its name (query_table('x')) is not found.
+ * The files a query names, as the engine's tables: a table's name as a word of the query, quoted
+ * or not, in any case (DuckDB's comparison; table names are letters, marks, digits and "_"), but
+ * not inside a string or a comment, nor called as a function (`count(*)`). Each named file is
+ * copied into the engine's memory for the query, so naming rather than holding them all keeps a
+ * session of many large files queryable. A table reached without its name (query_table('x')) is
+ * not found, and the error lists the session's tables.
  */
 function namedIn(sql: string, files: FileRecord[]): FileRecord[] {
-  const words = new Set(
-    sql
-      .normalize("NFC")
-      .toLowerCase()
-      .match(/[\p{L}\p{M}\p{N}_]+/gu) ?? [],
-  );
+  const words = new Set([...referencedWords(sql.normalize("NFC"))].map((w) => w.toLowerCase()));
   return files.filter((f) => words.has(f.table!.toLowerCase()));
+}
+
+/**
+ * The identifiers of a SQL text outside its strings ('…', $tag$…$tag$) and comments (--, nested
+ * /* *\/), but for those followed by "(" (function calls). Hand-written: DuckDB's own parser is in
+ * the data function, and a scanner this small keeps the chat function free of it; a word it misses
+ * only makes the query fail with the session's tables listed.
+ */
+function* referencedWords(sql: string): Generator<string> {
+  const word = /[\p{L}\p{M}\p{N}_]/u;
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i]!;
+    if (c === "'") {
+      i = sql.indexOf("'", i + 1);
+      while (i !== -1 && sql[i + 1] === "'") i = sql.indexOf("'", i + 2);
+      i = i === -1 ? sql.length : i + 1;
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      i = end === -1 ? sql.length : end + 1;
+    } else if (c === "/" && sql[i + 1] === "*") {
+      let depth = 1;
+      i += 2;
+      while (i < sql.length && depth > 0) {
+        const step = sql.startsWith("/*", i) ? 1 : sql.startsWith("*/", i) ? -1 : 0;
+        depth += step;
+        i += step === 0 ? 1 : 2;
+      }
+    } else if (c === "$" && /^\$[A-Za-z_]*\$/.test(sql.slice(i, i + 64))) {
+      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i, i + 64))![0];
+      const end = sql.indexOf(tag, i + tag.length);
+      i = end === -1 ? sql.length : end + tag.length;
+    } else if (c === '"') {
+      const end = sql.indexOf('"', i + 1); // a table name never holds a quote
+      if (end === -1) return;
+      yield sql.slice(i + 1, end);
+      i = end + 1;
+    } else if (word.test(c)) {
+      const start = i;
+      while (i < sql.length && word.test(sql[i]!)) i++;
+      if (!/^\s*\(/.test(sql.slice(i, i + 64))) yield sql.slice(start, i);
+    } else i++;
+  }
 }
 
 /** Runs a tool body: a SqlError is the model's to fix, anything else is reported and hidden. */

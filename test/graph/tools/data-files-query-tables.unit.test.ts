@@ -32,6 +32,7 @@ function depsLoading(loaded: TableRef[][], fail?: Error): DataFileDeps {
         file("продажи.csv", "продажи", 3),
         file("order.csv", "order", 4), // a keyword: loaded by any query that writes the word
         file("big.csv", "big", 5),
+        file("count.csv", "count", 6), // a function's name: count(*) is not the table
       ],
     },
     engine: {
@@ -62,6 +63,17 @@ it("loads only the files a query names, however it writes their names", async ()
   expect(await tablesLoadedFor("SELECT * FROM bigger")).toEqual([]);
 });
 
+// A name in a string, in a comment, or called as a function loaded its file for nothing: a
+// session holding count.csv loaded it for every count(*), and naming every table in a comment
+// brought back the out-of-memory the loading by name was for.
+it("does not load a file for a name in a string, a comment or a function call", async () => {
+  expect(await tablesLoadedFor("SELECT count(*) FROM sales -- not big")).toEqual(["sales"]);
+  expect(await tablesLoadedFor("SELECT 'big' AS label, COUNT (a) FROM /* big, order */ sales")).toEqual(["sales"]);
+  expect(await tablesLoadedFor("SELECT $$big$$, 'it''s big' FROM sales")).toEqual(["sales"]);
+  expect(await tablesLoadedFor('SELECT "a--b" FROM sales, count')).toEqual(["count", "sales"]);
+  expect(await tablesLoadedFor("SELECT * FROM /* a /* nested */ big */ sales")).toEqual(["sales"]);
+});
+
 // With only the named files loaded, DuckDB's "Did you mean" for a misspelt table has nothing of
 // the session's to suggest: the error names the session's tables instead.
 it("names the session's tables when a query names one that does not exist", async () => {
@@ -71,6 +83,6 @@ it("names the session's tables when a query names one that does not exist", asyn
   );
   expect(out).toMatchObject({ success: false });
   expect(out.error).toMatch(
-    /^Catalog Error: Table with name salez does not exist! This session's tables: "sales", "sales_2", "продажи", "order", "big"$/,
+    /^Catalog Error: Table with name salez does not exist! This session's tables: "sales", "sales_2", "продажи", "order", "big", "count"$/,
   );
 });

@@ -21,7 +21,7 @@ it("removes the folders of ended processes and of this process's id, and keeps r
 });
 
 it("does nothing when no process has left anything yet", () => {
-  expect(() => removeLeftovers(join(tmpdir(), "scratch-test-none-" + process.pid), 1)).not.toThrow();
+  expect(() => removeLeftovers(join(tmpdir(), `scratch-test-none-${process.pid}`), 1)).not.toThrow();
 });
 
 it("keeps this process's own folder once it is making its own", () => {
