@@ -148,7 +148,14 @@ export class FileRecords {
       if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
-    if (record.status === "ready" && record.kind === "data") await this.noteDataFile(record);
+    if (record.status === "ready" && record.kind === "data") {
+      await this.noteDataFile(record);
+      // A delete between the record's write and the summary's found no summary to remove: read
+      // the record again after, and remove the summary if it is gone (whichever order the two
+      // land in, one of them removes it).
+      if (!(await this.get(record.session_id, record.file_id)))
+        await this.forgetDataFile(record.session_id, record.file_id);
+    }
     return true;
   }
 
@@ -223,21 +230,25 @@ export class FileRecords {
     );
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: pointerKey(fileId) }));
     if (typeof out.Attributes?.table === "string") await this.releaseTableName(sessionId, fileId, out.Attributes.table);
-    if (out.Attributes?.kind === "data")
-      await this.doc
-        .send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk: sessionId, sk: OWNER_SORT_KEY },
-            UpdateExpression: "REMOVE #f",
-            ConditionExpression: "attribute_exists(user_id)",
-            ExpressionAttributeNames: { "#f": `${DATA_FILE_PREFIX}${fileId}` },
-          }),
-        )
-        .catch((err) => {
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        });
+    if (out.Attributes?.kind === "data") await this.forgetDataFile(sessionId, fileId);
     return out.Attributes !== undefined;
+  }
+
+  /** Removes a data file's summary from its session's owner record (nothing when the session is gone). */
+  private async forgetDataFile(sessionId: string, fileId: string): Promise<void> {
+    await this.doc
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+          UpdateExpression: "REMOVE #f",
+          ConditionExpression: "attribute_exists(user_id)",
+          ExpressionAttributeNames: { "#f": `${DATA_FILE_PREFIX}${fileId}` },
+        }),
+      )
+      .catch((err) => {
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      });
   }
 
   /**

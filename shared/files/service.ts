@@ -234,7 +234,11 @@ export class FileService {
         await this.deps.records.releaseTableName(record.session_id, record.file_id, claimed);
     };
     await giveBack(settled.status === "ready" ? settled.table : undefined);
-    if (await this.deps.records.settle(settled)) {
+    const written = await this.deps.records.settle(settled).catch(async (err: unknown) => {
+      await giveBack(); // not stored: the name is free again (a retry claims it anew)
+      throw err;
+    });
+    if (written) {
       // Settled: a failed delete must not undo the answer. Bytes it leaves go with the session's
       // deletion or the bucket's expiry (attachmentsExpireDays); no record names them meanwhile.
       if (settled.status === "rejected") await this.deps.objects.delete([record.key]).catch(() => undefined);

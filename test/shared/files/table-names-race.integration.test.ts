@@ -67,8 +67,8 @@ async function session(settleOrder?: number[]) {
     return file.file_id;
   };
   const tables = async () => Object.fromEntries((await files.list("ann", sessionId)).map((f) => [f.name, f.table]));
-  const prompt = async () => describeDataFilesForPrompt((await owners.session(sessionId))!.dataFiles)!;
-  return { files, sessionId, upload, tables, prompt };
+  const prompt = async () => describeDataFilesForPrompt((await owners.session(sessionId))!.dataFiles);
+  return { files, records, sessionId, upload, tables, prompt };
 }
 
 it.each([
@@ -83,7 +83,7 @@ it.each([
     const listed = await tables();
     expect(new Set(Object.values(listed))).toEqual(new Set(["sales", "sales_2"]));
     for (const answer of answers) expect(answer.table).toBe(listed[answer.name]);
-    const lines = await prompt();
+    const lines = (await prompt())!;
     for (const [name, t] of Object.entries(listed)) expect(lines).toContain(`- ${name} as table "${t}":`);
   },
 );
@@ -99,4 +99,44 @@ it("keeps a file's name when the file that had the name first is deleted, and gi
   const third = await upload("SALES.csv");
   expect((await files.complete("ann", sessionId, third)).table).toBe("sales");
   expect(await tables()).toEqual({ "Sales.csv": "sales_2", "SALES.csv": "sales" });
+});
+
+// A file deleted between its check's record write and its summary on the owner record: the delete
+// found no summary to remove, the summary landed after, and the prompt listed a deleted file.
+it("leaves no summary of a file deleted while its check was writing it", async () => {
+  const { files, sessionId, upload, records, prompt } = await session();
+  const internals = records as unknown as { noteDataFile(record: unknown): Promise<void> };
+  const note = internals.noteDataFile.bind(records);
+  let atSummary!: () => void;
+  let proceed!: () => void;
+  const reached = new Promise<void>((r) => (atSummary = r));
+  const held = new Promise<void>((r) => (proceed = r));
+  internals.noteDataFile = async (record) => {
+    atSummary();
+    await held;
+    return note(record);
+  };
+  const id = await upload("sales.csv");
+  const completing = files.complete("ann", sessionId, id);
+  await reached;
+  await files.remove("ann", sessionId, id);
+  proceed();
+  await completing.catch(() => undefined);
+  expect(await prompt()).toBeUndefined();
+});
+
+// A check whose record write failed kept the name it had claimed: once its file was deleted
+// (still pending, so with no name to give back), no other file could have that name again.
+it("gives a claimed name back when the check's record write fails", async () => {
+  const { files, sessionId, upload, records } = await session();
+  const settleRecord = records.settle.bind(records);
+  records.settle = async () => {
+    throw new Error("DynamoDB is unavailable");
+  };
+  const id = await upload("sales.csv");
+  await expect(files.complete("ann", sessionId, id)).rejects.toThrow(/unavailable/);
+  records.settle = settleRecord;
+  await files.remove("ann", sessionId, id);
+  const next = await upload("Sales.csv");
+  expect((await files.complete("ann", sessionId, next)).table).toBe("sales");
 });
