@@ -60,8 +60,9 @@ export function cutToolResult(message: BaseMessage, maxTokens: number): BaseMess
   const text = messageText(tool);
   const tokens = textTokens(text);
   if (tokens <= maxTokens) return message;
-  // In UTF-8 bytes, as the estimate counts them (4 a token), with room for the note.
-  const kept = truncateUtf8(text, (maxTokens - 60) * 4);
+  // In UTF-8 bytes, as the estimate counts them (4 a token), with room for the note; with no room
+  // left, the note alone.
+  const kept = truncateUtf8(text, Math.max(0, maxTokens - 60) * 4);
   return new ToolMessage({
     id: tool.id,
     tool_call_id: tool.tool_call_id,
@@ -72,18 +73,21 @@ export function cutToolResult(message: BaseMessage, maxTokens: number): BaseMess
 }
 
 /**
- * The current turn's tool results within `total` tokens together: each, in the order they came,
- * cut to what the ones before it left. A result's cut then depends only on what came before it,
- * never on what follows or on the calibration: it reads the same on every call of the turn (the
- * model keeps what it read; the request's prefix stays cacheable).
+ * The current turn's tool results within `total` tokens together and within the `room` the turn's
+ * other messages before each leave: each, in the order they came, is cut to what the messages
+ * before it left (a result past that keeps only the note). A result's cut then depends only on
+ * what came before it, never on what follows or on the calibration: it reads the same on every
+ * call of the turn (the model keeps what it read; the request's prefix stays cacheable).
  */
-function cutResults(turn: BaseMessage[], total: number): BaseMessage[] {
-  if (!Number.isFinite(total)) return turn;
-  let used = 0;
+function cutResults(turn: BaseMessage[], total: number, room: number): BaseMessage[] {
+  if (!Number.isFinite(total) && !Number.isFinite(room)) return turn;
+  let results = 0;
+  let before = 0;
   return turn.map((m) => {
-    if (m.getType() !== "tool") return m;
-    const shown = cutToolResult(m, Math.max(STUB_MIN_TOKENS, total - used));
-    used += textTokens(messageText(shown));
+    const shown = m.getType() === "tool" ? cutToolResult(m, Math.min(total - results, room - before)) : m;
+    const cost = messagesTokens([shown]);
+    if (m.getType() === "tool") results += cost;
+    before += cost;
     return shown;
   });
 }
@@ -100,7 +104,8 @@ export interface Fitted {
 /**
  * The newest whole turns whose estimated tokens, scaled by `ratio`, fit `budget`. The last
  * turn is kept even when it alone is over, its tool results cut to `resultTokens` between them
- * (cutResults); what is still over (a long message) is the model's call.
+ * and to the `room` its other messages leave (cutResults); what is still over (a long message
+ * alone) is the model's call.
  */
 export function fitTurns(
   messages: readonly BaseMessage[],
@@ -108,10 +113,12 @@ export function fitTurns(
   ratio = 1,
   /** what the current turn's tool results may take together (default: the share of `budget`) */
   resultTokens = Math.floor(budget * CURRENT_RESULT_SHARE),
+  /** what the current turn may take in all, uncalibrated (default: `budget`) */
+  room = budget,
 ): Fitted {
   const all = turns(messages);
   const shown = all.map((turn, i) =>
-    i === all.length - 1 ? cutResults(turn, resultTokens) : turn.map(stubToolResult),
+    i === all.length - 1 ? cutResults(turn, resultTokens, room) : turn.map(stubToolResult),
   );
   let first = all.length;
   let tokens = 0;

@@ -81,7 +81,13 @@ export function contextWindow(prompt: string, toolTokens: number, options: Conte
     const system = systemMessage(state.summary, extra, forCall);
     const fixed = messageTokens(system) + toolTokens;
     // The results' share from the configured budget alone: a cut must not move with calibration.
-    const fitted = fitTurns(state.messages, budget / ratio - fixed, 1, Math.floor(budget * CURRENT_RESULT_SHARE));
+    const fitted = fitTurns(
+      state.messages,
+      budget / ratio - fixed,
+      1,
+      Math.floor(budget * CURRENT_RESULT_SHARE),
+      budget - fixed,
+    );
     const window = [...fitted.window];
     if (cache) {
       const end = stablePrefixEnd(window);

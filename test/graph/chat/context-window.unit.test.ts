@@ -117,6 +117,22 @@ describe("fitting a conversation to a budget", () => {
     expect(shown(later, 1.8)).toBe(once);
   });
 
+  // The share was half the budget whatever else the turn held: a 12 KB message and its SQL
+  // left no room, and the input still overflowed (502). Results past the share each kept 200
+  // tokens, so twenty of them took more than the whole budget.
+  it("cuts results to the room the turn's other messages leave, and to a note once none is left", () => {
+    const c = call("query_data");
+    const long = human("x".repeat(3000 * 4));
+    const { tokens } = fitTurns([long, c, result(c, "row ".repeat(20_000))], 4000);
+    expect(tokens).toBeLessThanOrEqual(4000 + 100);
+    const many: BaseMessage[] = [human("q")];
+    for (let i = 0; i < 20; i++) {
+      const ci = call("query_data");
+      many.push(ci, result(ci, "row ".repeat(20_000)));
+    }
+    expect(fitTurns(many, 6000).tokens).toBeLessThanOrEqual(6000);
+  });
+
   it("marks the end of the previous turn as the stable prefix", () => {
     const { window } = fitTurns(history, 100_000);
     expect(window[stablePrefixEnd(window)]!.content).toBe(history.at(-5)!.content);
