@@ -241,8 +241,16 @@ export function describeDataFileTool(deps: DataFileDeps) {
     async ({ file }, config) =>
       run(deps, "describe_data_file", async () => {
         const files = (await sessionFiles(deps, config)).filter((f) => f.kind === "data");
-        const wanted = file.trim().toLowerCase();
-        const match = files.find((f) => f.name.toLowerCase() === wanted || f.table === wanted);
+        // The name as written first: two files may differ only in case (sales.csv, Sales.csv).
+        const given = file.trim();
+        const wanted = given.toLowerCase();
+        const exact = files.find((f) => f.name === given || f.table === wanted);
+        const loose = files.filter((f) => f.name.toLowerCase() === wanted);
+        if (!exact && loose.length > 1)
+          throw new SqlError(
+            `${given} could be ${loose.map((f) => `${f.name} (table ${quoteIdentifier(f.table!)})`).join(" or ")}: name one exactly`,
+          );
+        const match = exact ?? loose[0];
         if (!match)
           throw new SqlError(
             `no data file named ${file} in this session${files.length ? `; there are: ${files.map((f) => f.name).join(", ")}` : ""}`,

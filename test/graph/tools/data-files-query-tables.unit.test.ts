@@ -1,4 +1,4 @@
-import { queryDataTool, type DataFileDeps } from "../../../graph/tools/data-files";
+import { describeDataFileTool, queryDataTool, type DataFileDeps } from "../../../graph/tools/data-files";
 import type { TableRef } from "../../../shared/files/data-engine";
 import type { FileRecord } from "../../../shared/files/records";
 import { DEFAULT_SQL_LIMITS, SqlError } from "../../../shared/files/sql-errors";
@@ -85,4 +85,33 @@ it("names the session's tables when a query names one that does not exist", asyn
   expect(out.error).toMatch(
     /^Catalog Error: Table with name salez does not exist! This session's tables: "sales", "sales_2", "продажи", "order", "big", "count"$/,
   );
+});
+
+// Two files whose names differ only in case: the first case-insensitive match was described, so
+// "Sales.csv" was answered with sales.csv's columns.
+it("describes the file named exactly, and asks which when only the case tells them apart", async () => {
+  const described: string[] = [];
+  const deps = {
+    records: { list: async () => [file("sales.csv", "sales", 1), file("Sales.csv", "sales", 2)] },
+    engine: {
+      describe: async ({ table: t }: { table: TableRef }) => {
+        described.push(t.name);
+        return { table: t.name, columns: [], row_count: 0, sample_rows: [] };
+      },
+    },
+    limits: DEFAULT_SQL_LIMITS,
+  } as unknown as DataFileDeps;
+  const ask = async (name: string) =>
+    JSON.parse(String(await describeDataFileTool(deps).invoke({ file: name }, scope))) as {
+      success: boolean;
+      error?: string;
+    };
+  expect(await ask("Sales.csv")).toMatchObject({ success: true });
+  expect(await ask("sales.csv")).toMatchObject({ success: true });
+  expect(await ask("sales_2")).toMatchObject({ success: true });
+  expect(described).toEqual(["sales_2", "sales", "sales_2"]);
+  expect(await ask("SALES.CSV")).toMatchObject({
+    success: false,
+    error: expect.stringMatching(/SALES\.CSV could be sales\.csv \(table "sales"\) or Sales\.csv \(table "sales_2"\)/),
+  });
 });
