@@ -1,5 +1,5 @@
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { MAX_IMAGE_SIDE } from "../../shared/files/inspect";
+import { MAX_IMAGE_SIDE } from "../../shared/files/image-structure";
 
 /**
  * An image a user message names: what the checkpoint keeps instead of the bytes. The block is

@@ -2,6 +2,15 @@ import { createInflate, crc32 } from "node:zlib";
 
 export type ImageFormat = "png" | "jpg" | "gif" | "webp";
 
+/** The longest side an image may have: the most Bedrock Converse takes (Anthropic models: 8,000 px). */
+export const MAX_IMAGE_SIDE = 8000;
+
+/** Every frame's size is checked, not only the first one's (which is what the header gives). */
+const frameTooLarge = (width: number, height: number) =>
+  width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE
+    ? `a frame is ${width}x${height} pixels; at most ${MAX_IMAGE_SIDE} on a side (the model's limit)`
+    : undefined;
+
 /**
  * Why an image's bytes are not a whole image of its format, or undefined when they are.
  *
@@ -134,7 +143,12 @@ function jpegProblem(b: Buffer): string | undefined {
     const length = b.readUInt16BE(at);
     if (length < 2) return "a JPEG segment's length is out of range";
     need(b, at + length);
-    if (JPEG_FRAME.has(marker)) frame = true;
+    if (JPEG_FRAME.has(marker)) {
+      need(b, at + 7);
+      const tooLarge = frameTooLarge(b.readUInt16BE(at + 5), b.readUInt16BE(at + 3));
+      if (tooLarge) return tooLarge;
+      frame = true;
+    }
     at += length;
     if (marker === 0xda) {
       if (!frame) return "a JPEG scan comes before its frame header";
@@ -178,6 +192,8 @@ function gifProblem(b: Buffer): string | undefined {
       subBlocks();
     } else if (block === 0x2c) {
       need(b, at + 10);
+      const tooLarge = frameTooLarge(b.readUInt16LE(at + 5), b.readUInt16LE(at + 7));
+      if (tooLarge) return tooLarge;
       const flags = b[at + 9]!;
       at += 10 + colourTable(flags) + 1; // descriptor, local colour table, LZW minimum code size
       subBlocks();

@@ -1,12 +1,10 @@
 import { imageSize } from "image-size";
-import { type ImageFormat, imageStructureProblem } from "./image-structure";
+import { type ImageFormat, imageStructureProblem, MAX_IMAGE_SIDE } from "./image-structure";
 import type { Column, FileKind } from "./records";
 import type { DataFormat } from "./sql-errors";
 
 /** Images the model can take (Bedrock Converse's formats), by the type their bytes say they are. */
 export const IMAGE_TYPES = { png: "image/png", jpg: "image/jpeg", gif: "image/gif", webp: "image/webp" } as const;
-/** The longest side an image may have: the most Bedrock Converse takes (Anthropic models: 8,000 px). */
-export const MAX_IMAGE_SIDE = 8000;
 /** Data files by media type, each with the format its rows are read in. */
 export const DATA_FORMATS = {
   "text/csv": "csv",

@@ -53,6 +53,29 @@ describe("an image is checked to its end", () => {
     expect(await inspect(pngBytes(8000, 1))).toMatchObject({ ok: true, width: 8000 });
   });
 
+  // image-size reads the first frame's size (a GIF's screen); a later frame could be far larger,
+  // and Bedrock would refuse the image on every turn that sent it.
+  it("refuses a GIF or JPEG with any frame over 8000 pixels a side", async () => {
+    const gif = Buffer.from(GIF_1X1);
+    const descriptor = gif.indexOf(0x2c, 13 + (gif[10]! & 0x80 ? 3 * 2 ** ((gif[10]! & 7) + 1) : 0));
+    gif.writeUInt16LE(9000, descriptor + 5); // the frame's width
+    expect(await inspect(gif)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/a frame is 9000x1 pixels; at most 8000 on a side/),
+    });
+    const jpeg = Buffer.from(JPEG_3X2);
+    const sof = jpeg.indexOf(Buffer.from([0xff, 0xc0]));
+    const length = jpeg.readUInt16BE(sof + 2);
+    const second = Buffer.from(jpeg.subarray(sof, sof + 2 + length));
+    second.writeUInt16BE(60000, 5); // height
+    second.writeUInt16BE(60000, 7); // width
+    const twoFrames = Buffer.concat([jpeg.subarray(0, sof + 2 + length), second, jpeg.subarray(sof + 2 + length)]);
+    expect(await inspect(twoFrames)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/a frame is 60000x60000 pixels/),
+    });
+  });
+
   it("refuses a PNG whose bytes are corrupt or whose pixel data does not fill its header", async () => {
     const flipped = pngBytes(8, 8);
     flipped[45] = flipped[45]! ^ 0xff; // inside IDAT: its CRC no longer matches
