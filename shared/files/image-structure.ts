@@ -5,7 +5,7 @@ export type ImageFormat = "png" | "jpg" | "gif" | "webp";
 /** The longest side an image may have: the most Bedrock Converse takes (Anthropic models: 8,000 px). */
 export const MAX_IMAGE_SIDE = 8000;
 
-/** Every frame's size is checked, not only the first one's (which is what the header gives). */
+/** Every frame's size is checked (GIF, JPEG, animated WebP), not only what the header gives. */
 const frameTooLarge = (width: number, height: number) =>
   width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE
     ? `a frame is ${width}x${height} pixels; at most ${MAX_IMAGE_SIDE} on a side (the model's limit)`
@@ -225,7 +225,12 @@ function webpProblem(b: Buffer): string | undefined {
     } else if (type === "VP8L") {
       if (size < 5 || data[0] !== 0x2f) return "the WebP's VP8L data is corrupt";
       bitstream = true;
-    } else if (type === "ANMF") bitstream = true;
+    } else if (type === "ANMF") {
+      if (size < 16) return "the WebP's animation frame is corrupt";
+      const tooLarge = frameTooLarge(data.readUIntLE(6, 3) + 1, data.readUIntLE(9, 3) + 1);
+      if (tooLarge) return tooLarge;
+      bitstream = true;
+    }
     at += 8 + size + (size % 2);
   }
   if (!bitstream) return "the WebP holds no image data";

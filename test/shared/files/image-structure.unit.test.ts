@@ -76,6 +76,35 @@ describe("an image is checked to its end", () => {
     });
   });
 
+  it("refuses an animated WebP with a frame over 8000 pixels a side", async () => {
+    const chunk = (type: string, data: Buffer) =>
+      Buffer.concat([
+        Buffer.from(type, "latin1"),
+        Buffer.from(Uint32Array.of(data.length).buffer),
+        data,
+        Buffer.alloc(data.length % 2),
+      ]);
+    const u24 = (n: number) => Buffer.from([n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff]);
+    const vp8 = WEBP_3X2.subarray(12); // the still image's VP8 chunk, whole
+    const frame = (width: number) =>
+      chunk("ANMF", Buffer.concat([u24(0), u24(0), u24(width - 1), u24(1), u24(100), Buffer.from([0]), vp8]));
+    const animated = (width: number) => {
+      const body = Buffer.concat([
+        Buffer.from("WEBP", "latin1"),
+        chunk("VP8X", Buffer.concat([Buffer.from([0x02, 0, 0, 0]), u24(2), u24(1)])),
+        chunk("ANIM", Buffer.alloc(6)),
+        frame(3),
+        frame(width),
+      ]);
+      return Buffer.concat([Buffer.from("RIFF", "latin1"), Buffer.from(Uint32Array.of(body.length).buffer), body]);
+    };
+    expect(await inspect(animated(3))).toMatchObject({ ok: true });
+    expect(await inspect(animated(9000))).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/a frame is 9000x2 pixels/),
+    });
+  });
+
   it("refuses a PNG whose bytes are corrupt or whose pixel data does not fill its header", async () => {
     const flipped = pngBytes(8, 8);
     flipped[45] = flipped[45]! ^ 0xff; // inside IDAT: its CRC no longer matches
