@@ -1,5 +1,4 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import {
   DeleteCommand,
   DynamoDBDocumentClient,
@@ -14,6 +13,7 @@ import {
   type DataFileSummary,
   OWNER_SORT_KEY,
 } from "../stores/session-owners";
+import { conditionalWrite } from "../stores/conditional-write";
 import type { DataFormat } from "./sql-errors";
 
 export type FileStatus = "pending" | "ready" | "rejected";
@@ -134,8 +134,8 @@ export class FileRecords {
    * or the bucket notification after the client's complete call).
    */
   async settle(record: FileRecord): Promise<boolean> {
-    try {
-      await this.doc.send(
+    const settled = await conditionalWrite(
+      this.doc.send(
         new PutCommand({
           TableName: this.tableName,
           Item: { pk: record.session_id, sk: `${FILE_PREFIX}${record.file_id}`, ...record },
@@ -143,11 +143,9 @@ export class FileRecords {
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: { ":pending": "pending" },
         }),
-      );
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
+    if (!settled) return false;
     if (record.status === "ready" && record.kind === "data") {
       await this.noteDataFile(record);
       // A delete between the record's write and the summary's found no summary to remove: read
@@ -165,36 +163,30 @@ export class FileRecords {
    * Two files checked at the same moment cannot both be stored under one name.
    */
   async claimTableName(sessionId: string, fileId: string, name: string): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return conditionalWrite(
+      this.doc.send(
         new PutCommand({
           TableName: this.tableName,
           Item: { pk: sessionId, sk: `${TABLE_PREFIX}${name.toLowerCase()}`, file_id: fileId },
           ConditionExpression: "attribute_not_exists(sk) OR file_id = :f",
           ExpressionAttributeValues: { ":f": fileId },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Gives a file's table name back to the session (the file deleted, or not stored under it). */
   async releaseTableName(sessionId: string, fileId: string, name: string): Promise<void> {
-    await this.doc
-      .send(
+    await conditionalWrite(
+      this.doc.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: { pk: sessionId, sk: `${TABLE_PREFIX}${name.toLowerCase()}` },
           ConditionExpression: "file_id = :f",
           ExpressionAttributeValues: { ":f": fileId },
         }),
-      )
-      .catch((err) => {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      });
+      ),
+    );
   }
 
   /**
@@ -203,8 +195,8 @@ export class FileRecords {
    * turn. Nothing when the session is gone (its owner record with it).
    */
   private async noteDataFile(record: FileRecord): Promise<void> {
-    await this.doc
-      .send(
+    await conditionalWrite(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: record.session_id, sk: OWNER_SORT_KEY },
@@ -213,10 +205,8 @@ export class FileRecords {
           ExpressionAttributeNames: { "#f": `${DATA_FILE_PREFIX}${record.file_id}` },
           ExpressionAttributeValues: { ":summary": summaryOf(record) },
         }),
-      )
-      .catch((err) => {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      });
+      ),
+    );
   }
 
   /** Deletes a file's record and pointer; true when this call removed the record (false: already gone). */
@@ -236,8 +226,8 @@ export class FileRecords {
 
   /** Removes a data file's summary from its session's owner record (nothing when the session is gone). */
   private async forgetDataFile(sessionId: string, fileId: string): Promise<void> {
-    await this.doc
-      .send(
+    await conditionalWrite(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: sessionId, sk: OWNER_SORT_KEY },
@@ -245,10 +235,8 @@ export class FileRecords {
           ConditionExpression: "attribute_exists(user_id)",
           ExpressionAttributeNames: { "#f": `${DATA_FILE_PREFIX}${fileId}` },
         }),
-      )
-      .catch((err) => {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      });
+      ),
+    );
   }
 
   /**
@@ -266,8 +254,8 @@ export class FileRecords {
   ): Promise<"reserved" | "full" | "not_owner"> {
     const key = { pk: sessionId, sk: OWNER_SORT_KEY };
     for (let attempt = 0; ; attempt++) {
-      try {
-        await this.doc.send(
+      const reserved = await conditionalWrite(
+        this.doc.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: key,
@@ -276,18 +264,16 @@ export class FileRecords {
             ExpressionAttributeNames: { "#n": FILE_COUNT },
             ExpressionAttributeValues: { ":count": count, ":user": userId, ":room": max - count },
           }),
-        );
-        return "reserved";
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      }
+        ),
+      );
+      if (reserved) return "reserved";
       const owner = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }));
       if (owner.Item?.user_id !== userId) return "not_owner";
       if (owner.Item[FILE_COUNT] !== undefined || attempt > 0) return "full";
       // Counted from the records once; a concurrent start of the count wins and this one retries on it.
       const existing = (await this.list(sessionId)).length;
-      await this.doc
-        .send(
+      await conditionalWrite(
+        this.doc.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: key,
@@ -296,18 +282,16 @@ export class FileRecords {
             ExpressionAttributeNames: { "#n": FILE_COUNT },
             ExpressionAttributeValues: { ":existing": existing, ":user": userId },
           }),
-        )
-        .catch((err) => {
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        });
+        ),
+      );
     }
   }
 
   /** Gives slots back (a file deleted, or a creation that failed); nothing when the session is gone. */
   async releaseSlots(sessionId: string, count: number): Promise<void> {
     if (count <= 0) return;
-    await this.doc
-      .send(
+    await conditionalWrite(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: sessionId, sk: OWNER_SORT_KEY },
@@ -316,10 +300,8 @@ export class FileRecords {
           ExpressionAttributeNames: { "#n": FILE_COUNT },
           ExpressionAttributeValues: { ":minus": -count, ":count": count },
         }),
-      )
-      .catch((err) => {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      });
+      ),
+    );
   }
 }
 
