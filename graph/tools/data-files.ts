@@ -95,7 +95,8 @@ export function describeDataFilesForPrompt(
   files: PromptDataFile[],
   budgetTokens = DATA_FILES_PROMPT_TOKENS,
 ): string | undefined {
-  // Named as the tools name them: two files checked at once may both be stored under one name.
+  // Named as the tools name them: files checked before names were claimed in their session
+  // (FileRecords.claimTableName) may be stored under one name.
   const data = withTableNames(files.map((f) => ({ ...f, kind: f.kind ?? "data", status: "ready" }))).filter(
     (f) => f.kind === "data",
   );

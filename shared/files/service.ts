@@ -227,13 +227,14 @@ export class FileService {
         status: "rejected",
         reason: `its description takes ${Math.ceil(size / 1024)} KB; at most ${MAX_RECORD_BYTES / 1024} KB can be kept`,
       };
-    // The record first, then a rejected upload's bytes: a complete call between the two would find
-    // no bytes beside a pending record and answer upload_missing for bytes that had landed.
+    // A claimed table name stays only with a ready record stored under it.
     const giveBack = async (kept?: string) => {
       if (claimed && claimed !== kept)
         await this.deps.records.releaseTableName(record.session_id, record.file_id, claimed);
     };
     await giveBack(settled.status === "ready" ? settled.table : undefined);
+    // The record first, then a rejected upload's bytes: a complete call between the two would find
+    // no bytes beside a pending record and answer upload_missing for bytes that had landed.
     const written = await this.deps.records.settle(settled).catch(async (err: unknown) => {
       await giveBack(); // not stored: the name is free again (a retry claims it anew)
       throw err;
