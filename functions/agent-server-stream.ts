@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
 import type { Writable } from "node:stream";
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
 import { JoinStreamQuery, lastEventId, MAX_REQUEST_BYTES, RunCreate } from "../graph/agent-server/requests";

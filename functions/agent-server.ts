@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, Context } from "aws-lambda";
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { graphJson, graphSchemas } from "../graph/agent-server/assistants";
 import { agentServerErrorResponse, malformedId } from "../graph/agent-server/errors";
 import { guardThread } from "../graph/agent-server/guard";
@@ -47,16 +47,16 @@ interface RouteContext {
   event: APIGatewayProxyEvent;
   context: Context;
 }
-type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
+type Parsed<S> = S extends z.ZodMiniType ? z.infer<S> : undefined;
 
 /** A route: the schemas of what it takes from the request (parsed before it runs), and what it does. */
 interface Route extends RequestSchemas {
   handle(ctx: RouteContext & { body: unknown; query: unknown; path: unknown }): Promise<unknown>;
 }
 function route<
-  B extends z.ZodType | undefined = undefined,
-  Q extends z.ZodType | undefined = undefined,
-  P extends z.ZodType | undefined = undefined,
+  B extends z.ZodMiniType | undefined = undefined,
+  Q extends z.ZodMiniType | undefined = undefined,
+  P extends z.ZodMiniType | undefined = undefined,
 >(spec: {
   body?: B;
   query?: Q;
@@ -68,21 +68,19 @@ function route<
 
 const AssistantPath = z.object({ assistant_id: storableText({ min: 1, max: 128 }) });
 const ThreadPath = z.object({ thread_id: z.uuid() });
-const CheckpointPath = ThreadPath.extend({ checkpoint_id: CheckpointId });
-const RunPath = ThreadPath.extend({ run_id: z.uuid() });
+const CheckpointPath = z.extend(ThreadPath, { checkpoint_id: CheckpointId });
+const RunPath = z.extend(ThreadPath, { run_id: z.uuid() });
 const CronPath = z.object({ cron_id: z.uuid() });
-const CancelQuery = z
-  .object({
-    action: z.enum(["interrupt", "rollback"], { error: 'must be "interrupt" or "rollback"' }).default("interrupt"),
-    wait: z.enum(["0", "1", "true", "false"]).optional(),
-  })
-  .loose();
+const CancelQuery = z.looseObject({
+  action: z._default(z.enum(["interrupt", "rollback"], { error: 'must be "interrupt" or "rollback"' }), "interrupt"),
+  wait: z.optional(z.enum(["0", "1", "true", "false"])),
+});
 const RunListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(10),
-  offset: z.coerce.number().int().min(0).default(0),
-  status: z.enum(["pending", "running", "error", "success", "timeout", "interrupted"]).optional(),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+  offset: z._default(z.coerce.number().check(z.int(), z.gte(0)), 0),
+  status: z.optional(z.enum(["pending", "running", "error", "success", "timeout", "interrupted"])),
   // Accepted and ignored: every run's fields are small.
-  select: z.union([storableText({ max: 64 }), z.array(storableText({ max: 64 })).max(32)]).optional(),
+  select: z.optional(z.union([storableText({ max: 64 }), z.array(storableText({ max: 64 })).check(z.maxLength(32))])),
 });
 
 /** A graph's state keys, for its schemas. */
@@ -91,7 +89,7 @@ const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as 
 /** The read-only support assistant's graph, drawn from its shape: loaded only when asked for. */
 const supportShape = once(async () => (await import("../graph/support/graph")).supportGraphShape());
 
-const AssistantDeleteQuery = z.object({ delete_threads: z.enum(["true", "false"]).optional() }).loose();
+const AssistantDeleteQuery = z.looseObject({ delete_threads: z.optional(z.enum(["true", "false"])) });
 
 /** A page's place in all that matched, as LangGraph's server tells it. */
 function paginationHeaders(offset: number, count: number, total: number): Record<string, string> {
@@ -399,7 +397,7 @@ async function wait(
 }
 
 /** A path parameter that cannot be an id of its kind is 400, as LangGraph's server answers it: it names nothing. */
-function parsePath(event: APIGatewayProxyEvent, schema: z.ZodType | undefined) {
+function parsePath(event: APIGatewayProxyEvent, schema: z.ZodMiniType | undefined) {
   if (!schema) return undefined;
   const parsed = schema.safeParse(event.pathParameters ?? {});
   if (parsed.success) return parsed.data;

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { AppError, badRequest } from "../shared/errors";
@@ -15,12 +15,14 @@ const logger = createLogger("files");
 const CreateFile = z.object({
   // Storable text (shared/text.ts): a lone surrogate in a name was accepted, and every later turn
   // that listed the session's files failed on it.
-  name: storableText({ min: 1, max: 255, trim: true }).refine(
-    (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
-    "must not contain slashes or control characters",
+  name: storableText({ min: 1, max: 255, trim: true }).check(
+    z.refine(
+      (n) => ![...n].some((c) => c.charCodeAt(0) < 0x20 || c === "/" || c === "\\"),
+      "must not contain slashes or control characters",
+    ),
   ),
   media_type: storableText({ min: 1, max: 100 }),
-  bytes: z.number().int().positive(),
+  bytes: z.number().check(z.int(), z.positive()),
 });
 
 export const filesUnavailable = () =>
@@ -69,7 +71,7 @@ export function createFilesHandler(
 }
 
 const SessionPath = z.object({ id: z.uuid() });
-const FilePath = SessionPath.extend({ file_id: z.uuid() });
+const FilePath = z.extend(SessionPath, { file_id: z.uuid() });
 
 /** The routes' request schemas, for the storable-text walk (shared/request-schemas.ts). */
 export const requestSchemas: RouteSchemas = {

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { ConfigError } from "../shared/config";
@@ -20,21 +20,19 @@ const logger = createLogger("intercom-webhook");
  * Intercom's ids are short; every field that reaches storage or a queue is capped and must be
  * storable text (shared/text.ts). An id over the cap is a 400: a 5xx would be retried forever.
  */
-const field = (max: number) => storable(z.string().max(max));
-const Author = z.object({ type: field(64), id: field(128).optional() });
+const field = (max: number) => storable(z.string().check(z.maxLength(max)));
+const Author = z.object({ type: field(64), id: z.optional(field(128)) });
 const Part = z.object({ id: field(128), author: Author });
 const Notification = z.object({
   type: z.literal("notification_event"),
-  id: field(256).min(1),
-  topic: field(128).min(1),
+  id: field(256).check(z.minLength(1)),
+  topic: field(128).check(z.minLength(1)),
   data: z.object({
-    item: z
-      .object({
-        id: field(128).optional(),
-        source: Part.partial({ id: true }).optional(),
-        conversation_parts: z.object({ conversation_parts: z.array(Part) }).optional(),
-      })
-      .passthrough(),
+    item: z.looseObject({
+      id: z.optional(field(128)),
+      source: z.optional(z.partial(Part, { id: true })),
+      conversation_parts: z.optional(z.object({ conversation_parts: z.array(Part) })),
+    }),
   }),
 });
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends, KnowledgeBucket } from "../shared/backends";
 import { contentTypeOf } from "../shared/documents/extract-text";
@@ -15,29 +15,27 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 const logger = createLogger("knowledge");
 
 /** A document's name under the documents prefix: a relative path, as S3 keys and the drop folder allow. */
-const Source = storable(z.string().min(1).max(512))
-  .refine(
+const Source = storable(z.string().check(z.minLength(1), z.maxLength(512))).check(
+  z.refine(
     (s) => !s.startsWith("/") && !s.split("/").some((part) => part === "" || part === "." || part === ".."),
     "must be a relative path without empty, . or .. parts",
-  )
-  // S3 keys end at 1024 bytes, and a folder's names (the local bucket, a synced copy) at 255 bytes each.
-  .refine(
+  ),
+  z.refine(
     (s) => Buffer.byteLength(s) <= 1024 && s.split("/").every((part) => Buffer.byteLength(part) <= 255),
     "must be at most 1024 bytes of UTF-8, each part between slashes at most 255",
-  );
+  ),
+);
 
-const Upload = z
-  .object({
-    source: Source,
-    bytes: z.number().int().min(1),
-    content_type: storableText({ min: 1, max: 255 }).optional(),
-  })
-  .strict();
+const Upload = z.strictObject({
+  source: Source,
+  bytes: z.number().check(z.int(), z.gte(1)),
+  content_type: z.optional(storableText({ min: 1, max: 255 })),
+});
 
-const ListQuery = z.object({ deleted: z.enum(["0", "1"]).default("0") });
+const ListQuery = z.object({ deleted: z._default(z.enum(["0", "1"]), "0") });
 const SearchQuery = z.object({
-  q: storable(z.string().trim().min(1).max(1000)),
-  limit: z.coerce.number().int().min(1).max(10).default(5),
+  q: storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(10)), 5),
 });
 
 const UPLOAD_URL_SECONDS = 900;

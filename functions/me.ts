@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { randomUUID } from "node:crypto";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import { AppError, badRequest, notFound } from "../shared/errors";
 import { callerId } from "../shared/identity";
@@ -12,14 +12,14 @@ import { storable } from "../shared/text";
 const logger = createLogger("memories");
 
 const ListQuery = z.object({
-  category: storable(z.string().trim().min(1).max(64)).optional(),
-  tag: storable(z.string().trim().min(1).max(64)).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  category: z.optional(storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(64)))),
+  tag: z.optional(storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(64)))),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(200)), 50),
   /** 1: also the memories a newer one replaced, each with `superseded_by` */
-  superseded: z
-    .enum(["0", "1"], { error: 'must be "0" or "1"' })
-    .default("0")
-    .transform((v) => v === "1"),
+  superseded: z.pipe(
+    z._default(z.enum(["0", "1"], { error: 'must be "0" or "1"' }), "0"),
+    z.transform((v) => v === "1"),
+  ),
 });
 
 const unavailable = (cause?: unknown) =>

@@ -1,5 +1,5 @@
 import type { SQSRecord } from "aws-lambda";
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { RunMessage, runQueued } from "../graph/agent-server/background";
 import { CronFiringMessage, fireCron } from "../graph/agent-server/crons";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
@@ -12,7 +12,7 @@ import { awsWiring, type Wiring } from "../shared/wiring";
 const logger = createLogger("run-worker");
 
 /** A background run to start (runs.create), or a cron's firing (EventBridge Scheduler, or the local timer). */
-const WorkerMessage = z.union([RunMessage.strict(), CronFiringMessage.strict()]);
+const WorkerMessage = z.union([z.strictObject(RunMessage.shape), z.strictObject(CronFiringMessage.shape)]);
 const metrics = createMetrics("run-worker");
 
 /**

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends } from "../shared/backends";
 import { awsWiring, type Wiring } from "../shared/wiring";
@@ -17,10 +17,12 @@ const logger = createLogger("sessions");
 
 const SessionId = z.uuid();
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: storableText({ min: 1, max: 512 })
-    .refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)")
-    .optional(),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(100)), 20),
+  cursor: z.optional(
+    storableText({ min: 1, max: 512 }).check(
+      z.refine((c) => decodeCursor(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)"),
+    ),
+  ),
 });
 
 /**
@@ -28,11 +30,12 @@ const ListQuery = z.object({
  * [] for none); the next turn runs with them.
  */
 const SessionPatch = z
-  .object({ settings: SettingsPatch.optional(), approve_tools: ApproveTools.optional() })
-  .strict()
-  .refine((p) => p.settings !== undefined || p.approve_tools !== undefined, {
-    message: "send settings, approve_tools or both",
-  });
+  .strictObject({ settings: z.optional(SettingsPatch), approve_tools: z.optional(ApproveTools) })
+  .check(
+    z.refine((p) => p.settings !== undefined || p.approve_tools !== undefined, {
+      message: "send settings, approve_tools or both",
+    }),
+  );
 
 const historyUnavailable = () =>
   new AppError(503, "history_unavailable", "conversation history needs Supabase, which is not configured");

@@ -1,6 +1,6 @@
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { SQSRecord } from "aws-lambda";
-import * as z from "zod";
+import * as z from "../shared/zod";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { runDeadline } from "../shared/deadline";
@@ -13,10 +13,10 @@ const logger = createLogger("support-worker");
 const metrics = createMetrics("support-worker");
 
 export const SupportMessage = z.object({
-  notification_id: z.string().min(1),
-  conversation_id: z.string().min(1),
-  part_id: z.string().min(1),
-  topic: z.string().min(1),
+  notification_id: z.string().check(z.minLength(1)),
+  conversation_id: z.string().check(z.minLength(1)),
+  part_id: z.string().check(z.minLength(1)),
+  topic: z.string().check(z.minLength(1)),
 });
 type SupportMessage = z.infer<typeof SupportMessage>;
 

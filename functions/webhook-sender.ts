@@ -1,5 +1,5 @@
 import type { SQSRecord } from "aws-lambda";
-import * as z from "zod";
+import * as z from "../shared/zod";
 import type { Backends } from "../shared/backends";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
@@ -17,9 +17,9 @@ const logger = createLogger("webhook-sender");
 const metrics = createMetrics("webhook-sender");
 
 const Message = z.object({
-  url: z.string().min(1).max(2048),
+  url: z.string().check(z.minLength(1), z.maxLength(2048)),
   payload: z.record(z.string(), z.unknown()),
-  attempt: z.number().int().min(1).max(WEBHOOK_MAX_ATTEMPTS),
+  attempt: z.number().check(z.int(), z.gte(1), z.lte(WEBHOOK_MAX_ATTEMPTS)),
 });
 
 /** How long one delivery may take before it counts as failed. */

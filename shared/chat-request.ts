@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from "aws-lambda";
-import * as z from "zod";
+import * as z from "./zod";
 import type { Config } from "./config";
 import { AppError } from "./errors";
 import { parseJsonBody } from "./http";
@@ -19,43 +19,41 @@ export function chatRequest(maxMessageBytes: number) {
     // A character is at least a byte, so the length cap (which JSON Schema can express) never
     // refuses a message the byte cap accepts.
     message: storable(
-      z.string({ error: "is required and must be a string" }).max(maxMessageBytes, tooLarge),
-    ).superRefine((m, ctx) => {
-      if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
-      else if (isStorableText(m) && Buffer.byteLength(m) > maxMessageBytes) {
-        ctx.addIssue({
-          code: "too_big",
-          origin: "string",
-          maximum: maxMessageBytes,
-          message: tooLarge,
-        });
-      }
-    }),
-    session_id: z.uuid({ error: "must be a session id returned by this API (a UUID)" }).optional(),
-    user_id: id.optional(),
-    project_id: id.optional(),
-    if_busy: z.enum(["reject", "queue"], { error: 'must be "reject" or "queue"' }).optional(),
+      z.string({ error: "is required and must be a string" }).check(z.maxLength(maxMessageBytes, tooLarge)),
+    ).check(
+      z.superRefine((m, ctx) => {
+        if (m.trim().length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+        else if (isStorableText(m) && Buffer.byteLength(m) > maxMessageBytes) {
+          ctx.addIssue({
+            code: "too_big",
+            origin: "string",
+            maximum: maxMessageBytes,
+            message: tooLarge,
+          });
+        }
+      }),
+    ),
+    session_id: z.optional(z.uuid({ error: "must be a session id returned by this API (a UUID)" })),
+    user_id: z.optional(id),
+    project_id: z.optional(id),
+    if_busy: z.optional(z.enum(["reject", "queue"], { error: 'must be "reject" or "queue"' })),
     /** a new session's settings (shared/session-settings.ts) */
-    settings: SettingsPatch.optional(),
+    settings: z.optional(SettingsPatch),
     /** ready image files of this session to send with the message (file ids) */
-    attachments: z
-      .array(z.uuid({ error: "must be file ids returned by this API" }))
-      .max(20)
-      .optional(),
+    attachments: z.optional(z.array(z.uuid({ error: "must be file ids returned by this API" })).check(z.maxLength(20))),
     /** small images inline, base64 (the body cap bounds them: INLINE_IMAGES_MAX_BYTES) */
-    images: z
-      .array(
-        z
-          .object({
+    images: z.optional(
+      z
+        .array(
+          z.strictObject({
             media_type: z.enum(["image/png", "image/jpeg", "image/gif", "image/webp"], {
               error: "must be image/png, image/jpeg, image/gif or image/webp",
             }),
-            data: z.base64({ error: "must be base64" }).min(1),
-          })
-          .strict(),
-      )
-      .max(20)
-      .optional(),
+            data: z.base64({ error: "must be base64" }).check(z.minLength(1)),
+          }),
+        )
+        .check(z.maxLength(20)),
+    ),
   });
 }
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "./zod";
 import { UserQuotas } from "./quotas";
 import { ProjectSettings } from "./session-settings";
 
@@ -10,148 +10,137 @@ import { ProjectSettings } from "./session-settings";
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024;
 
 /** A setting holding a JSON object, parsed and checked against `schema`; "{}" when unset. */
-const jsonSetting = <S extends z.ZodType>(schema: S) =>
-  z
-    .string()
-    .default("{}")
-    .transform((text, ctx): z.infer<S> => {
+const jsonSetting = <S extends z.ZodMiniType>(schema: S) =>
+  z.pipe(
+    z._default(z.string(), "{}"),
+    z.transform((text, ctx): z.infer<S> => {
       try {
         const parsed = schema.safeParse(JSON.parse(text), { jitless: true }); // once a cold start (loadConfig)
         if (parsed.success) return parsed.data;
-        ctx.addIssue({
+        ctx.issues.push({
           code: "custom",
+          input: text,
           message: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join(", "),
         });
       } catch {
-        ctx.addIssue({ code: "custom", message: "must be a JSON object" });
+        ctx.issues.push({ code: "custom", input: text, message: "must be a JSON object" });
       }
       return z.NEVER;
-    });
+    }),
+  );
 
 const Settings = z.object({
   /** DynamoDB table holding graph checkpoints. */
-  CHECKPOINT_TABLE: z.string().min(3).max(255).default("agent-checkpoints"),
+  CHECKPOINT_TABLE: z._default(z.string().check(z.minLength(3), z.maxLength(255)), "agent-checkpoints"),
   /** Days after its last use a thread's checkpoints expire; unset keeps them. */
-  CHECKPOINT_TTL_DAYS: z.coerce.number().positive().optional(),
+  CHECKPOINT_TTL_DAYS: z.optional(z.coerce.number().check(z.positive())),
   /** Hours a run's kept stream events (background and resumable runs) can be replayed; the table's TTL removes them. */
-  RUN_EVENTS_TTL_HOURS: z.coerce
-    .number()
-    .positive()
-    .max(24 * 30)
-    .default(24),
+  RUN_EVENTS_TTL_HOURS: z._default(z.coerce.number().check(z.positive(), z.lte(24 * 30)), 24),
 
   /** Bedrock chat model (e.g. anthropic.claude-sonnet-4-5-20250929-v1:0); unset uses the offline stand-in. */
-  BEDROCK_MODEL_ID: z.string().min(1).optional(),
+  BEDROCK_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   /** Bedrock embedding model; unset uses the hashing stand-in. Titan v2 is amazon.titan-embed-text-v2:0. */
-  BEDROCK_EMBEDDING_MODEL_ID: z.string().min(1).optional(),
+  BEDROCK_EMBEDDING_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   /** Region for Bedrock calls; defaults to the function's AWS_REGION. */
-  BEDROCK_REGION: z.string().min(1).optional(),
+  BEDROCK_REGION: z.optional(z.string().check(z.minLength(1))),
   /** Embedding width, shared by the model and the pgvector columns. Titan v2 offers 256, 512 or 1024. */
-  EMBEDDING_DIM: z.coerce.number().int().positive().default(1024),
+  EMBEDDING_DIM: z._default(z.coerce.number().check(z.int(), z.positive()), 1024),
 
   /**
    * recall_memory drops matches scoring below this cosine similarity. 0.15 is calibrated for the hashing
    * embedder on test/fixtures/memories.json (`npm run bench -- retrieval`); recalibrate for Titan.
    */
-  MEMORY_MIN_SCORE: z.coerce.number().min(-1).max(1).default(0.15),
+  MEMORY_MIN_SCORE: z._default(z.coerce.number().check(z.gte(-1), z.lte(1)), 0.15),
 
   /**
    * Extraction: a new fact at least this similar (cosine) to a stored memory is a duplicate.
    * Calibrated for the hashing embedder on test/fixtures/fact-pairs.json (`npm run bench -- retrieval`).
    */
-  MEMORY_DUPLICATE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
+  MEMORY_DUPLICATE_THRESHOLD: z._default(z.coerce.number().check(z.gte(0), z.lte(1)), 0.8),
   /** SQS queue the chat function hands each turn to for memory extraction; unset: no extraction. */
-  EXTRACTION_QUEUE_URL: z.url().optional(),
+  EXTRACTION_QUEUE_URL: z.optional(z.url()),
   /** The run worker's queue (background runs of the Agent Server API); unset: runs.create is 503. */
-  RUNS_QUEUE_URL: z.url().optional(),
+  RUNS_QUEUE_URL: z.optional(z.url()),
   /** The webhook sender's queue (a run's completion webhook). */
-  WEBHOOKS_QUEUE_URL: z.url().optional(),
+  WEBHOOKS_QUEUE_URL: z.optional(z.url()),
   /** Crons on EventBridge Scheduler: the stack's schedule group, the role it sends with, the run worker's queue. */
-  CRON_SCHEDULE_GROUP: z.string().min(1).max(64).optional(),
-  CRON_SCHEDULER_ROLE_ARN: z.string().startsWith("arn:").optional(),
-  CRON_TARGET_QUEUE_ARN: z.string().startsWith("arn:").optional(),
+  CRON_SCHEDULE_GROUP: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+  CRON_SCHEDULER_ROLE_ARN: z.optional(z.string().check(z.startsWith("arn:"))),
+  CRON_TARGET_QUEUE_ARN: z.optional(z.string().check(z.startsWith("arn:"))),
   /** Hosts a run's `webhook` may name (comma-separated, each with an optional port); unset: none. */
-  WEBHOOK_HOSTS: z.string().max(4096).optional(),
+  WEBHOOK_HOSTS: z.optional(z.string().check(z.maxLength(4096))),
   /** DynamoDB table of Powertools idempotency records (queue consumers). */
-  IDEMPOTENCY_TABLE: z.string().min(3).max(255).default("agent-idempotency"),
+  IDEMPOTENCY_TABLE: z._default(z.string().check(z.minLength(3), z.maxLength(255)), "agent-idempotency"),
 
   /** Ingestion: documents over this size are skipped (logged, not retried). */
-  INGEST_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024),
+  INGEST_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), 10 * 1024 * 1024),
   /** Chunk size and overlap, in characters. */
-  INGEST_CHUNK_SIZE: z.coerce.number().int().min(100).default(1000),
-  INGEST_CHUNK_OVERLAP: z.coerce.number().int().min(0).default(150),
+  INGEST_CHUNK_SIZE: z._default(z.coerce.number().check(z.int(), z.gte(100)), 1000),
+  INGEST_CHUNK_OVERLAP: z._default(z.coerce.number().check(z.int(), z.gte(0)), 150),
   /** Texts per embeddings call, and calls in flight per document. */
-  INGEST_EMBED_BATCH: z.coerce.number().int().min(1).max(256).default(32),
-  INGEST_EMBED_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  INGEST_EMBED_BATCH: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(256)), 32),
+  INGEST_EMBED_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(32)), 4),
   /**
    * Bounds on one document (shared/documents/limits.ts): its extracted text, what a DOCX may
    * inflate to, PDF pages, chunks, and its whole processing time. A document over one is skipped
    * with the reason. 2000 chunks of 1000 characters is about 600 printed pages; the time bound
    * leaves a batch of 5 documents, processed in turn, inside the function's 120 s.
    */
-  INGEST_MAX_TEXT_CHARS: z.coerce.number().int().positive().default(4_000_000),
-  INGEST_MAX_UNZIPPED_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(32 * 1024 * 1024),
-  INGEST_MAX_PDF_PAGES: z.coerce.number().int().positive().default(2000),
-  INGEST_MAX_CHUNKS: z.coerce.number().int().positive().default(2000),
-  INGEST_DOCUMENT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(20_000),
+  INGEST_MAX_TEXT_CHARS: z._default(z.coerce.number().check(z.int(), z.positive()), 4_000_000),
+  INGEST_MAX_UNZIPPED_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), 32 * 1024 * 1024),
+  INGEST_MAX_PDF_PAGES: z._default(z.coerce.number().check(z.int(), z.positive()), 2000),
+  INGEST_MAX_CHUNKS: z._default(z.coerce.number().check(z.int(), z.positive()), 2000),
+  INGEST_DOCUMENT_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.gte(1000), z.lte(900_000)), 20_000),
 
   /** How long a message sent with if_busy "queue" waits for the session's previous run. */
-  SESSION_QUEUE_WAIT_MS: z.coerce.number().int().min(0).max(25_000).default(20_000),
+  SESSION_QUEUE_WAIT_MS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(25_000)), 20_000),
   /**
    * How long a session lease lasts without a heartbeat (shared/stores/session-lease.ts); its holder
    * renews it every third of that, which is also how soon it sees a multitask_strategy interrupt.
    */
-  SESSION_LEASE_MS: z.coerce.number().int().min(3_000).max(300_000).default(30_000),
+  SESSION_LEASE_MS: z._default(z.coerce.number().check(z.int(), z.gte(3_000), z.lte(300_000)), 30_000),
   /** Browser origins allowed to call the API, comma-separated ("*": any); none by default (shared/cors.ts). */
-  CORS_ORIGINS: z.string().default(""),
+  CORS_ORIGINS: z._default(z.string(), ""),
   /** The offline stand-in's pause between streamed words, so streaming is visible locally. */
-  OFFLINE_STREAM_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(15),
+  OFFLINE_STREAM_DELAY_MS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(1000)), 15),
   /** A lighter Bedrock model for naming sessions and long sessions' running summaries; unset uses BEDROCK_MODEL_ID. */
-  BEDROCK_NAMING_MODEL_ID: z.string().min(1).optional(),
+  BEDROCK_NAMING_MODEL_ID: z.optional(z.string().check(z.minLength(1))),
   /**
    * The most input tokens one chat model call is sent (graph/chat/context.ts); unset picks one
    * that fits the model (defaultContextBudget). Counted by shared/models/token-estimate.ts,
    * calibrated by the previous call's reported usage.
    */
-  CONTEXT_TOKEN_BUDGET: z.coerce.number().int().min(1000).optional(),
+  CONTEXT_TOKEN_BUDGET: z.optional(z.coerce.number().check(z.int(), z.gte(1000))),
 
   /** Intercom: API base URL, the bot admin that replies, and the app's secrets (env locally, Secrets Manager in AWS). */
-  INTERCOM_API_URL: z.url().default("https://api.intercom.io"),
-  INTERCOM_ADMIN_ID: z.string().min(1).optional(),
-  INTERCOM_ACCESS_TOKEN: z.string().min(1).optional(),
-  INTERCOM_ACCESS_TOKEN_SECRET_ARN: z.string().min(1).optional(),
-  INTERCOM_CLIENT_SECRET: z.string().min(1).optional(),
-  INTERCOM_CLIENT_SECRET_ARN: z.string().min(1).optional(),
+  INTERCOM_API_URL: z._default(z.url(), "https://api.intercom.io"),
+  INTERCOM_ADMIN_ID: z.optional(z.string().check(z.minLength(1))),
+  INTERCOM_ACCESS_TOKEN: z.optional(z.string().check(z.minLength(1))),
+  INTERCOM_ACCESS_TOKEN_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
+  INTERCOM_CLIENT_SECRET: z.optional(z.string().check(z.minLength(1))),
+  INTERCOM_CLIENT_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
   /** SQS queue between the Intercom webhook and the support worker. */
-  SUPPORT_QUEUE_URL: z.url().optional(),
+  SUPPORT_QUEUE_URL: z.optional(z.url()),
   /** An MCP server (Streamable HTTP) whose tools the support agent may also use. */
-  SUPPORT_MCP_URL: z.url().optional(),
-  SUPPORT_MAX_HOPS: z.coerce.number().int().min(1).max(5).default(2),
-  SUPPORT_SNOOZE_MINUTES: z.coerce.number().int().min(1).default(60),
+  SUPPORT_MCP_URL: z.optional(z.url()),
+  SUPPORT_MAX_HOPS: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(5)), 2),
+  SUPPORT_SNOOZE_MINUTES: z._default(z.coerce.number().check(z.int(), z.gte(1)), 60),
 
   /**
    * How long an erasure waits before it lists a user's sessions again, for new owner records to
    * reach the table's user index (a GSI, eventually consistent: usually well under a second).
    */
-  USER_INDEX_LAG_MS: z.coerce.number().int().min(0).max(5000).default(1000),
+  USER_INDEX_LAG_MS: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(5000)), 1000),
   /**
    * Largest export answered inline, in UTF-8 bytes: under Lambda's 6 MB response cap. A larger one
    * is written to the attachments bucket and answered as a download link (docs/user-data.md).
    */
-  EXPORT_INLINE_MAX_BYTES: z.coerce.number().int().min(1024).max(5_000_000).default(5_000_000),
+  EXPORT_INLINE_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.gte(1024), z.lte(5_000_000)), 5_000_000),
 
   /** Longest accepted chat message, in UTF-8 bytes. */
-  MAX_MESSAGE_BYTES: z.coerce.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
+  MAX_MESSAGE_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), DEFAULT_MAX_MESSAGE_BYTES),
   /** Graph steps per turn before the run is stopped (each model call and tool round is a step or two). */
-  AGENT_RECURSION_LIMIT: z.coerce.number().int().min(3).default(12),
+  AGENT_RECURSION_LIMIT: z._default(z.coerce.number().check(z.int(), z.gte(3)), 12),
   /**
    * The settings new sessions start with, per project, as JSON: {"<project id>": {"memory": false},
    * "*": {...}} ("*" applies to every session, a project's entry over it). See shared/session-settings.ts.
@@ -166,98 +155,80 @@ const Settings = z.object({
    * Days a session may stay idle (no turn) before it is erased everywhere: state, transcript, files,
    * runs (graph/chat/retention.ts). Unset: sessions are kept until deleted.
    */
-  SESSION_RETENTION_DAYS: z.coerce.number().positive().max(36_500).optional(),
+  SESSION_RETENTION_DAYS: z.optional(z.coerce.number().check(z.positive(), z.lte(36_500))),
   /**
    * Model ids declared without tool support (comma-separated): a session on one of them binds no
    * tools, and its prompt says it has none.
    */
-  MODELS_WITHOUT_TOOLS: z
-    .string()
-    .default("")
-    .transform((text) =>
+  MODELS_WITHOUT_TOOLS: z.pipe(
+    z._default(z.string(), ""),
+    z.transform((text) =>
       text
         .split(",")
         .map((m) => m.trim())
         .filter(Boolean),
     ),
+  ),
 
   /**
    * Who the caller is. "authorizer": from API Gateway's authorizer context (AWS).
    * "local": from the body's user_id or an x-user-id header, for the local stack only.
    */
-  AUTH_MODE: z.enum(["authorizer", "local"]).default("authorizer"),
+  AUTH_MODE: z._default(z.enum(["authorizer", "local"]), "authorizer"),
 
   /** The OIDC provider whose bearer JWTs the API's authorizer accepts (issuer, audience, and its JWKS). */
-  OIDC_ISSUER: z.url().optional(),
-  OIDC_AUDIENCE: z.string().min(1).optional(),
+  OIDC_ISSUER: z.optional(z.url()),
+  OIDC_AUDIENCE: z.optional(z.string().check(z.minLength(1))),
   /** Defaults to <issuer>/.well-known/jwks.json. */
-  OIDC_JWKS_URL: z.url().optional(),
+  OIDC_JWKS_URL: z.optional(z.url()),
   /**
    * The knowledge base's admins: JWT users whose ADMIN_CLAIM (e.g. "cognito:groups") holds
    * ADMIN_GROUP (a list, or a space- or comma-separated string). Trusted API keys are admins too.
    */
-  ADMIN_CLAIM: z.string().min(1).optional(),
-  ADMIN_GROUP: z.string().min(1).optional(),
+  ADMIN_CLAIM: z.optional(z.string().check(z.minLength(1))),
+  ADMIN_GROUP: z.optional(z.string().check(z.minLength(1))),
   /**
    * Set by the stack when API keys are on (`apiKeys` context): the secret holding the API key
    * JWT users are metered under. Its presence also lets the authorizer accept `ApiKey` tokens.
    */
-  USERS_API_KEY_SECRET_ARN: z.string().min(1).optional(),
+  USERS_API_KEY_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
 
   /** Supabase project; required where the stores run over PostgREST (Lambda). */
-  SUPABASE_URL: z.url().optional(),
-  SUPABASE_SERVICE_ROLE_KEY: z.string().min(1).optional(),
+  SUPABASE_URL: z.optional(z.url()),
+  SUPABASE_SERVICE_ROLE_KEY: z.optional(z.string().check(z.minLength(1))),
   /** In AWS the key is not in the environment: this names the Secrets Manager secret holding it. */
-  SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: z.string().min(1).optional(),
+  SUPABASE_SERVICE_ROLE_KEY_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
 
   /** The documents bucket and prefix, for the knowledge admin routes (uploads and deletes); unset: none. */
-  DOCUMENTS_BUCKET: z.string().min(3).optional(),
-  DOCUMENTS_PREFIX: z.string().default("knowledge/"),
+  DOCUMENTS_BUCKET: z.optional(z.string().check(z.minLength(3))),
+  DOCUMENTS_PREFIX: z._default(z.string(), "knowledge/"),
   /** Largest document an admin may upload through the API. */
-  KNOWLEDGE_UPLOAD_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(50 * 1024 * 1024),
+  KNOWLEDGE_UPLOAD_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), 50 * 1024 * 1024),
   /** Attachments (files of a session): the S3 bucket; unset in AWS means no file routes or data tools. */
-  ATTACHMENTS_BUCKET: z.string().min(3).optional(),
+  ATTACHMENTS_BUCKET: z.optional(z.string().check(z.minLength(3))),
   /** The data function (functions/data.ts) the data tools and upload checks invoke; unset: none. */
-  DATA_FUNCTION_NAME: z.string().min(1).optional(),
+  DATA_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
   /** Largest accepted file, files per session, rows loaded per data file. */
-  FILES_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(20 * 1024 * 1024),
-  FILES_PER_SESSION: z.coerce.number().int().min(1).max(1000).default(20),
-  FILES_MAX_ROWS: z.coerce.number().int().min(1).default(1_000_000),
+  FILES_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), 20 * 1024 * 1024),
+  FILES_PER_SESSION: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000)), 20),
+  FILES_MAX_ROWS: z._default(z.coerce.number().check(z.int(), z.gte(1)), 1_000_000),
   /** Images sent inline with a chat message (base64 in the body), in bytes once decoded, all together. */
-  INLINE_IMAGES_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(4 * 1024 * 1024)
-    .default(1024 * 1024),
+  INLINE_IMAGES_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(4 * 1024 * 1024)), 1024 * 1024),
   /** Lifetime of presigned upload and download URLs. */
-  FILES_URL_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(900),
+  FILES_URL_TTL_SECONDS: z._default(z.coerce.number().check(z.int(), z.gte(30), z.lte(3600)), 900),
   /**
    * query_data: statement timeout, DuckDB memory cap, rows and bytes returned to the model, and
    * how many queries (sandboxes) run at once in one process (DuckDB works on libuv's thread pool).
    */
-  SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
-  SQL_MEMORY_MB: z.coerce.number().int().min(16).max(4096).default(256),
-  SQL_MAX_ROWS: z.coerce.number().int().min(1).max(10_000).default(200),
-  SQL_MAX_RESULT_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(1024 * 1024)
-    .default(64 * 1024),
-  SQL_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(2),
+  SQL_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.gte(100), z.lte(60_000)), 5_000),
+  SQL_MEMORY_MB: z._default(z.coerce.number().check(z.int(), z.gte(16), z.lte(4096)), 256),
+  SQL_MAX_ROWS: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(10_000)), 200),
+  SQL_MAX_RESULT_BYTES: z._default(z.coerce.number().check(z.int(), z.gte(1024), z.lte(1024 * 1024)), 64 * 1024),
+  SQL_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(16)), 2),
 
   /** Local stack only: HTTP port and where state persists. */
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  DATA_DIR: z.string().min(1).default(".local"),
+  PORT: z._default(z.coerce.number().check(z.int(), z.gte(0), z.lte(65535)), 3000),
+  DATA_DIR: z._default(z.string().check(z.minLength(1)), ".local"),
 });
 
 export type Config = z.infer<typeof Settings>;

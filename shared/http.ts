@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
-import type { z } from "zod";
+import type * as z from "./zod";
 import { AppError, badRequest, payloadTooLarge } from "./errors";
 import type { Logger } from "./logger";
 
@@ -43,7 +43,7 @@ export function rawBody(event: APIGatewayProxyEvent): string {
  * body over `maxBytes`, checked before parsing. (API Gateway's own cap is 10 MB and cannot be
  * lowered, so the byte limit lives here.)
  */
-export function parseJsonBody<S extends z.ZodType>(
+export function parseJsonBody<S extends z.ZodMiniType>(
   event: APIGatewayProxyEvent,
   schema: S,
   { maxBytes }: { maxBytes?: number } = {},
@@ -93,7 +93,7 @@ export function jsonErrors(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, 
 }
 
 /** The query string, checked against `schema`: the first problem becomes a 400 naming the parameter. */
-export function parseQuery<S extends z.ZodType>(event: APIGatewayProxyEvent, schema: S): z.infer<S> {
+export function parseQuery<S extends z.ZodMiniType>(event: APIGatewayProxyEvent, schema: S): z.infer<S> {
   const query = schema.safeParse(event.queryStringParameters ?? {});
   if (query.success) return query.data;
   const issue = query.error.issues[0]!;

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "./zod";
 import { type AppError, sessionNotFound } from "./errors";
 import type { SessionOwners, SessionRecord } from "./stores/session-owners";
 

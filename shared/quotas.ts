@@ -1,12 +1,10 @@
-import * as z from "zod";
+import * as z from "./zod";
 import { AppError } from "./errors";
 
-const Limits = z
-  .object({
-    turnsPerMinute: z.number().int().min(1).max(100_000).optional(),
-    tokensPerDay: z.number().int().min(1).max(1_000_000_000_000).optional(),
-  })
-  .strict();
+const Limits = z.strictObject({
+  turnsPerMinute: z.optional(z.number().check(z.int(), z.gte(1), z.lte(100_000))),
+  tokensPerDay: z.optional(z.number().check(z.int(), z.gte(1), z.lte(1_000_000_000_000))),
+});
 /** A limit on each user: turns per calendar minute and model tokens per UTC day. */
 export type QuotaLimits = z.infer<typeof Limits>;
 
@@ -15,9 +13,12 @@ export type QuotaLimits = z.infer<typeof Limits>;
  * day, and per project (`projects`, keyed by project id) limits of their own. Any may be left out
  * (no limit on it); `{}` or unset limits nothing.
  */
-export const UserQuotas = Limits.extend({
-  projects: z.record(z.string().min(1).max(128), Limits).optional(),
-}).strict();
+export const UserQuotas = z.strictObject({
+  ...Limits.shape,
+  ...{
+    projects: z.optional(z.record(z.string().check(z.minLength(1), z.maxLength(128)), Limits)),
+  },
+});
 export type UserQuotas = z.infer<typeof UserQuotas>;
 
 /**

@@ -1,10 +1,10 @@
-import type * as z from "zod";
+import type * as z from "./zod";
 
 /** What a route takes from its request, as the zod schemas its handler parses it with. */
 export interface RequestSchemas {
-  body?: z.ZodType;
-  query?: z.ZodType;
-  path?: z.ZodType;
+  body?: z.ZodMiniType;
+  query?: z.ZodMiniType;
+  path?: z.ZodMiniType;
 }
 
 /**

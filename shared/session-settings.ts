@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "./zod";
 import { storableText } from "./text";
 
 /** The tool groups a session can turn on or off; a tool names its group (graph/tools). */
@@ -33,15 +33,13 @@ const flag = z.boolean({ error: "must be true or false" });
  * Settings as a client sends them: any subset, each a boolean; an unknown key is refused rather
  * than ignored, so a typo ("memmory": false) never leaves memory on unnoticed.
  */
-export const SettingsPatch = z
-  .object({
-    memory: flag.optional(),
-    knowledge: flag.optional(),
-    user_context: flag.optional(),
-    files: flag.optional(),
-    private: flag.optional(),
-  })
-  .strict();
+export const SettingsPatch = z.strictObject({
+  memory: z.optional(flag),
+  knowledge: z.optional(flag),
+  user_context: z.optional(flag),
+  files: z.optional(flag),
+  private: z.optional(flag),
+});
 export type SettingsPatch = z.infer<typeof SettingsPatch>;
 
 /** Project defaults as configured: `{"<project id>": {...}, "*": {...}}` ("*" for every project and none). */
@@ -91,4 +89,7 @@ export function withinAssistant(settings: SessionSettings, assistant: SettingsPa
  * Tools whose calls wait for a person's approval (graph/tools/approval.ts), as a session, an
  * assistant or a run asks for it: tool names, or "*" for every tool.
  */
-export const ApproveTools = z.union([z.literal("*"), z.array(storableText({ min: 1, max: 128 })).max(64)]);
+export const ApproveTools = z.union([
+  z.literal("*"),
+  z.array(storableText({ min: 1, max: 128 })).check(z.maxLength(64)),
+]);

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "./zod";
 import { storableTextProblem } from "./text";
 
 /**
@@ -62,7 +62,7 @@ export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(va
  * and `maxBytes` of JSON. Over the size it is a `too_big` issue, so parseJsonBody answers
  * `<field>_too_large`.
  */
-export function storableJson<S extends z.ZodType>(schema: S, { maxBytes }: { maxBytes: number }): S {
+export function storableJson<S extends z.ZodMiniType>(schema: S, { maxBytes }: { maxBytes: number }): S {
   return schema.check(
     STORABLE_JSON as never,
     z.superRefine((value, ctx) => {
@@ -79,7 +79,7 @@ export function storableJson<S extends z.ZodType>(schema: S, { maxBytes }: { max
 }
 
 /** Whether a schema's values pass the storable-JSON check. */
-export function checksStorableJson(schema: z.ZodType): boolean {
+export function checksStorableJson(schema: z.ZodMiniType): boolean {
   const checks = (schema as { _zod: { def: { checks?: unknown[] } } })._zod.def.checks ?? [];
   return checks.includes(STORABLE_JSON);
 }

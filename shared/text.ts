@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "./zod";
 
 /**
  * Text that may reach storage: well-formed Unicode (no lone surrogate) and no NUL.
@@ -31,7 +31,7 @@ const STORABLE_TEXT = z.superRefine<string>((value, ctx) => {
 });
 
 /** A zod string refined to storable text. */
-export function storable<S extends z.ZodType<string>>(schema: S): S {
+export function storable<S extends z.ZodMiniType<string>>(schema: S): S {
   return schema.check(STORABLE_TEXT as never) as S;
 }
 
@@ -40,12 +40,12 @@ export function storable<S extends z.ZodType<string>>(schema: S): S {
  * before the bounds are checked. Request schemas use it (or `identifier()`, or a UUID or enum).
  */
 export function storableText({ min = 0, max, trim = false }: { min?: number; max: number; trim?: boolean }) {
-  const text = trim ? z.string().trim() : z.string();
-  return storable((min > 0 ? text.min(min) : text).max(max));
+  const text = trim ? z.string().check(z.trim()) : z.string();
+  return storable((min > 0 ? text.check(z.minLength(min)) : text).check(z.maxLength(max)));
 }
 
 /** Whether a schema's values pass the storable-text check (see STORABLE_TEXT). */
-export function checksStorableText(schema: z.ZodType): boolean {
+export function checksStorableText(schema: z.ZodMiniType): boolean {
   const checks = (schema as { _zod: { def: { checks?: unknown[] } } })._zod.def.checks ?? [];
   return checks.includes(STORABLE_TEXT);
 }

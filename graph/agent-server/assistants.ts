@@ -1,6 +1,6 @@
 import { v5 as uuid5 } from "@langchain/core/utils/uuid";
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { AppError, badRequest, notFound } from "../../shared/errors";
 import { type AgentAssistants, type AssistantRecord, assistantItem } from "../../shared/stores/agent-assistants";
 import { assistantNotFound, noAssistantFor } from "./errors";

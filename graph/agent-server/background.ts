@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { AppError } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import { type AgentRuns, LIVE, type RunRecord, WORKER_LOST } from "../../shared/stores/agent-runs";

@@ -1,6 +1,6 @@
 import { v5 as uuid5 } from "uuid";
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import type { CronFiring, CronScheduler } from "../../shared/cron-scheduler";
 import { AppError, badRequest } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
@@ -13,35 +13,36 @@ import { RunCreate } from "./requests";
 import { checkRun } from "./runs";
 
 /** POST /threads/{thread_id}/runs/crons: a run's fields, and when to make it. */
-export const CronCreate = RunCreate.extend({
+export const CronCreate = z.extend(RunCreate, {
   schedule: storableText({ min: 1, max: 128 }),
-  end_time: z.iso.datetime({ offset: true }).optional(),
-  enabled: z.boolean().optional(),
-  on_run_completed: z.enum(["delete", "keep"]).optional(),
+  end_time: z.optional(z.iso.datetime({ offset: true })),
+  enabled: z.optional(z.boolean()),
+  on_run_completed: z.optional(z.enum(["delete", "keep"])),
 });
 
 export const CronPatch = z.object({
-  schedule: storableText({ min: 1, max: 128 }).optional(),
-  end_time: z.iso.datetime({ offset: true }).nullish(),
-  enabled: z.boolean().optional(),
-  metadata: Metadata.optional(),
+  schedule: z.optional(storableText({ min: 1, max: 128 })),
+  end_time: z.nullish(z.iso.datetime({ offset: true })),
+  enabled: z.optional(z.boolean()),
+  metadata: z.optional(Metadata),
 });
 
 export const CronSearch = z.object({
-  assistant_id: storableText({ max: 128 }).nullish(),
-  thread_id: z.uuid().nullish(),
-  enabled: z.boolean().nullish(),
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
-  sort_by: z
-    .enum(["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"])
-    .default("created_at"),
-  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  assistant_id: z.nullish(storableText({ max: 128 })),
+  thread_id: z.nullish(z.uuid()),
+  enabled: z.nullish(z.boolean()),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
+  sort_by: z._default(
+    z.enum(["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"]),
+    "created_at",
+  ),
+  sort_order: z._default(z.enum(["asc", "desc"]), "desc"),
 });
 
 export const CronCount = z.object({
-  assistant_id: storableText({ max: 128 }).nullish(),
-  thread_id: z.uuid().nullish(),
+  assistant_id: z.nullish(storableText({ max: 128 })),
+  thread_id: z.nullish(z.uuid()),
 });
 
 /** The run worker's message when a cron fires (EventBridge Scheduler's input, or the local timer's). */

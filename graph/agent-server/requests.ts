@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { chatRequest } from "../../shared/chat-request";
 import { badRequest } from "../../shared/errors";
 import { Metadata, storableJson } from "../../shared/storable-json";
@@ -20,28 +20,30 @@ export const CheckpointId = z.guid({ error: "must be a checkpoint id" });
  */
 const MessageDict = storableJson(
   z
-    .object({
-      type: z.enum(["human", "user", "ai", "assistant", "tool", "system", "remove"]).optional(),
-      role: z.enum(["human", "user", "ai", "assistant", "tool", "system"]).optional(),
-      content: z.union([storable(z.string()), z.array(z.record(z.string(), z.unknown()))]).optional(),
-      id: storableText({ min: 1, max: 128 }).optional(),
-      tool_call_id: storableText({ min: 1, max: 128 }).optional(),
-      tool_calls: z
-        .array(z.object({ name: storableText({ min: 1, max: 128 }), args: z.record(z.string(), z.unknown()) }).loose())
-        .max(64)
-        .optional(),
+    .looseObject({
+      type: z.optional(z.enum(["human", "user", "ai", "assistant", "tool", "system", "remove"])),
+      role: z.optional(z.enum(["human", "user", "ai", "assistant", "tool", "system"])),
+      content: z.optional(z.union([storable(z.string()), z.array(z.record(z.string(), z.unknown()))])),
+      id: z.optional(storableText({ min: 1, max: 128 })),
+      tool_call_id: z.optional(storableText({ min: 1, max: 128 })),
+      tool_calls: z.optional(
+        z
+          .array(z.looseObject({ name: storableText({ min: 1, max: 128 }), args: z.record(z.string(), z.unknown()) }))
+          .check(z.maxLength(64)),
+      ),
     })
-    .loose()
-    .superRefine((m, ctx) => {
-      const type = m.type ?? m.role;
-      if (type === undefined) ctx.addIssue({ code: "custom", message: "a message needs its type (or role)" });
-      if (type === "tool" && m.tool_call_id === undefined)
-        ctx.addIssue({ code: "custom", path: ["tool_call_id"], message: "a tool message answers a call: name it" });
-      if (type === "remove" && m.id === undefined)
-        ctx.addIssue({ code: "custom", path: ["id"], message: "a removal names the message it removes" });
-      if (type !== "remove" && m.content === undefined)
-        ctx.addIssue({ code: "custom", path: ["content"], message: "a message needs its content" });
-    }),
+    .check(
+      z.superRefine((m, ctx) => {
+        const type = m.type ?? m.role;
+        if (type === undefined) ctx.addIssue({ code: "custom", message: "a message needs its type (or role)" });
+        if (type === "tool" && m.tool_call_id === undefined)
+          ctx.addIssue({ code: "custom", path: ["tool_call_id"], message: "a tool message answers a call: name it" });
+        if (type === "remove" && m.id === undefined)
+          ctx.addIssue({ code: "custom", path: ["id"], message: "a removal names the message it removes" });
+        if (type !== "remove" && m.content === undefined)
+          ctx.addIssue({ code: "custom", path: ["content"], message: "a message needs its content" });
+      }),
+    ),
   { maxBytes: 256 * 1024 },
 );
 
@@ -51,9 +53,9 @@ const MessageDict = storableJson(
  */
 export const StateValues = z.strictObject(
   {
-    messages: z.union([MessageDict, z.array(MessageDict).max(500)]).optional(),
-    summary: storableText({ max: 20_000 }).optional(),
-    tokenRatio: z.number().min(0.5).max(4).optional(),
+    messages: z.optional(z.union([MessageDict, z.array(MessageDict).check(z.maxLength(500))])),
+    summary: z.optional(storableText({ max: 20_000 })),
+    tokenRatio: z.optional(z.number().check(z.gte(0.5), z.lte(4))),
   },
   { error: "the chat graph's state is its messages, summary and tokenRatio" },
 );
@@ -61,93 +63,84 @@ export const StateValues = z.strictObject(
 const AsNode = storableText({ min: 1, max: 128 });
 
 export const ThreadCreate = z.object({
-  thread_id: z.uuid({ error: "must be a UUID" }).optional(),
-  metadata: Metadata.optional(),
-  if_exists: z.enum(["raise", "do_nothing"]).optional(),
+  thread_id: z.optional(z.uuid({ error: "must be a UUID" })),
+  metadata: z.optional(Metadata),
+  if_exists: z.optional(z.enum(["raise", "do_nothing"])),
   /** states written into the new thread, one superstep after another (threads.create's supersteps) */
-  supersteps: z
-    .array(
-      z.object({
-        updates: z
-          .array(z.object({ values: StateValues.nullish(), as_node: AsNode }))
-          .min(1)
-          .max(16),
-      }),
-    )
-    .max(64)
-    .optional(),
+  supersteps: z.optional(
+    z
+      .array(
+        z.object({
+          updates: z
+            .array(z.object({ values: z.nullish(StateValues), as_node: AsNode }))
+            .check(z.minLength(1), z.maxLength(16)),
+        }),
+      )
+      .check(z.maxLength(64)),
+  ),
 });
 
 /** threads.updateState: values written as if a node had returned them, at the latest checkpoint or a named one. */
 export const ThreadStateUpdate = z.object({
-  values: StateValues.nullish(),
-  as_node: AsNode.optional(),
-  checkpoint_id: CheckpointId.nullish(),
-  checkpoint: z
-    .object({
-      checkpoint_id: CheckpointId.optional(),
-      checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
-    })
-    .loose()
-    .nullish(),
+  values: z.nullish(StateValues),
+  as_node: z.optional(AsNode),
+  checkpoint_id: z.nullish(CheckpointId),
+  checkpoint: z.nullish(
+    z.looseObject({
+      checkpoint_id: z.optional(CheckpointId),
+      checkpoint_ns: z.optional(z.literal("", { error: "must be empty: the chat graph has no subgraphs" })),
+    }),
+  ),
 });
 
 /** POST /threads/{id}/state/checkpoint: the state at a checkpoint (RemoteGraph.getState). */
 export const StateAtCheckpoint = z.object({
-  checkpoint: z
-    .object({
-      checkpoint_id: CheckpointId.optional(),
-      checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
-    })
-    .loose(),
-  subgraphs: z.boolean().nullish(),
+  checkpoint: z.looseObject({
+    checkpoint_id: z.optional(CheckpointId),
+    checkpoint_ns: z.optional(z.literal("", { error: "must be empty: the chat graph has no subgraphs" })),
+  }),
+  subgraphs: z.nullish(z.boolean()),
 });
 
 export const ThreadCount = z.object({
-  metadata: Metadata.nullish(),
-  status: z.enum(["idle", "busy", "interrupted", "error"]).nullish(),
-  values: Metadata.nullish(),
+  metadata: z.nullish(Metadata),
+  status: z.nullish(z.enum(["idle", "busy", "interrupted", "error"])),
+  values: z.nullish(Metadata),
 });
 
-export const ThreadPatch = z.object({ metadata: Metadata.optional() });
+export const ThreadPatch = z.object({ metadata: z.optional(Metadata) });
 
 export const ThreadSearch = z.object({
-  metadata: Metadata.optional(),
-  ids: z
-    .array(storableText({ max: 128 }))
-    .max(1000)
-    .optional(),
-  status: z.enum(["idle", "busy", "interrupted", "error"]).optional(),
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
-  sort_by: z.enum(["thread_id", "status", "created_at", "updated_at"]).default("created_at"),
-  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  metadata: z.optional(Metadata),
+  ids: z.optional(z.array(storableText({ max: 128 })).check(z.maxLength(1000))),
+  status: z.optional(z.enum(["idle", "busy", "interrupted", "error"])),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
+  sort_by: z._default(z.enum(["thread_id", "status", "created_at", "updated_at"]), "created_at"),
+  sort_order: z._default(z.enum(["asc", "desc"]), "desc"),
 });
 
 export const HistoryQuery = z.object({
-  limit: z.number().int().min(1).max(1000).default(10),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
   /** only checkpoints whose metadata holds these (a run's metadata is in its checkpoints') */
-  metadata: Metadata.nullish(),
-  before: z
-    .object({ configurable: z.object({ checkpoint_id: storableText({ max: 128 }) }).loose() })
-    .loose()
-    .optional(),
+  metadata: z.nullish(Metadata),
+  before: z.optional(z.looseObject({ configurable: z.looseObject({ checkpoint_id: storableText({ max: 128 }) }) })),
 });
 
 export const AssistantSearch = z.object({
-  graph_id: storableText({ max: 128 }).nullish(),
-  name: storableText({ max: 128 }).nullish(),
-  metadata: Metadata.nullish(),
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
-  sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).nullish(),
-  sort_order: z.enum(["asc", "desc"]).nullish(),
+  graph_id: z.nullish(storableText({ max: 128 })),
+  name: z.nullish(storableText({ max: 128 })),
+  metadata: z.nullish(Metadata),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
+  sort_by: z.nullish(z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"])),
+  sort_order: z.nullish(z.enum(["asc", "desc"])),
 });
 
 export const AssistantCount = z.object({
-  graph_id: storableText({ max: 128 }).nullish(),
-  name: storableText({ max: 128 }).nullish(),
-  metadata: Metadata.nullish(),
+  graph_id: z.nullish(storableText({ max: 128 })),
+  name: z.nullish(storableText({ max: 128 })),
+  metadata: z.nullish(Metadata),
 });
 
 /**
@@ -157,51 +150,48 @@ export const AssistantCount = z.object({
  * that wait for approval. Anything else in it is kept and passed to the run as given.
  */
 export const AssistantConfig = storableJson(
-  z
-    .object({
-      configurable: z
-        .object({
-          system_prompt: storableText({ min: 1, max: 8000 }).optional(),
-          model: storableText({ min: 1, max: 256 }).optional(),
-          settings: SettingsPatch.optional(),
-          approve_tools: ApproveTools.optional(),
-        })
-        .loose()
-        .optional(),
-      recursion_limit: z.number().int().min(1).max(100).optional(),
-    })
-    .loose(),
+  z.looseObject({
+    configurable: z.optional(
+      z.looseObject({
+        system_prompt: z.optional(storableText({ min: 1, max: 8000 })),
+        model: z.optional(storableText({ min: 1, max: 256 })),
+        settings: z.optional(SettingsPatch),
+        approve_tools: z.optional(ApproveTools),
+      }),
+    ),
+    recursion_limit: z.optional(z.number().check(z.int(), z.gte(1), z.lte(100))),
+  }),
   { maxBytes: 64 * 1024 },
 );
 const AssistantContext = storableJson(z.record(z.string(), z.unknown()), { maxBytes: 64 * 1024 });
 
 export const AssistantCreate = z.object({
   graph_id: storableText({ min: 1, max: 128 }),
-  assistant_id: z.uuid({ error: "must be a UUID" }).nullish(),
-  config: AssistantConfig.nullish(),
-  context: AssistantContext.nullish(),
-  metadata: Metadata.nullish(),
-  if_exists: z.enum(["raise", "do_nothing"]).nullish(),
-  name: storableText({ min: 1, max: 256 }).nullish(),
-  description: storableText({ max: 2000 }).nullish(),
+  assistant_id: z.nullish(z.uuid({ error: "must be a UUID" })),
+  config: z.nullish(AssistantConfig),
+  context: z.nullish(AssistantContext),
+  metadata: z.nullish(Metadata),
+  if_exists: z.nullish(z.enum(["raise", "do_nothing"])),
+  name: z.nullish(storableText({ min: 1, max: 256 })),
+  description: z.nullish(storableText({ max: 2000 })),
 });
 
 export const AssistantPatch = z.object({
-  graph_id: storableText({ min: 1, max: 128 }).nullish(),
-  config: AssistantConfig.nullish(),
-  context: AssistantContext.nullish(),
-  metadata: Metadata.nullish(),
-  name: storableText({ min: 1, max: 256 }).nullish(),
-  description: storableText({ max: 2000 }).nullish(),
+  graph_id: z.nullish(storableText({ min: 1, max: 128 })),
+  config: z.nullish(AssistantConfig),
+  context: z.nullish(AssistantContext),
+  metadata: z.nullish(Metadata),
+  name: z.nullish(storableText({ min: 1, max: 256 })),
+  description: z.nullish(storableText({ max: 2000 })),
 });
 
 export const AssistantVersions = z.object({
-  metadata: Metadata.nullish(),
-  limit: z.number().int().min(1).max(1000).default(10),
-  offset: z.number().int().min(0).default(0),
+  metadata: z.nullish(Metadata),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
 });
 
-export const AssistantLatest = z.object({ version: z.number().int().min(1) });
+export const AssistantLatest = z.object({ version: z.number().check(z.int(), z.gte(1)) });
 
 /**
  * The stream modes a run can ask for, and the LangGraph modes each one reads. "messages" (whole and
@@ -226,44 +216,41 @@ const StreamModeSchema = z.enum(Object.keys(STREAM_MODES) as [StreamMode, ...Str
 });
 
 // The text is bounded by the body's size here and by MAX_MESSAGE_BYTES once joined (runInput).
-const TextBlock = z.object({ type: storableText({ max: 64 }), text: storable(z.string()).optional() }).loose();
-const InputMessage = z
-  .object({
-    type: storableText({ max: 64 }).optional(),
-    role: storableText({ max: 64 }).optional(),
-    content: z.union([storable(z.string()), z.array(TextBlock)]),
-    id: storableText({ min: 1, max: 128 }).optional(),
-    tool_call_id: storableText({ min: 1, max: 128 }).optional(),
-    name: storableText({ min: 1, max: 128 }).optional(),
-  })
-  .loose();
+const TextBlock = z.looseObject({ type: storableText({ max: 64 }), text: z.optional(storable(z.string())) });
+const InputMessage = z.looseObject({
+  type: z.optional(storableText({ max: 64 })),
+  role: z.optional(storableText({ max: 64 })),
+  content: z.union([storable(z.string()), z.array(TextBlock)]),
+  id: z.optional(storableText({ min: 1, max: 128 })),
+  tool_call_id: z.optional(storableText({ min: 1, max: 128 })),
+  name: z.optional(storableText({ min: 1, max: 128 })),
+});
 
 const NodeName = storableText({ min: 1, max: 128 });
 /** Nodes to stop before or after: "*" for every one. */
-const Interrupts = z.union([z.literal("*"), z.array(NodeName).max(32)]);
+const Interrupts = z.union([z.literal("*"), z.array(NodeName).check(z.maxLength(32))]);
 
 /** A checkpoint of the thread to run from (LangGraph's `checkpoint`; `checkpoint_id` alone says the same). */
-const CheckpointRef = z
-  .object({
-    checkpoint_id: CheckpointId,
-    checkpoint_ns: z.literal("", { error: "must be empty: the chat graph has no subgraphs" }).optional(),
-    thread_id: z.uuid().optional(),
-  })
-  .loose();
+const CheckpointRef = z.looseObject({
+  checkpoint_id: CheckpointId,
+  checkpoint_ns: z.optional(z.literal("", { error: "must be empty: the chat graph has no subgraphs" })),
+  thread_id: z.optional(z.uuid()),
+});
 
 /** LangGraph's Command, as JSON: storable, bounded. */
 export const CommandBody = storableJson(
-  z
-    .object({
-      // The chat graph stops only for approvals (graph/tools/approval.ts): a resume answers one.
-      resume: ApprovalResume.optional(),
-      // What LangGraph writes as if a node returned it: the chat graph's state keys only.
-      update: z
-        .union([StateValues, z.array(z.tuple([z.enum(["messages", "summary", "tokenRatio"]), z.unknown()])).max(16)])
-        .optional(),
-      goto: z.union([NodeName, z.array(NodeName).max(8)]).optional(),
-    })
-    .strict(),
+  z.strictObject({
+    // The chat graph stops only for approvals (graph/tools/approval.ts): a resume answers one.
+    resume: z.optional(ApprovalResume),
+    // What LangGraph writes as if a node returned it: the chat graph's state keys only.
+    update: z.optional(
+      z.union([
+        StateValues,
+        z.array(z.tuple([z.enum(["messages", "summary", "tokenRatio"]), z.unknown()])).check(z.maxLength(16)),
+      ]),
+    ),
+    goto: z.optional(z.union([NodeName, z.array(NodeName).check(z.maxLength(8))])),
+  }),
   { maxBytes: 16 * 1024 },
 );
 
@@ -280,44 +267,45 @@ const RUN_CONFIG_BYTES = 64 * 1024;
 
 export const RunCreate = z.object({
   assistant_id: storableText({ min: 1, max: 128 }),
-  input: storableJson(z.object({ messages: z.array(InputMessage).optional() }).loose(), {
-    maxBytes: RUN_INPUT_BYTES,
-  }).nullish(),
-  command: CommandBody.nullish(),
-  stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
-  multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).optional(),
-  metadata: Metadata.optional(),
-  config: storableJson(
-    z
-      .object({
-        configurable: z
-          .object({
-            project_id: identifier().optional(),
+  input: z.nullish(
+    storableJson(z.looseObject({ messages: z.optional(z.array(InputMessage)) }), {
+      maxBytes: RUN_INPUT_BYTES,
+    }),
+  ),
+  command: z.nullish(CommandBody),
+  stream_mode: z.optional(z.union([StreamModeSchema, z.array(StreamModeSchema)])),
+  multitask_strategy: z.optional(z.enum(["reject", "enqueue", "interrupt", "rollback"])),
+  metadata: z.optional(Metadata),
+  config: z.optional(
+    storableJson(
+      z.looseObject({
+        configurable: z.optional(
+          z.looseObject({
+            project_id: z.optional(identifier()),
             // Tools whose calls wait for approval in this run (over its assistant's): names, or "*".
-            approve_tools: ApproveTools.optional(),
-          })
-          .loose()
-          .optional(),
+            approve_tools: z.optional(ApproveTools),
+          }),
+        ),
         // Bounded: every step may be a model call.
-        recursion_limit: z.number().int().min(1).max(100).optional(),
-      })
-      .loose(),
-    { maxBytes: RUN_CONFIG_BYTES },
-  ).optional(),
-  checkpoint: CheckpointRef.nullish(),
-  checkpoint_id: CheckpointId.nullish(),
-  interrupt_before: Interrupts.optional(),
-  interrupt_after: Interrupts.optional(),
-  on_completion: z.enum(["delete", "keep"]).optional(),
-  if_not_exists: z.enum(["create", "reject"]).optional(),
+        recursion_limit: z.optional(z.number().check(z.int(), z.gte(1), z.lte(100))),
+      }),
+      { maxBytes: RUN_CONFIG_BYTES },
+    ),
+  ),
+  checkpoint: z.nullish(CheckpointRef),
+  checkpoint_id: z.nullish(CheckpointId),
+  interrupt_before: z.optional(Interrupts),
+  interrupt_after: z.optional(Interrupts),
+  on_completion: z.optional(z.enum(["delete", "keep"])),
+  if_not_exists: z.optional(z.enum(["create", "reject"])),
   /** the run's events are kept (shared/stores/run-events.ts), so a client that drops can rejoin */
-  stream_resumable: z.boolean().optional(),
+  stream_resumable: z.optional(z.boolean()),
   /** a background run waits this long before it starts (at most SQS's 15-minute delay) */
-  after_seconds: z.number().min(0).max(900).optional(),
+  after_seconds: z.optional(z.number().check(z.gte(0), z.lte(900))),
   /** where the finished run is posted (a host the deployment allows: shared/webhooks.ts) */
-  webhook: storableText({ min: 1, max: 2048 }).optional(),
+  webhook: z.optional(storableText({ min: 1, max: 2048 })),
   /** what a dropped client means for a streamed run: it goes on either way (a resumable one can be rejoined) */
-  on_disconnect: z.enum(["cancel", "continue"]).optional(),
+  on_disconnect: z.optional(z.enum(["cancel", "continue"])),
 });
 export type RunCreateBody = z.infer<typeof RunCreate>;
 
@@ -400,8 +388,8 @@ export const runCheckpoint = (body: RunCreateBody) => body.checkpoint?.checkpoin
 
 /** GET /threads/{thread_id}/runs/{run_id}/stream: rejoin a run's stream (joinStream). */
 export const JoinStreamQuery = z.object({
-  cancel_on_disconnect: z.enum(["0", "1", "true", "false"]).optional(),
-  stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).optional(),
+  cancel_on_disconnect: z.optional(z.enum(["0", "1", "true", "false"])),
+  stream_mode: z.optional(z.union([StreamModeSchema, z.array(StreamModeSchema)])),
 });
 
 /**

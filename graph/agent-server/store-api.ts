@@ -1,4 +1,4 @@
-import type * as z from "zod";
+import type * as z from "../../shared/zod";
 import { AppError } from "../../shared/errors";
 import { type ListNamespaces, type MemoryItems, type PutItem, ROOT, type SearchItems } from "./store";
 import type { StoreItems } from "./store-items";

@@ -1,5 +1,5 @@
 import type { Embeddings } from "@langchain/core/embeddings";
-import type * as z from "zod";
+import type * as z from "../../shared/zod";
 import { AppError } from "../../shared/errors";
 import type { AgentStore, StoreItem } from "../../shared/stores/agent-store";
 import type { ListNamespaces, PutItem, SearchItems } from "./store";

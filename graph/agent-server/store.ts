@@ -1,5 +1,5 @@
 import type { Embeddings } from "@langchain/core/embeddings";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { AppError, badRequest, notFound } from "../../shared/errors";
 import type { AgentStore, StoredMemory } from "../../shared/stores/agent-store";
 import { storableJson } from "../../shared/storable-json";
@@ -22,50 +22,43 @@ import { storableText } from "../../shared/text";
 export const ROOT = "memories";
 
 const label = storableText({ min: 1, max: 128 });
-export const Namespace = z.array(label).min(1).max(10);
+export const Namespace = z.array(label).check(z.minLength(1), z.maxLength(10));
 /** A memory, as an item's value in the memories namespace. */
-export const ItemValue = z
-  .object({
-    content: storableText({ min: 1, max: 2000, trim: true }),
-    category: storableText({ min: 1, max: 64, trim: true }).nullish(),
-    tags: z
-      .array(storableText({ max: 64 }))
-      .max(10)
-      .optional(),
-  })
-  .loose();
+export const ItemValue = z.looseObject({
+  content: storableText({ min: 1, max: 2000, trim: true }),
+  category: z.nullish(storableText({ min: 1, max: 64, trim: true })),
+  tags: z.optional(z.array(storableText({ max: 64 })).check(z.maxLength(10))),
+});
 /** Which of a value's fields are embedded for search by meaning: paths ("$" the whole value), or none. */
-const Index = z.union([z.literal(false), z.array(storableText({ min: 1, max: 256 })).max(16)]);
+const Index = z.union([z.literal(false), z.array(storableText({ min: 1, max: 256 })).check(z.maxLength(16))]);
 export const PutItem = z.object({
   namespace: Namespace,
   key: label,
   // Any JSON object, as LangGraph's store holds them.
   value: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 256 * 1024 }),
-  index: Index.nullish(),
-  ttl: z.null({ error: "this store keeps items until they are deleted: send no ttl" }).optional(),
+  index: z.nullish(Index),
+  ttl: z.optional(z.null({ error: "this store keeps items until they are deleted: send no ttl" })),
 });
 export const ItemKey = z.object({ namespace: Namespace, key: label });
 /** GET /store/items: the namespace's labels joined by periods, as the SDK sends them. */
-export const ItemQuery = z
-  .object({
-    namespace: storableText({ min: 1, max: 10 * 129 }),
-    key: label,
-    refresh_ttl: z.enum(["true", "false"]).optional(),
-  })
-  .loose();
+export const ItemQuery = z.looseObject({
+  namespace: storableText({ min: 1, max: 10 * 129 }),
+  key: label,
+  refresh_ttl: z.optional(z.enum(["true", "false"])),
+});
 export const SearchItems = z.object({
-  namespace_prefix: z.array(label).max(10).default([]),
-  filter: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).nullish(),
-  query: storableText({ max: 2000 }).nullish(),
-  limit: z.number().int().min(1).max(100).default(10),
-  offset: z.number().int().min(0).max(10_000).default(0),
+  namespace_prefix: z._default(z.array(label).check(z.maxLength(10)), []),
+  filter: z.nullish(storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 })),
+  query: z.nullish(storableText({ max: 2000 })),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(100)), 10),
+  offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
 });
 export const ListNamespaces = z.object({
-  prefix: z.array(label).max(10).nullish(),
-  suffix: z.array(label).max(10).nullish(),
-  max_depth: z.number().int().min(1).nullish(),
-  limit: z.number().int().min(1).max(1000).default(100),
-  offset: z.number().int().min(0).default(0),
+  prefix: z.nullish(z.array(label).check(z.maxLength(10))),
+  suffix: z.nullish(z.array(label).check(z.maxLength(10))),
+  max_depth: z.nullish(z.number().check(z.int(), z.gte(1))),
+  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 100),
+  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
 });
 
 interface Scope {

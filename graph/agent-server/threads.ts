@@ -1,6 +1,6 @@
 import pLimit from "p-limit";
 import { randomUUID } from "node:crypto";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import type { Backends } from "../../shared/backends";
 import { AppError, notFound } from "../../shared/errors";
 import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-runs";

@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { offlineStructuredRule } from "../../shared/models/offline-rules";
 
 export const MAX_NAME_WORDS = 5;
@@ -10,7 +10,9 @@ export const SESSION_NAME_TOOL = "session_name";
 // The offline stand-in names a session by the same rule as the fallback.
 offlineStructuredRule(SESSION_NAME_TOOL, (prompt) => ({ name: firstWords(prompt) }));
 
-const SessionName = z.object({ name: z.string().describe(`A title for the chat, at most ${MAX_NAME_WORDS} words.`) });
+const SessionName = z.object({
+  name: z.string().check(z.describe(`A title for the chat, at most ${MAX_NAME_WORDS} words.`)),
+});
 
 /** The fallback, and the offline stand-in's rule: the message's first five words. */
 export function firstWords(message: string, words = MAX_NAME_WORDS): string {

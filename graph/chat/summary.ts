@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { offlineStructuredRule } from "../../shared/models/offline-rules";
 import { transcript } from "./context-window";
 
@@ -31,7 +31,7 @@ offlineStructuredRule(SUMMARY_TOOL, (prompt) => {
   return { summary: kept.join("\n") };
 });
 
-const Summary = z.object({ summary: z.string().describe("The updated summary.") });
+const Summary = z.object({ summary: z.string().check(z.describe("The updated summary.")) });
 
 /**
  * Folds the messages leaving the window into the running summary with one light model

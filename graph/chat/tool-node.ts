@@ -2,7 +2,7 @@ import { type AIMessage, type BaseMessage, isAIMessage, ToolMessage, type ToolCa
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
-import type * as z from "zod";
+import type * as z from "../../shared/zod";
 import { applyDecisions, approvalRequest, decisionsFor, needsApproval } from "../tools/approval";
 import { settingsOf, whyOff } from "../tools/groups";
 
@@ -45,7 +45,7 @@ function explainIssue(issue: Issue, args: unknown): string {
  * other tool failure here (graph/chat/tools/context.ts).
  */
 export function explainInvalidInput(tool: StructuredToolInterface, args: unknown): string | undefined {
-  const schema = tool.schema as Partial<z.ZodType>;
+  const schema = tool.schema as Partial<z.ZodMiniType>;
   if (typeof schema?.safeParse !== "function") return undefined;
   const parsed = schema.safeParse(args);
   if (parsed.success) return undefined;

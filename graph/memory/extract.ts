@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { factsIn } from "../../shared/facts";
 import { offlineStructuredRule } from "../../shared/models/offline-rules";
 import type { ExtractionMessage } from "./message";
@@ -13,22 +13,26 @@ export const Facts = z.object({
       z.object({
         content: z
           .string()
-          .trim()
-          .min(3)
-          .max(500)
-          .describe("One atomic fact, self-contained, in the user's own terms."),
+          .check(
+            z.trim(),
+            z.minLength(3),
+            z.maxLength(500),
+            z.describe("One atomic fact, self-contained, in the user's own terms."),
+          ),
         category: z.enum(["preference", "personal", "work", "decision", "constraint"]),
         subject: z
           .string()
-          .trim()
-          .min(1)
-          .max(80)
-          .describe(
-            "A short lower-case key for what the fact is about, e.g. 'favourite colour', 'employer', 'seat preference'.",
+          .check(
+            z.trim(),
+            z.minLength(1),
+            z.maxLength(80),
+            z.describe(
+              "A short lower-case key for what the fact is about, e.g. 'favourite colour', 'employer', 'seat preference'.",
+            ),
           ),
       }),
     )
-    .max(MAX_FACTS),
+    .check(z.maxLength(MAX_FACTS)),
 });
 
 export type ExtractedFact = z.infer<typeof Facts>["facts"][number];

@@ -1,17 +1,17 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { storable } from "../../shared/text";
 
 /** What the chat function queues after each reply, and the extraction function reads. */
 export const ExtractionMessage = z.object({
-  user_id: storable(z.string().min(1).max(128)),
-  project_id: storable(z.string().min(1).max(128)).nullable(),
-  session_id: storable(z.string().min(1).max(128)),
+  user_id: storable(z.string().check(z.minLength(1), z.maxLength(128))),
+  project_id: z.nullable(storable(z.string().check(z.minLength(1), z.maxLength(128)))),
+  session_id: storable(z.string().check(z.minLength(1), z.maxLength(128))),
   /** stable for the turn (the assistant message id): the idempotency key */
-  turn_id: storable(z.string().min(1).max(256)),
-  user_message: storable(z.string().max(64 * 1024)),
-  assistant_reply: storable(z.string().max(256 * 1024)),
+  turn_id: storable(z.string().check(z.minLength(1), z.maxLength(256))),
+  user_message: storable(z.string().check(z.maxLength(64 * 1024))),
+  assistant_reply: storable(z.string().check(z.maxLength(256 * 1024))),
   /** when the turn began: an erased session's tombstone refuses only turns before the erasure (absent: any) */
-  turn_at: z.iso.datetime({ offset: true }).optional(),
+  turn_at: z.optional(z.iso.datetime({ offset: true })),
 });
 
 export type ExtractionMessage = z.infer<typeof ExtractionMessage>;

@@ -1,7 +1,7 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
-import type { z } from "zod";
+import type * as z from "../../shared/zod";
 import { plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { OnceMarkers } from "../../shared/stores/once-markers";
@@ -69,7 +69,7 @@ export const gatheredOf = (state: SupportStateType): Gathered[] =>
     .filter(([key]) => key.startsWith(`${state.part_id}:`))
     .flatMap(([, value]) => value as Gathered[]);
 
-async function decide<S extends z.ZodType>(
+async function decide<S extends z.ZodMiniType>(
   model: BaseChatModel,
   schema: S,
   name: string,

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import type { ChatLine, Hop } from "./state";
 
 /**
@@ -10,11 +10,11 @@ export const Plan = z.object({
   reasoning: z.string(),
   tool_calls: z
     .array(z.object({ tool_name: z.string(), parameters: z.record(z.string(), z.unknown()), reasoning: z.string() }))
-    .max(5),
+    .check(z.maxLength(5)),
 });
 export const CoverageJudgement = z.object({
   data_sufficient: z.boolean(),
-  coverage_score: z.number().min(0).max(1),
+  coverage_score: z.number().check(z.gte(0), z.lte(1)),
   missing_data: z.array(z.string()),
   reasoning: z.string(),
 });

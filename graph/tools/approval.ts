@@ -1,6 +1,6 @@
 import { AIMessage, type ToolCall, ToolMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { ApproveTools } from "../../shared/session-settings";
 import { storableText } from "../../shared/text";
 
@@ -41,10 +41,10 @@ const DecisionSchema = z.discriminatedUnion("type", [
     type: z.literal("edit"),
     edited_action: z.object({ name: storableText({ min: 1, max: 128 }), args: z.record(z.string(), z.unknown()) }),
   }),
-  z.object({ type: z.literal("reject"), message: storableText({ max: 2000 }).optional() }),
+  z.object({ type: z.literal("reject"), message: z.optional(storableText({ max: 2000 })) }),
 ]);
 /** What a resume of an approval brings: a decision per call asked about (checked at the API's edge). */
-export const ApprovalResume = z.object({ decisions: z.array(DecisionSchema).max(64) });
+export const ApprovalResume = z.object({ decisions: z.array(DecisionSchema).check(z.maxLength(64)) });
 
 const DECISIONS = ["approve", "edit", "reject"] as const;
 

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { defineTool } from "./tool";
 
 /** A time zone the runtime knows (IANA name), else undefined. */

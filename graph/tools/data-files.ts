@@ -1,6 +1,6 @@
 import { tool } from "@langchain/core/tools";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import type { DataEngine, TableRef } from "../../shared/files/data-engine";
 import type { FileRecord, FileRecords } from "../../shared/files/records";
 import { SqlError, type SqlLimits } from "../../shared/files/sql-errors";
@@ -265,7 +265,14 @@ export function describeDataFileTool(deps: DataFileDeps) {
       description:
         "Describe one of the session's data files: its columns with inferred types, row count and a few sample rows.",
       schema: z.object({
-        file: z.string().trim().min(1).max(255).describe("The file name (e.g. sales.csv) or its table."),
+        file: z
+          .string()
+          .check(
+            z.trim(),
+            z.minLength(1),
+            z.maxLength(255),
+            z.describe("The file name (e.g. sales.csv) or its table."),
+          ),
       }),
     },
   );
@@ -304,7 +311,9 @@ export function queryDataTool(deps: DataFileDeps) {
       description:
         "Run one read-only SQL SELECT (DuckDB dialect) over the session's data files; each file is a table " +
         "named as listed in the prompt (quoted as shown). Filter, aggregate, group and join. Results are capped in rows and bytes.",
-      schema: z.object({ sql: z.string().trim().min(1).max(10_000).describe("One SELECT statement.") }),
+      schema: z.object({
+        sql: z.string().check(z.trim(), z.minLength(1), z.maxLength(10_000), z.describe("One SELECT statement.")),
+      }),
     },
   );
 }

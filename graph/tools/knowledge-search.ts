@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { storable } from "../../shared/text";
 import { defineTool } from "./tool";
 
@@ -9,8 +9,12 @@ export const searchKnowledge = defineTool({
     "Search the company's documents (policies, FAQs, guides) by keywords and meaning. Use it for questions " +
     "about the product, pricing, policies or how to do something. Cite the source you used.",
   schema: z.object({
-    query: storable(z.string().trim().min(1).max(1000)).describe("The question or keywords."),
-    limit: z.number().int().min(1).max(10).nullish().describe("How many passages to return (default 5)."),
+    query: storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))).check(
+      z.describe("The question or keywords."),
+    ),
+    limit: z
+      .nullish(z.number().check(z.int(), z.gte(1), z.lte(10)))
+      .check(z.describe("How many passages to return (default 5).")),
   }),
   needs: ["store", "embeddings"],
   unavailable: "The knowledge base is unavailable right now.",

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { MEMORY_UNAVAILABLE } from "./memory-store";
 import { storable } from "../../shared/text";
 import { defineTool } from "./tool";
@@ -10,13 +10,14 @@ export const recallMemory = defineTool({
     "Search what you remember about the user from earlier conversations, by meaning. Use it before answering " +
     "questions about the user's preferences, history, plans or anything they told you before.",
   schema: z.object({
-    query: storable(z.string().trim().min(1).max(1000)).describe("What to look for, in natural language."),
-    limit: z.number().int().min(1).max(10).nullish().describe("How many memories to return (default 5)."),
-    category: storable(z.string().max(64)).nullish(),
-    tags: z
-      .array(storable(z.string().max(64)))
-      .max(10)
-      .nullish(),
+    query: storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))).check(
+      z.describe("What to look for, in natural language."),
+    ),
+    limit: z
+      .nullish(z.number().check(z.int(), z.gte(1), z.lte(10)))
+      .check(z.describe("How many memories to return (default 5).")),
+    category: z.nullish(storable(z.string().check(z.maxLength(64)))),
+    tags: z.nullish(z.array(storable(z.string().check(z.maxLength(64)))).check(z.maxLength(10))),
   }),
   needs: ["store", "embeddings"],
   unavailable: MEMORY_UNAVAILABLE,

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { subjectOf } from "../../shared/facts";
 import { storable } from "../../shared/text";
 import { defineTool } from "./tool";
@@ -14,24 +14,25 @@ export const storeMemory = defineTool({
     "or something about them or their work. Use it when the user asks you to remember something, or states " +
     "something worth keeping. One self-contained fact per call. Storing a fact twice is harmless.",
   schema: z.object({
-    content: storable(z.string().trim().min(1).max(2000)).describe(
-      "The fact, written so it makes sense on its own later.",
+    content: storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(2000))).check(
+      z.describe("The fact, written so it makes sense on its own later."),
     ),
-    subject: storable(z.string().trim().max(100))
-      .nullish()
-      .describe(
-        'What the fact is about, as a short lower-case phrase ("dog\'s name", "home city"): a later fact with the same subject replaces this one.',
+    subject: z
+      .nullish(storable(z.string().check(z.trim(), z.maxLength(100))))
+      .check(
+        z.describe(
+          'What the fact is about, as a short lower-case phrase ("dog\'s name", "home city"): a later fact with the same subject replaces this one.',
+        ),
       ),
-    metadata: z
-      .object({
-        title: storable(z.string().max(200)).nullish(),
-        category: storable(z.string().max(64)).nullish().describe("e.g. preference, personal, work, decision"),
-        tags: z
-          .array(storable(z.string().max(64)))
-          .max(10)
-          .nullish(),
-      })
-      .nullish(),
+    metadata: z.nullish(
+      z.object({
+        title: z.nullish(storable(z.string().check(z.maxLength(200)))),
+        category: z
+          .nullish(storable(z.string().check(z.maxLength(64))))
+          .check(z.describe("e.g. preference, personal, work, decision")),
+        tags: z.nullish(z.array(storable(z.string().check(z.maxLength(64)))).check(z.maxLength(10))),
+      }),
+    ),
   }),
   needs: ["store", "embeddings"],
   unavailable: MEMORY_UNAVAILABLE,

@@ -1,6 +1,6 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import type * as z from "zod";
+import type * as z from "../../shared/zod";
 import type { OfflineHint } from "../../shared/models/offline-rules";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { ToolSwitch } from "./groups";
@@ -37,7 +37,7 @@ export interface ToolContext {
  * when to call it. The chat agent, the support agent's planner and the stand-in all read it
  * through the registry (registry.ts).
  */
-export interface AgentTool<S extends z.ZodObject = z.ZodObject> {
+export interface AgentTool<S extends z.ZodMiniObject = z.ZodMiniObject> {
   name: string;
   description: string;
   schema: S;
@@ -52,7 +52,7 @@ export interface AgentTool<S extends z.ZodObject = z.ZodObject> {
   switch: ToolSwitch;
 }
 
-export const defineTool = <S extends z.ZodObject>(tool: AgentTool<S>): AgentTool<S> => tool;
+export const defineTool = <S extends z.ZodMiniObject>(tool: AgentTool<S>): AgentTool<S> => tool;
 
 /**
  * The caller's scope, from the run's configuration. Tools never take a user or project

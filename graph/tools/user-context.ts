@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import type { UserContext } from "../../shared/stores/agent-store";
 import { defineTool } from "./tool";
 

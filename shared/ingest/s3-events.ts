@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod";
 
 /**
  * S3 event notifications as they arrive in an SQS message body: a `Records` array, or the
@@ -8,21 +8,21 @@ import * as z from "zod";
 const S3Record = z.object({
   eventVersion: z.string(),
   eventSource: z.literal("aws:s3"),
-  eventName: z.string().min(1),
+  eventName: z.string().check(z.minLength(1)),
   s3: z.object({
-    bucket: z.object({ name: z.string().min(1) }),
+    bucket: z.object({ name: z.string().check(z.minLength(1)) }),
     object: z.object({
-      key: z.string().min(1),
-      size: z.number().int().nonnegative().optional(),
-      eTag: z.string().optional(),
-      versionId: z.string().optional(),
-      sequencer: z.string().regex(/^[0-9A-Fa-f]+$/, "must be hexadecimal"),
+      key: z.string().check(z.minLength(1)),
+      size: z.optional(z.number().check(z.int(), z.nonnegative())),
+      eTag: z.optional(z.string()),
+      versionId: z.optional(z.string()),
+      sequencer: z.string().check(z.regex(/^[0-9A-Fa-f]+$/, "must be hexadecimal")),
     }),
   }),
 });
 
 const TestEvent = z.object({ Event: z.literal("s3:TestEvent") });
-const Notification = z.object({ Records: z.array(S3Record).min(1) });
+const Notification = z.object({ Records: z.array(S3Record).check(z.minLength(1)) });
 
 export interface S3ObjectEvent {
   kind: "created" | "removed";

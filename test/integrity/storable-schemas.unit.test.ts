@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../shared/zod";
 import { FUNCTIONS } from "../../infra/manifest";
 import type { RouteSchemas } from "../../shared/request-schemas";
 import { checksStorableJson, Metadata } from "../../shared/storable-json";
@@ -27,22 +27,22 @@ const ASCII_FORMATS = new Set([
 type Def = {
   type: string;
   format?: string;
-  shape?: Record<string, z.ZodType>;
-  catchall?: z.ZodType;
-  element?: z.ZodType;
-  keyType?: z.ZodType;
-  valueType?: z.ZodType;
-  options?: z.ZodType[];
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  left?: z.ZodType;
-  right?: z.ZodType;
-  items?: z.ZodType[];
+  shape?: Record<string, z.ZodMiniType>;
+  catchall?: z.ZodMiniType;
+  element?: z.ZodMiniType;
+  keyType?: z.ZodMiniType;
+  valueType?: z.ZodMiniType;
+  options?: z.ZodMiniType[];
+  innerType?: z.ZodMiniType;
+  in?: z.ZodMiniType;
+  left?: z.ZodMiniType;
+  right?: z.ZodMiniType;
+  items?: z.ZodMiniType[];
 };
-const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
+const defOf = (schema: z.ZodMiniType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** Where a schema lets a string (or free JSON) through unchecked: their paths. */
-function unchecked(schema: z.ZodType, path: string): string[] {
+function unchecked(schema: z.ZodMiniType, path: string): string[] {
   if (checksStorableJson(schema)) return [];
   const def = defOf(schema);
   switch (def.type) {
@@ -97,13 +97,11 @@ const routeSchemas = async (): Promise<[string, RouteSchemas][]> =>
 describe("every route's request schema keeps its strings storable", () => {
   it("tells the walk's cases apart", () => {
     expect(unchecked(z.object({ a: z.string() }), "body")).toEqual(["body.a"]);
-    expect(unchecked(z.object({ a: storableText({ max: 3 }).optional() }), "body")).toEqual([]);
+    expect(unchecked(z.object({ a: z.optional(storableText({ max: 3 })) }), "body")).toEqual([]);
     expect(
       unchecked(
         z.object({
-          a: storableText({ max: 3 })
-            .refine(() => true)
-            .nullish(),
+          a: z.nullish(storableText({ max: 3 }).check(z.refine(() => true))),
         }),
         "body",
       ),
@@ -114,11 +112,11 @@ describe("every route's request schema keeps its strings storable", () => {
       "body.m{key}",
       "body.m{} (free JSON: use storableJson)",
     ]);
-    expect(unchecked(z.object({ m: Metadata.optional(), id: z.uuid() }).loose(), "body")).toEqual([]);
+    expect(unchecked(z.looseObject({ m: z.optional(Metadata), id: z.uuid() }), "body")).toEqual([]);
     expect(unchecked(z.union([z.string(), z.array(z.object({ t: z.string() }))]), "c")).toEqual(["c|0", "c|1[].t"]);
-    // A bound chained after storableText keeps its check (zod copies checks to the new schema).
-    expect(unchecked(storableText({ max: 9 }).max(3), "x")).toEqual([]);
-    expect(unchecked(z.string().max(3), "x")).toEqual(["x"]);
+    // A bound added after storableText keeps its check (zod copies checks to the new schema).
+    expect(unchecked(storableText({ max: 9 }).check(z.maxLength(3)), "x")).toEqual([]);
+    expect(unchecked(z.string().check(z.maxLength(3)), "x")).toEqual(["x"]);
   });
 
   it("walks every route of the manifest: each declares its schemas, none lets unchecked text through", async () => {
