@@ -28,6 +28,14 @@ module.exports = {
       to: { path: "^infra/" },
     },
     {
+      name: "schemas-use-zod-mini",
+      comment:
+        "the project's schemas are zod/mini, through shared/zod.ts (which also sets English messages): classic zod costs every cold start (docs/costs-and-benchmarks.md)",
+      severity: "error",
+      from: { path: "^(shared|graph|functions|infra)/", pathNot: "^shared/zod\\.ts$" },
+      to: { path: "node_modules/zod/" },
+    },
+    {
       name: "production-code-does-not-use-tests",
       severity: "error",
       from: { path: "^(shared|graph|functions|infra)/" },
