@@ -1,3 +1,5 @@
+import { UNQUOTED_TABLE_KEYWORDS } from "./sql-keywords";
+
 /** Longer names are cut: Postgres's identifier length, a name still readable in a prompt. */
 const MAX_TABLE_NAME = 63;
 
@@ -6,6 +8,8 @@ const MAX_TABLE_NAME = 63;
  * anything but letters (of any script), marks and digits made one "_". Letters stay: an ASCII-only
  * rule turned every Cyrillic or Greek name into the same "t_", and two such files broke every
  * query of their session. DuckDB takes such names unquoted, and compares names case-insensitively.
+ * A name that would start with a digit, or be one of DuckDB's keywords ("order.csv"), is prefixed
+ * "t_", so every table can be written unquoted.
  */
 export function tableName(fileName: string): string {
   const base = fileName
@@ -17,7 +21,7 @@ export function tableName(fileName: string): string {
     .join("")
     .replace(/_+$/, "");
   if (name === "") return "t";
-  return /^[\p{L}_]/u.test(name) ? name : `t_${name}`;
+  return /^[\p{L}_]/u.test(name) && !UNQUOTED_TABLE_KEYWORDS.has(name) ? name : `t_${name}`;
 }
 
 export interface NamedFile {

@@ -102,6 +102,34 @@ describe("table names", () => {
     expect(tableName("...csv")).toBe("t");
   });
 
+  it("a file named as one of DuckDB's keywords gets a name a query can write unquoted (order.csv is t_order)", async () => {
+    expect(tableName("order.csv")).toBe("t_order");
+    expect(tableName("Left.csv")).toBe("t_left");
+    expect(tableName("orders.csv")).toBe("orders");
+    // Every keyword DuckDB knows, as a file name: its table is named unquoted, as the prompt shows it.
+    const keywords = await SqlSandbox.run([], { ...limits, maxRows: 10_000 }, (s) =>
+      s.query("SELECT keyword_name AS k FROM duckdb_keywords()"),
+    );
+    const names = keywords.rows.map((r) => String(r.k));
+    expect(names.length).toBeGreaterThan(400);
+    const path = join(dir, "keyword.csv");
+    writeFileSync(path, "n\n1\n");
+    const unusable: string[] = [];
+    await SqlSandbox.run(
+      names.map((k) => ({ name: tableName(`${k}.csv`), path, format: "csv" as const })),
+      { ...limits, maxRows: 10 },
+      async (s) => {
+        for (const k of names) {
+          const out = await s
+            .query(`SELECT n FROM ${tableName(`${k}.csv`)} WHERE n = 1 ORDER BY n`)
+            .catch(() => undefined);
+          if (out?.rows.length !== 1) unusable.push(k);
+        }
+      },
+    );
+    expect(unusable).toEqual([]);
+  }, 60_000);
+
   it("are unique within a session, case-insensitively (sales.csv beside Sales.tsv); a named file keeps its name", () => {
     const at = (i: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString();
     const files = [
