@@ -40,3 +40,29 @@ describe("the docs' links", () => {
       expect([...anchorsOf(readPage(relative(REPO, file)))], `${target}: no such heading`).toContain(anchor);
   });
 });
+
+/** The repository paths a page names in inline code (`graph/tools/registry.ts`), outside fences. */
+function pathsNamedIn(text: string): { path: string; line: number }[] {
+  const paths: { path: string; line: number }[] = [];
+  let inFence = false;
+  text.split("\n").forEach((line, index) => {
+    if (/^\s*(`{3,}|~{3,})/.test(line)) inFence = !inFence;
+    if (inFence) return;
+    for (const [, span] of line.matchAll(/`([^`\s]+)`/g)) {
+      // A path of the repository's own folders, not a pattern or a placeholder (`*.unit.test.ts`, `<name>`).
+      if (/^(infra|functions|graph|shared|test|supabase|docs|examples)\/[\w./-]+$/.test(span!))
+        paths.push({ path: span!.replace(/[.:]$/, ""), line: index + 1 });
+    }
+  });
+  return paths;
+}
+
+const namedPaths = DOC_PAGES.flatMap((page) =>
+  pathsNamedIn(readPage(page)).map(({ path, line }) => [`${page}:${line} ${path}`, path] as const),
+);
+
+describe("the repository paths the docs name", () => {
+  it.each(namedPaths)("%s exists", (_, path) => {
+    expect(existsSync(join(REPO, path)), `${path}: no such file or folder`).toBe(true);
+  });
+});
