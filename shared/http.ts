@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import type * as z from "./zod";
 import { AppError, badRequest, payloadTooLarge } from "./errors";
 import type { Logger } from "./logger";
+import { JsonTextError, parseJsonText } from "./json-text";
 
 export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
   return { statusCode, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
@@ -53,8 +54,9 @@ export function parseJsonBody<S extends z.ZodMiniType>(
   if (text.trim() === "") throw badRequest("invalid_json", "request body must be a JSON object");
   let data: unknown;
   try {
-    data = JSON.parse(text);
-  } catch {
+    data = parseJsonText(text);
+  } catch (err) {
+    if (err instanceof JsonTextError) throw badRequest("invalid_json", `request body: ${err.message}`);
     throw badRequest("invalid_json", "request body is not valid JSON");
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {

@@ -6,6 +6,7 @@ import { type AgentAssistants, type AssistantRecord, assistantItem } from "../..
 import { assistantNotFound, noAssistantFor } from "./errors";
 import type { AssistantConfig, AssistantCreate, AssistantPatch, AssistantSearch, AssistantVersions } from "./requests";
 import type { RunAssistant } from "./runs";
+import { jsonContains } from "./json-contains";
 
 /** The graphs this deployment serves: `chat` runs; `support` is shown but runs from Intercom only. */
 export const GRAPHS = {
@@ -61,9 +62,6 @@ const readOnly = (graphId: string) =>
     `the ${graphId} graph's own assistant is the deployment's: create one of yours`,
   );
 
-const matches = (metadata: Record<string, unknown>, filter: Record<string, unknown>) =>
-  Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));
-
 interface AssistantFilter {
   graph_id?: string | null;
   name?: string | null;
@@ -75,7 +73,7 @@ const filtered = (all: AssistantJson[], query: AssistantFilter) =>
     .filter((a) => !query.graph_id || a.graph_id === query.graph_id)
     // As LangGraph's server searches names: a part of the name, in any case.
     .filter((a) => !query.name || a.name.toLowerCase().includes(query.name.toLowerCase()))
-    .filter((a) => matches(a.metadata as Record<string, unknown>, query.metadata ?? {}));
+    .filter((a) => jsonContains(a.metadata, query.metadata ?? {}));
 
 /**
  * The Agent Server API's assistants: each deployed graph's own (read-only, shared), and each
@@ -112,7 +110,8 @@ export class AssistantService {
   }
 
   async create(userId: string, body: z.infer<typeof AssistantCreate>) {
-    if (!(body.graph_id in GRAPHS)) throw badRequest("invalid_graph_id", `graph_id: no graph "${body.graph_id}"`);
+    if (!Object.hasOwn(GRAPHS, body.graph_id))
+      throw badRequest("invalid_graph_id", `graph_id: no graph "${body.graph_id}"`);
     this.checkConfig(body.config);
     const assistantId = body.assistant_id ?? randomUUID();
     if (systemGraphOf(assistantId)) throw readOnly(body.graph_id);
@@ -139,7 +138,7 @@ export class AssistantService {
   /** A new version from the current one and the patch; it becomes the current one. */
   async update(userId: string, assistantId: string, patch: z.infer<typeof AssistantPatch>) {
     this.checkConfig(patch.config);
-    if (patch.graph_id != null && !(patch.graph_id in GRAPHS))
+    if (patch.graph_id != null && !Object.hasOwn(GRAPHS, patch.graph_id))
       throw badRequest("invalid_graph_id", `graph_id: no graph "${patch.graph_id}"`);
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.stored(userId, assistantId);
@@ -177,7 +176,7 @@ export class AssistantService {
     await this.stored(userId, assistantId);
     return (await this.records.versions(userId, assistantId))
       .map(assistantJson)
-      .filter((v) => matches(v.metadata, query.metadata ?? {}))
+      .filter((v) => jsonContains(v.metadata, query.metadata ?? {}))
       .slice(query.offset, query.offset + query.limit);
   }
 

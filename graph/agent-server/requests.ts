@@ -112,6 +112,7 @@ export const ThreadPatch = z.object({ metadata: z.optional(Metadata) });
 
 export const ThreadSearch = z.object({
   metadata: z.optional(Metadata),
+  values: z.nullish(Metadata),
   ids: z.optional(z.array(storableText({ max: 128 })).check(z.maxLength(1000))),
   status: z.optional(z.enum(["idle", "busy", "interrupted", "error"])),
   limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),

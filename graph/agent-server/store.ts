@@ -56,9 +56,10 @@ export const SearchItems = z.object({
 export const ListNamespaces = z.object({
   prefix: z.nullish(z.array(label).check(z.maxLength(10))),
   suffix: z.nullish(z.array(label).check(z.maxLength(10))),
-  max_depth: z.nullish(z.number().check(z.int(), z.gte(1))),
+  // A namespace has at most 10 labels; the offset's bound is the item search's (Postgres counts in int).
+  max_depth: z.nullish(z.number().check(z.int(), z.gte(1), z.lte(10))),
   limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 100),
-  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
+  offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
 });
 
 interface Scope {

@@ -17,14 +17,12 @@ import { malformedId, threadBusy, threadNotFound } from "./errors";
 import type { HistoryQuery, StateValues, ThreadCount, ThreadCreate, ThreadSearch } from "./requests";
 import { interruptsOf, threadState, valuesDict } from "./serialize";
 import { copyThreadHistory } from "./thread-copy";
+import { jsonContains } from "./json-contains";
 
 const ThreadId = z.uuid();
 
 /** A thread marked busy this long ago with nothing holding or waiting for it was left so (a lease's length, twice). */
 const STALE_BUSY_MS = 2 * LEASE_MS;
-
-const matches = (metadata: Record<string, unknown>, filter: Record<string, unknown>) =>
-  Object.entries(filter).every(([k, v]) => JSON.stringify(metadata[k]) === JSON.stringify(v));
 
 interface ThreadFilter {
   metadata?: Record<string, unknown> | null;
@@ -35,14 +33,19 @@ interface ThreadFilter {
 
 const filtered = (all: ThreadRecord[], query: ThreadFilter) =>
   all
-    .filter((t) => matches(t.metadata, query.metadata ?? {}))
-    .filter((t) => matches((t.values as Record<string, unknown> | undefined) ?? {}, query.values ?? {}))
+    .filter((t) => jsonContains(t.metadata, query.metadata ?? {}))
+    .filter((t) => jsonContains(t.values ?? {}, query.values ?? {}))
     .filter((t) => query.ids === undefined || query.ids.includes(t.threadId))
     .filter((t) => !query.status || t.status === query.status);
 
-/** What LangGraph's updateState throws for a node or channel the graph lacks: the client's mistake. */
+/**
+ * What LangGraph's updateState throws for the client's mistake: a node or channel the graph lacks
+ * (InvalidUpdateError), or a removal of a message the state does not hold (the messages reducer's
+ * plain Error).
+ */
 const invalidUpdate = (err: unknown) =>
-  (err as { name?: string })?.name === "InvalidUpdateError"
+  (err as { name?: string })?.name === "InvalidUpdateError" ||
+  /^Attempting to delete a message with an ID that doesn't exist/.test((err as Error)?.message ?? "")
     ? new AppError(400, "invalid_update", (err as Error).message.slice(0, 300))
     : err;
 
@@ -87,7 +90,8 @@ export class ThreadService {
     const record: ThreadRecord = { threadId, userId, metadata, status: "idle", createdAt: now, updatedAt: now };
     await this.records.create(record);
     if (!body.supersteps?.length) return threadJson(record);
-    // Its history, written before anyone else can run on it (nobody knows it yet).
+    // Its history, written before anyone else can run on it (nobody knows it yet). A superstep the
+    // graph refuses refuses the thread: it is deleted with what the steps before wrote.
     await this.chatGraph()
       .bulkUpdateState(
         { configurable: { thread_id: threadId, checkpoint_ns: "" } },
@@ -95,7 +99,8 @@ export class ThreadService {
           updates: step.updates.map((u) => ({ values: u.values ?? null, asNode: u.as_node })),
         })),
       )
-      .catch((err) => {
+      .catch(async (err) => {
+        await this.delete(userId, threadId);
         throw invalidUpdate(err);
       });
     return threadJson(await this.settleFromState(userId, threadId, "idle"));
@@ -193,6 +198,9 @@ export class ThreadService {
         },
       };
       const graph = this.chatGraph();
+      // A branch from a checkpoint the thread does not have would start a history with no parent.
+      if (update.checkpointId && (await graph.getState(config)).createdAt === undefined)
+        throw notFound("checkpoint_not_found", "no such checkpoint in this thread");
       const saved = await graph.updateState(config, update.values ?? null, update.asNode).catch((err) => {
         // The chat graph's first step runs the agent and the compaction side by side, so LangGraph
         // cannot tell which wrote last; a client's write without as_node is taken as the agent's.

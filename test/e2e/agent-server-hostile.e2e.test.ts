@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+
+// What a hostile probe of the Agent Server's threads, assistants and store found (2026-11-27):
+// inputs that were answered 500, refused writes that wrote anyway, and filters that were ignored.
+// Each is answered with a precise 4xx now, and writes nothing.
+const dataDir = mkdtempSync(join(tmpdir(), "agent-server-hostile-"));
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const call = async (user: string, method: string, path: string, body?: unknown | string) => {
+  const res = await fetch(`${stack.url}${path}`, {
+    method,
+    headers: { "x-user-id": user, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+};
+const count = async (user: string) => (await call(user, "POST", "/threads/count", {})).json as number;
+
+describe("keys JavaScript and the stores' marshalling cannot keep", () => {
+  it.each([
+    ["thread metadata", "/threads", '{"metadata":{"constructor":1}}'],
+    ["nested", "/threads", '{"metadata":{"a":{"__proto__":{"x":1}}}}'],
+    ["top level of metadata", "/threads", '{"metadata":{"__proto__":{"x":1}}}'],
+    ["assistant config", "/assistants", '{"graph_id":"chat","config":{"configurable":{"constructor":"x"}}}'],
+    ["store value", "/store/items", '{"namespace":["notes"],"key":"k","value":{"constructor":1}}'],
+  ])("are refused with 400 in %s, and nothing is written", async (_, path, body) => {
+    const user = `keys-${path.length}-${body.length}`;
+    const before = await count(user);
+    const res = await call(user, path === "/store/items" ? "PUT" : "POST", path, body);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.json)).toMatch(/constructor|__proto__/);
+    expect(await count(user)).toBe(before);
+  });
+
+  it("a run's metadata with one is refused before the thread is marked busy", async () => {
+    const t = (await call("keys-run", "POST", "/threads", {})).json.thread_id as string;
+    const run = await call(
+      "keys-run",
+      "POST",
+      `/threads/${t}/runs/wait`,
+      '{"assistant_id":"chat","input":{"messages":[{"role":"user","content":"hi"}]},"metadata":{"constructor":1}}',
+    );
+    expect(run.status).toBe(400);
+    expect((await call("keys-run", "GET", `/threads/${t}`)).json.status).toBe("idle");
+  });
+});
+
+describe("bounds the stores' queries depend on", () => {
+  it("metadata nested thousands of levels deep is a 400, not a stack overflow", async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${"}".repeat(5000)}`;
+    const res = await call("deep", "POST", "/threads", `{"metadata":${deep}}`);
+    expect(res.status).toBe(400);
+    const value = await call("deep", "PUT", "/store/items", `{"namespace":["n"],"key":"k","value":${deep}}`);
+    expect(value.status).toBe(400);
+  });
+
+  it.each([[{ prefix: ["notes"], offset: 2147483648 }], [{ max_depth: 2147483648 }], [{ offset: 1e15 }]])(
+    "namespace listing with %j is a 400",
+    async (body) => {
+      expect((await call("ns", "POST", "/store/namespaces", body)).status).toBe(400);
+    },
+  );
+});
+
+describe("state writes", () => {
+  const withTurn = async (user: string) => {
+    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+    const run = await call(user, "POST", `/threads/${t}/runs/wait`, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "hello there" }] },
+    });
+    expect(run.status).toBe(200);
+    return t;
+  };
+
+  it("removing a message the state does not hold is a 400, and the state is unchanged", async () => {
+    const t = await withTurn("rm");
+    const before = (await call("rm", "GET", `/threads/${t}/state`)).json;
+    const res = await call("rm", "POST", `/threads/${t}/state`, {
+      values: { messages: [{ type: "remove", id: "nope" }] },
+    });
+    expect(res.status).toBe(400);
+    expect((await call("rm", "GET", `/threads/${t}/state`)).json.checkpoint).toEqual(before.checkpoint);
+  });
+
+  it("a new thread's supersteps removing an unknown message are a 400, and no thread is made", async () => {
+    const before = await count("rm2");
+    const res = await call("rm2", "POST", "/threads", {
+      supersteps: [{ updates: [{ values: { messages: [{ type: "remove", id: "nope" }] }, as_node: "agent" }] }],
+    });
+    expect(res.status).toBe(400);
+    expect(await count("rm2")).toBe(before);
+  });
+
+  it("a new thread's supersteps naming an unknown node are a 400, and no thread is made", async () => {
+    const before = await count("node");
+    const res = await call("node", "POST", "/threads", {
+      supersteps: [{ updates: [{ values: { messages: [{ type: "human", content: "x" }] }, as_node: "nonexistent" }] }],
+    });
+    expect(res.status).toBe(400);
+    expect(await count("node")).toBe(before);
+  });
+
+  it("a write at a checkpoint the thread does not have is a 404, and the state is unchanged", async () => {
+    const t = await withTurn("cp");
+    const before = (await call("cp", "GET", `/threads/${t}/state`)).json;
+    const res = await call("cp", "POST", `/threads/${t}/state`, {
+      values: { messages: [{ type: "human", content: "x" }] },
+      checkpoint_id: "1f000000-0000-6000-8000-000000000000",
+    });
+    expect(res.status).toBe(404);
+    expect(res.json.error?.code ?? res.json.detail).toMatch(/checkpoint/);
+    const after = (await call("cp", "GET", `/threads/${t}/state`)).json;
+    expect(after.checkpoint).toEqual(before.checkpoint);
+    expect(after.values.messages).toHaveLength(before.values.messages.length);
+    expect((await call("cp", "GET", `/threads/${t}`)).json.status).toBe("idle");
+  });
+});
+
+describe("searches", () => {
+  it("thread search filters by values, as count does", async () => {
+    const user = "values";
+    await call(user, "POST", "/threads", {});
+    const search = await call(user, "POST", "/threads/search", { values: { summary: "zzz" } });
+    expect(search.status).toBe(200);
+    expect(search.json).toEqual([]);
+    expect((await call(user, "POST", "/threads/count", { values: { summary: "zzz" } })).json).toBe(0);
+  });
+
+  it("metadata filters match in any key order, and a part of a nested object, as jsonb containment does", async () => {
+    const user = "contains";
+    const t = (await call(user, "POST", "/threads", { metadata: { o: { a: 1, b: 2 }, tags: ["x", "y"] } })).json;
+    for (const metadata of [{ o: { b: 2, a: 1 } }, { o: { a: 1 } }, { tags: ["y"] }]) {
+      const found = (await call(user, "POST", "/threads/search", { metadata })).json;
+      expect(found.map((f: { thread_id: string }) => f.thread_id)).toEqual([t.thread_id]);
+    }
+    expect((await call(user, "POST", "/threads/search", { metadata: { o: { a: 2 } } })).json).toEqual([]);
+  });
+});
+
+describe("assistants", () => {
+  it.each(["constructor", "__proto__", "toString", "hasOwnProperty"])(
+    "a graph_id of %s is a 400 on create and on patch",
+    async (graph) => {
+      expect((await call("graphs", "POST", "/assistants", { graph_id: graph })).status).toBe(400);
+      const a = (await call("graphs", "POST", "/assistants", { graph_id: "chat" })).json.assistant_id as string;
+      expect((await call("graphs", "PATCH", `/assistants/${a}`, { graph_id: graph })).status).toBe(400);
+    },
+  );
+});
