@@ -141,8 +141,8 @@ export class AssistantService {
     if (patch.graph_id != null && !Object.hasOwn(GRAPHS, patch.graph_id))
       throw badRequest("invalid_graph_id", `graph_id: no graph "${patch.graph_id}"`);
     for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.stored(userId, assistantId);
-      const maxVersion = await this.records.maxVersion(userId, assistantId);
+      // The record and its highest version from one read: the write is conditioned on both.
+      const { maxVersion, ...current } = await this.stored(userId, assistantId);
       const next: AssistantRecord = {
         ...current,
         graphId: patch.graph_id ?? current.graphId,
@@ -162,10 +162,9 @@ export class AssistantService {
 
   /** Makes an earlier version the current one; the next update still makes a new version. */
   async setLatest(userId: string, assistantId: string, version: number) {
-    await this.stored(userId, assistantId);
+    const { maxVersion } = await this.stored(userId, assistantId);
     const chosen = (await this.records.versions(userId, assistantId)).find((v) => v.version === version);
     if (!chosen) throw notFound("assistant_version_not_found", "Assistant version not found");
-    const maxVersion = await this.records.maxVersion(userId, assistantId);
     const current = { ...chosen, updatedAt: new Date().toISOString() };
     if (!(await this.records.write(userId, current, maxVersion, { asNewVersion: false, maxVersion })))
       throw new AppError(409, "assistant_busy", "the assistant changed meanwhile; retry");
@@ -209,7 +208,7 @@ export class AssistantService {
   }
 
   /** One of the caller's own assistants; a graph's own is read-only, anything else 404. */
-  private async stored(userId: string, assistantId: string): Promise<AssistantRecord> {
+  private async stored(userId: string, assistantId: string): Promise<AssistantRecord & { maxVersion: number }> {
     const graphId = systemGraphOf(assistantId);
     if (graphId) throw readOnly(graphId);
     const record = ASSISTANT_ID.safeParse(assistantId).success

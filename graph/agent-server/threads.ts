@@ -135,9 +135,25 @@ export class ThreadService {
   async patch(userId: string, threadId: string, metadata: Record<string, unknown>) {
     const updated = await this.records.update(userId, threadId, { metadata });
     if (updated) return threadJson(updated);
-    const record: ThreadRecord = { ...this.untracked(userId, threadId), metadata };
-    await this.records.create(record);
-    return threadJson(record);
+    // No item: a session started through /api/chat, or a thread deleted since the route checked it.
+    // The item is made under the session's lease, which a deletion holds while it removes the
+    // session, so a thread being deleted is not written back into the caller's list.
+    const { session, lease } = await this.owners.leaseWaiting(
+      threadId,
+      userId,
+      this.backends.config.SESSION_QUEUE_WAIT_MS,
+    );
+    if (!session) throw threadNotFound(threadId);
+    if (!lease) throw threadBusy();
+    try {
+      const record: ThreadRecord = { ...this.untracked(userId, threadId), metadata };
+      if (await this.records.create(record)) return threadJson(record);
+      const merged = await this.records.update(userId, threadId, { metadata });
+      if (merged) return threadJson(merged);
+      throw threadNotFound(threadId);
+    } finally {
+      await lease.release();
+    }
   }
 
   /** A page of the caller's threads, and how many match in all (X-Pagination-Total). */

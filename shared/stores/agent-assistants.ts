@@ -39,8 +39,12 @@ export class AgentAssistants {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  /** The current version, or undefined when the user has no such assistant. */
-  async get(userId: string, assistantId: string): Promise<AssistantRecord | undefined> {
+  /**
+   * The current version, or undefined when the user has no such assistant, with the highest version
+   * made so far (set_latest can make an older one current): one read, so a write conditioned on that
+   * version is conditioned on the record it read.
+   */
+  async get(userId: string, assistantId: string): Promise<(AssistantRecord & { maxVersion: number }) | undefined> {
     const out = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
@@ -48,19 +52,9 @@ export class AgentAssistants {
         ConsistentRead: true,
       }),
     );
-    return out.Item ? fromItem(out.Item) : undefined;
-  }
-
-  /** The highest version made so far (set_latest can make an older one current). */
-  async maxVersion(userId: string, assistantId: string): Promise<number> {
-    const out = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: partition(userId), sk: assistantId },
-        ConsistentRead: true,
-      }),
-    );
-    return (out.Item?.max_version as number | undefined) ?? 0;
+    return out.Item
+      ? { ...fromItem(out.Item), maxVersion: (out.Item.max_version as number | undefined) ?? 0 }
+      : undefined;
   }
 
   /**

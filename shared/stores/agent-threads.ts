@@ -17,6 +17,12 @@ const metadataTooLarge = () =>
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type Metadata = Record<string, unknown>;
 
+/** How often a merge is read again when another write came between its read and its write. */
+const MAX_MERGE_ATTEMPTS = 20;
+
+/** Now, or a millisecond after `previous` when now is not later: updated_at is the item's version. */
+const laterThan = (previous: string) => new Date(Math.max(Date.now(), Date.parse(previous) + 1)).toISOString();
+
 /** A thread as the Agent Server API describes it; the conversation itself is in the checkpoints. */
 export interface ThreadRecord {
   threadId: string;
@@ -79,45 +85,58 @@ export class AgentThreads {
     return out.Item ? fromItem(out.Item) : undefined;
   }
 
-  /** Merges `metadata` into the thread's (a key set to null is removed) and sets its status. */
+  /**
+   * Merges `metadata` into the thread's (a key set to null is removed) and sets its status. The
+   * merge is of the item as read, written on the condition that it is still as read (its
+   * updated_at, which every write moves forward), and read again when it is not: two patches at
+   * once both land, neither overwriting the other's keys.
+   */
   async update(
     userId: string,
     threadId: string,
     change: { metadata?: Metadata; status?: ThreadStatus },
   ): Promise<ThreadRecord | undefined> {
-    const current = await this.get(userId, threadId);
-    if (!current) return undefined;
-    const metadata = { ...current.metadata };
-    for (const [k, v] of Object.entries(change.metadata ?? {})) {
-      if (v === null) delete metadata[k];
-      else metadata[k] = v;
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.get(userId, threadId);
+      if (!current) return undefined;
+      const metadata = { ...current.metadata };
+      for (const [k, v] of Object.entries(change.metadata ?? {})) {
+        if (v === null) delete metadata[k];
+        else metadata[k] = v;
+      }
+      // Each patch is bounded by its schema; what they add up to is bounded here, before the write.
+      if (jsonBytes(metadata) > MAX_METADATA_BYTES) throw metadataTooLarge();
+      const next: ThreadRecord = {
+        ...current,
+        metadata,
+        status: change.status ?? current.status,
+        updatedAt: laterThan(current.updatedAt),
+      };
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: this.key(userId, threadId),
+            // Only what changed: a run starting meanwhile keeps the status it wrote.
+            UpdateExpression: change.status
+              ? "SET metadata = :m, #s = :s, updated_at = :u"
+              : "SET metadata = :m, updated_at = :u",
+            ConditionExpression: "attribute_exists(pk) AND updated_at = :seen",
+            ...(change.status ? { ExpressionAttributeNames: { "#s": "status" } } : {}),
+            ExpressionAttributeValues: {
+              ":m": next.metadata,
+              ":u": next.updatedAt,
+              ":seen": current.updatedAt,
+              ...(change.status ? { ":s": change.status } : {}),
+            },
+          }),
+        );
+        return next;
+      } catch (err) {
+        if (!(err instanceof ConditionalCheckFailedException) || attempt >= MAX_MERGE_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * (attempt + 1)));
+      }
     }
-    // Each patch is bounded by its schema; what they add up to is bounded here, before the write.
-    if (jsonBytes(metadata) > MAX_METADATA_BYTES) throw metadataTooLarge();
-    const next: ThreadRecord = {
-      ...current,
-      metadata,
-      status: change.status ?? current.status,
-      updatedAt: new Date().toISOString(),
-    };
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: this.key(userId, threadId),
-        // Only what changed: a run starting meanwhile keeps the status it wrote.
-        UpdateExpression: change.status
-          ? "SET metadata = :m, #s = :s, updated_at = :u"
-          : "SET metadata = :m, updated_at = :u",
-        ConditionExpression: "attribute_exists(pk)",
-        ...(change.status ? { ExpressionAttributeNames: { "#s": "status" } } : {}),
-        ExpressionAttributeValues: {
-          ":m": next.metadata,
-          ":u": next.updatedAt,
-          ...(change.status ? { ":s": change.status } : {}),
-        },
-      }),
-    );
-    return next;
   }
 
   /**

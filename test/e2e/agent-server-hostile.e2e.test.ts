@@ -160,3 +160,62 @@ describe("assistants", () => {
     },
   );
 });
+
+describe("races", () => {
+  it("twenty metadata patches of one thread at once all land", async () => {
+    const user = "patches";
+    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call(user, "PATCH", `/threads/${t}`, { metadata: { [`k${i}`]: i } })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    const metadata = (await call(user, "GET", `/threads/${t}`)).json.metadata;
+    expect(Object.keys(metadata).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
+  });
+
+  it("twenty patches of one assistant at once: each answered 200 is kept, the versions in step", async () => {
+    const user = "assistant-patches";
+    const a = (await call(user, "POST", "/assistants", { graph_id: "chat" })).json.assistant_id as string;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call(user, "PATCH", `/assistants/${a}`, { metadata: { [`k${i}`]: i } })),
+    );
+    const kept = answers.flatMap((r, i) => (r.status === 200 ? [`k${i}`] : []));
+    expect(answers.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+    const current = (await call(user, "GET", `/assistants/${a}`)).json;
+    expect(Object.keys(current.metadata)).toEqual(expect.arrayContaining(kept));
+    const versions = (await call(user, "POST", `/assistants/${a}/versions`, { limit: 100 })).json;
+    expect(versions[0].version).toBe(current.version);
+  });
+
+  it("a thread patched while it is deleted is gone afterwards, from search and count too", async () => {
+    const user = "patch-delete";
+    for (let round = 0; round < 60; round++) {
+      const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+      const [patched, deleted] = await Promise.all([
+        call(user, "PATCH", `/threads/${t}`, { metadata: { round } }),
+        call(user, "DELETE", `/threads/${t}`),
+      ]);
+      expect([200, 404]).toContain(patched.status);
+      expect([204, 409]).toContain(deleted.status);
+      if (deleted.status !== 204) continue;
+      expect((await call(user, "GET", `/threads/${t}`)).status).toBe(404);
+      const ids = (await call(user, "POST", "/threads/search", { limit: 1000 })).json.map(
+        (x: { thread_id: string }) => x.thread_id,
+      );
+      expect(ids).not.toContain(t);
+    }
+    expect(await count(user)).toBe(0);
+  });
+
+  it("an assistant patched while it is deleted stays deleted", async () => {
+    const user = "assistant-delete";
+    for (let round = 0; round < 20; round++) {
+      const a = (await call(user, "POST", "/assistants", { graph_id: "chat" })).json.assistant_id as string;
+      const [, deleted] = await Promise.all([
+        call(user, "PATCH", `/assistants/${a}`, { metadata: { round } }),
+        call(user, "DELETE", `/assistants/${a}`),
+      ]);
+      if (deleted.status === 204) expect((await call(user, "GET", `/assistants/${a}`)).status).toBe(404);
+    }
+  });
+});
