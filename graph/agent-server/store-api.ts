@@ -79,9 +79,7 @@ export class StoreApi {
       checkLabels(prefix);
       return { namespaces: await this.items.namespaces(userId, body) };
     }
-    const memories = body.suffix?.length
-      ? []
-      : (await this.memories.namespaces(userId, { ...body, offset: 0, limit: 1000 })).namespaces;
+    const memories = (await this.memories.namespaces(userId, { ...body, offset: 0, limit: 1000 })).namespaces;
     if (prefix.length > 0) return { namespaces: memories.slice(body.offset, body.offset + body.limit) };
     const items = await this.items.namespaces(userId, body, {
       offset: 0,

@@ -24,7 +24,7 @@ export const ROOT = "memories";
 const label = storableText({ min: 1, max: 128 });
 export const Namespace = z.array(label).check(z.minLength(1), z.maxLength(10));
 /** A memory, as an item's value in the memories namespace. */
-export const ItemValue = z.looseObject({
+export const ItemValue = z.strictObject({
   content: storableText({ min: 1, max: 2000, trim: true }),
   category: z.nullish(storableText({ min: 1, max: 64, trim: true })),
   tags: z.optional(z.array(storableText({ max: 64 })).check(z.maxLength(10))),
@@ -46,9 +46,27 @@ export const ItemQuery = z.looseObject({
   key: label,
   refresh_ttl: z.optional(z.enum(["true", "false"])),
 });
+/**
+ * A filter's values are compared for equality. LangGraph's store also reads `{"$gt": 2}` and the
+ * like as comparisons; this one refuses them rather than look for a value equal to the object.
+ */
+const Filter = storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).check(
+  z.superRefine((filter, ctx) => {
+    for (const [key, value] of Object.entries(filter)) {
+      const operator =
+        value !== null && typeof value === "object" ? Object.keys(value).find((k) => k.startsWith("$")) : undefined;
+      if (operator)
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: `the operator ${operator} is not supported: filter by equal values`,
+        });
+    }
+  }),
+);
 export const SearchItems = z.object({
   namespace_prefix: z._default(z.array(label).check(z.maxLength(10)), []),
-  filter: z.nullish(storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 })),
+  filter: z.nullish(Filter),
   query: z.nullish(storableText({ max: 2000 })),
   limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(100)), 10),
   offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
@@ -110,6 +128,9 @@ export class MemoryItems {
   /** The memories scope a namespace names: only the caller's own; anything else is 404. */
   private scope(userId: string, namespace: string[]): Scope {
     if (namespace[0] !== ROOT || !namesCaller(userId, namespace[1])) throw namespaceNotFound();
+    // Memories are kept per user and project: a deeper namespace has nowhere to go.
+    if (namespace.length > 3)
+      throw badRequest("invalid_namespace", 'a memories namespace is ["memories", <your user id>, <project id>?]');
     return { userId, projectId: namespace[2] ?? null };
   }
 
@@ -222,10 +243,15 @@ export class MemoryItems {
       seen.set(JSON.stringify(ns), ns);
     }
     const prefix = body.prefix ?? [];
+    const suffix = body.suffix ?? [];
+    // The caller's label matches either spelling of their id, wherever the pattern puts it.
+    const same = (ns: string[], i: number, p: string) =>
+      ns[i] === p || (i === 1 && namesCaller(userId, p) && ns[i] === userLabel(userId));
     return {
       namespaces: [...seen.values()]
-        .filter((ns) =>
-          prefix.every((p, i) => ns[i] === p || (i === 1 && namesCaller(userId, p) && ns[i] === userLabel(userId))),
+        .filter((ns) => prefix.every((p, i) => same(ns, i, p)))
+        .filter(
+          (ns) => suffix.length <= ns.length && suffix.every((p, i) => same(ns, ns.length - suffix.length + i, p)),
         )
         .slice(body.offset, body.offset + body.limit),
     };

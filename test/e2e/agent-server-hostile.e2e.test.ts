@@ -219,3 +219,39 @@ describe("races", () => {
     }
   });
 });
+
+describe("the memories namespace", () => {
+  const put = (user: string, namespace: string[], value: unknown) =>
+    call(user, "PUT", "/store/items", { namespace, key: "k", value });
+
+  it("refuses a namespace deeper than memories/<user>/<project>, and a value with fields a memory lacks", async () => {
+    const user = "mem-deep";
+    const deep = await put(user, ["memories", user, "p", "deeper"], { content: "likes tea" });
+    expect(deep.status).toBe(400);
+    const extra = await put(user, ["memories", user, "p"], { content: "likes tea", mood: "happy" });
+    expect(extra.status).toBe(400);
+    expect(JSON.stringify(extra.json)).toMatch(/mood/);
+    // Nothing was written by either.
+    const listed = await call(user, "POST", "/store/namespaces", {});
+    expect(listed.json.namespaces).toEqual([]);
+  });
+
+  it("lists its namespaces by suffix, as any other", async () => {
+    const user = "mem-suffix";
+    expect((await put(user, ["memories", user, "proj1"], { content: "likes tea" })).status).toBe(204);
+    const bySuffix = await call(user, "POST", "/store/namespaces", { suffix: ["proj1"] });
+    expect(bySuffix.json.namespaces).toEqual([["memories", user, "proj1"]]);
+    const both = await call(user, "POST", "/store/namespaces", { prefix: ["memories"], suffix: ["proj1"] });
+    expect(both.json.namespaces).toEqual([["memories", user, "proj1"]]);
+    expect((await call(user, "POST", "/store/namespaces", { suffix: ["other"] })).json.namespaces).toEqual([]);
+  });
+
+  it("a filter with an operator LangGraph's store knows but this one does not is a 400, not an empty answer", async () => {
+    const res = await call("ops", "POST", "/store/items/search", {
+      namespace_prefix: ["notes"],
+      filter: { n: { $gt: 2 } },
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.json)).toMatch(/\$gt/);
+  });
+});
