@@ -4,6 +4,7 @@ import { AppError, badRequest, notFound } from "../../shared/errors";
 import type { AgentStore, StoredMemory } from "../../shared/stores/agent-store";
 import { storableJson } from "../../shared/storable-json";
 import { storableText } from "../../shared/text";
+import { jsonContains } from "./json-contains";
 
 /**
  * The Agent Server API's store, mapped onto the caller's long-term memories: namespace
@@ -204,25 +205,31 @@ export class MemoryItems {
     if (prefix.length > 1 && !namesCaller(userId, prefix[1])) throw namespaceNotFound();
     const projectId = prefix[2];
     if (body.query) {
-      const wanted = (m: { category: string | null; tags: string[]; content: string }) =>
-        Object.entries(body.filter ?? {}).every(
-          ([k, v]) =>
-            JSON.stringify(
-              ({ content: m.content, category: m.category, tags: m.tags } as Record<string, unknown>)[k],
-            ) === JSON.stringify(v),
-        );
+      const filter = body.filter ?? {};
+      const fields = (m: { category: string | null; tags: string[]; content: string }) => ({
+        content: m.content,
+        category: m.category,
+        tags: m.tags,
+      });
       const embedding = await this.embeddings.embedQuery(body.query);
+      // The match filters by category and tags itself, before it ranks and cuts to the limit, so
+      // memories the filter drops never take the places of those it keeps; the rest of the
+      // filter (content) is checked on what it returns.
       const matches = await this.memories().matchMemories({
         embedding,
         userId,
         projectId: projectId ?? null,
         limit: body.offset + body.limit,
+        ...(typeof filter.category === "string" ? { category: filter.category } : {}),
+        ...(Array.isArray(filter.tags) && filter.tags.every((t) => typeof t === "string")
+          ? { tags: filter.tags as string[] }
+          : {}),
       });
       const ns = namespaceOf(userId, projectId ?? null);
       return {
         items: matches
-          .filter(wanted)
-          .slice(body.offset)
+          .filter((m) => jsonContains(fields(m), filter))
+          .slice(body.offset, body.offset + body.limit)
           .map((m) => itemOf(m, ns, m.similarity)),
       };
     }

@@ -255,3 +255,28 @@ describe("the memories namespace", () => {
     expect(JSON.stringify(res.json)).toMatch(/\$gt/);
   });
 });
+
+describe("memories searched by meaning", () => {
+  it("filter before they are cut to the limit: the best match that passes the filter is found", async () => {
+    const user = "mem-filter";
+    const put = (key: string, value: unknown) =>
+      call(user, "PUT", "/store/items", { namespace: ["memories", user], key, value });
+    for (let i = 0; i < 5; i++) expect((await put(`apple${i}`, { content: `apple apple ${i}` })).status).toBe(204);
+    expect(
+      (
+        await put("work", {
+          content: "quarterly budget review meeting with the regional sales team, one apple",
+          category: "work",
+        })
+      ).status,
+    ).toBe(204);
+    const found = await call(user, "POST", "/store/items/search", {
+      namespace_prefix: ["memories", user],
+      query: "apple",
+      filter: { category: "work" },
+      limit: 1,
+    });
+    expect(found.status).toBe(200);
+    expect(found.json.items.map((i: { key: string }) => i.key)).toEqual(["work"]);
+  });
+});
