@@ -6,16 +6,21 @@ import { anchorsOf, DOC_PAGES, readPage, REPO } from "../support/markdown";
 // link of README.md and docs/*.md names a file that exists in the repository, and a heading that
 // exists when it names one.
 
+/** A page's lines outside fenced blocks, each with its line number. */
+function* proseLines(text: string): Generator<[line: string, number: number]> {
+  let inFence = false;
+  for (const [index, line] of text.split("\n").entries()) {
+    if (/^\s*(`{3,}|~{3,})/.test(line)) inFence = !inFence;
+    else if (!inFence) yield [line, index + 1];
+  }
+}
+
 /** A page's links outside code: inline code spans and fenced blocks are not links. */
 function linksOf(text: string): { target: string; line: number }[] {
   const links: { target: string; line: number }[] = [];
-  let inFence = false;
-  text.split("\n").forEach((line, index) => {
-    if (/^\s*(`{3,}|~{3,})/.test(line)) inFence = !inFence;
-    if (inFence) return;
+  for (const [line, number] of proseLines(text))
     for (const match of line.replace(/`[^`]*`/g, "").matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g))
-      links.push({ target: match[1]!, line: index + 1 });
-  });
+      links.push({ target: match[1]!, line: number });
   return links;
 }
 
@@ -44,16 +49,12 @@ describe("the docs' links", () => {
 /** The repository paths a page names in inline code (`graph/tools/registry.ts`), outside fences. */
 function pathsNamedIn(text: string): { path: string; line: number }[] {
   const paths: { path: string; line: number }[] = [];
-  let inFence = false;
-  text.split("\n").forEach((line, index) => {
-    if (/^\s*(`{3,}|~{3,})/.test(line)) inFence = !inFence;
-    if (inFence) return;
+  for (const [line, number] of proseLines(text))
     for (const [, span] of line.matchAll(/`([^`\s]+)`/g)) {
       // A path of the repository's own folders, not a pattern or a placeholder (`*.unit.test.ts`, `<name>`).
       if (/^(infra|functions|graph|shared|test|supabase|docs|examples)\/[\w./-]+$/.test(span!))
-        paths.push({ path: span!.replace(/[.:]$/, ""), line: index + 1 });
+        paths.push({ path: span!.replace(/[.:]$/, ""), line: number });
     }
-  });
   return paths;
 }
 

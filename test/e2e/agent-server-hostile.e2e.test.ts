@@ -95,22 +95,15 @@ describe("state writes", () => {
     expect((await call("rm", "GET", `/threads/${t}/state`)).json.checkpoint).toEqual(before.checkpoint);
   });
 
-  it("a new thread's supersteps removing an unknown message are a 400, and no thread is made", async () => {
-    const before = await count("rm2");
-    const res = await call("rm2", "POST", "/threads", {
-      supersteps: [{ updates: [{ values: { messages: [{ type: "remove", id: "nope" }] }, as_node: "agent" }] }],
-    });
+  it.each([
+    ["removing an unknown message", { messages: [{ type: "remove", id: "nope" }] }, "agent"],
+    ["naming an unknown node", { messages: [{ type: "human", content: "x" }] }, "nonexistent"],
+  ])("a new thread's supersteps %s are a 400, and no thread is made", async (what, values, asNode) => {
+    const user = `steps-${what.length}`;
+    const before = await count(user);
+    const res = await call(user, "POST", "/threads", { supersteps: [{ updates: [{ values, as_node: asNode }] }] });
     expect(res.status).toBe(400);
-    expect(await count("rm2")).toBe(before);
-  });
-
-  it("a new thread's supersteps naming an unknown node are a 400, and no thread is made", async () => {
-    const before = await count("node");
-    const res = await call("node", "POST", "/threads", {
-      supersteps: [{ updates: [{ values: { messages: [{ type: "human", content: "x" }] }, as_node: "nonexistent" }] }],
-    });
-    expect(res.status).toBe(400);
-    expect(await count("node")).toBe(before);
+    expect(await count(user)).toBe(before);
   });
 
   it("a write at a checkpoint the thread does not have is a 404, and the state is unchanged", async () => {
