@@ -4,13 +4,12 @@
  * - nesting: a body nested thousands of levels deep parses, but every walk of it after (the
  *   storable-JSON check, JSON.stringify, the stores' marshalling) recurses once a level and
  *   overflows the stack. The depth is counted on the text, before parsing.
- * - keys that JavaScript's object machinery owns: `__proto__` is dropped by any copy (assigning it
- *   sets the prototype), so such a value would be stored without it and answered 2xx; and the AWS
- *   SDK's DynamoDB marshaller refuses an object whose `constructor` is not Object's.
+ * - a `__proto__` key: JSON.parse makes it an own key, but any copy by assignment (a schema's
+ *   record, a merge) sets the prototype instead, so the value would be stored without it and
+ *   answered 2xx.
  * Hand-written: JSON.parse has neither limit, and a schema sees the value only after it is built.
  */
 export const MAX_JSON_DEPTH = 64;
-const OWNED_KEYS = new Set(["__proto__", "constructor"]);
 
 export class JsonTextError extends Error {}
 
@@ -29,11 +28,11 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
   return deepest;
 }
 
-/** JSON.parse, refusing a text nested deeper than MAX_JSON_DEPTH or holding an `__proto__` or `constructor` key. */
+/** JSON.parse, refusing a text nested deeper than MAX_JSON_DEPTH or holding a `__proto__` key. */
 export function parseJsonText(text: string): unknown {
   if (jsonDepth(text) > MAX_JSON_DEPTH) throw new JsonTextError(`nests deeper than ${MAX_JSON_DEPTH} levels`);
   return JSON.parse(text, (key, value) => {
-    if (OWNED_KEYS.has(key)) throw new JsonTextError(`the key "${key}" is not accepted (JavaScript reserves it)`);
+    if (key === "__proto__") throw new JsonTextError('the key "__proto__" is not accepted (JavaScript reserves it)');
     return value;
   });
 }

@@ -54,6 +54,26 @@ const STORABLE_JSON = z.superRefine<unknown>((value, ctx) => {
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 });
 
+/**
+ * Whether a JSON value holds `key` as a key, at any depth. The AWS SDK's DynamoDB document client
+ * tells a map from a class instance by its `constructor`: an object with a key of that name is
+ * refused, or read as a Set, Map or Number when that key's value has a matching `name`. JSON it
+ * keeps as a map must hold no such key (dynamoMapJson); JSON kept elsewhere may.
+ */
+export function holdsKey(value: unknown, key: string): boolean {
+  if (Array.isArray(value)) return value.some((v) => holdsKey(v, key));
+  if (value === null || typeof value !== "object") return false;
+  return Object.entries(value).some(([k, v]) => k === key || holdsKey(v, key));
+}
+
+const DYNAMO_MAP = z.superRefine<unknown>((value, ctx) => {
+  if (holdsKey(value, "constructor"))
+    ctx.addIssue({
+      code: "custom",
+      message: 'a key may not be "constructor" here (it is stored as a DynamoDB map, which cannot hold one)',
+    });
+});
+
 export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? "");
 
 /**
@@ -78,6 +98,11 @@ export function storableJson<S extends z.ZodMiniType>(schema: S, { maxBytes }: {
   ) as S;
 }
 
+/** storableJson for JSON stored as a DynamoDB map (metadata, an assistant's config): no `constructor` key. */
+export function dynamoMapJson<S extends z.ZodMiniType>(schema: S, options: { maxBytes: number }): S {
+  return storableJson(schema, options).check(DYNAMO_MAP as never) as S;
+}
+
 /** Whether a schema's values pass the storable-JSON check. */
 export function checksStorableJson(schema: z.ZodMiniType): boolean {
   const checks = (schema as { _zod: { def: { checks?: unknown[] } } })._zod.def.checks ?? [];
@@ -88,4 +113,4 @@ export function checksStorableJson(schema: z.ZodMiniType): boolean {
 export const MAX_METADATA_BYTES = 64 * 1024;
 
 /** Metadata as the Agent Server API takes it for threads and runs: a storable JSON object. */
-export const Metadata = storableJson(z.record(z.string(), z.unknown()), { maxBytes: MAX_METADATA_BYTES });
+export const Metadata = dynamoMapJson(z.record(z.string(), z.unknown()), { maxBytes: MAX_METADATA_BYTES });

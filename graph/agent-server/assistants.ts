@@ -7,6 +7,7 @@ import { assistantNotFound, noAssistantFor } from "./errors";
 import type { AssistantConfig, AssistantCreate, AssistantPatch, AssistantSearch, AssistantVersions } from "./requests";
 import type { RunAssistant } from "./runs";
 import { jsonContains } from "./json-contains";
+import { backoff, CONFLICT_RETRY } from "../../shared/stores/batch";
 
 /** The graphs this deployment serves: `chat` runs; `support` is shown but runs from Intercom only. */
 export const GRAPHS = {
@@ -140,7 +141,8 @@ export class AssistantService {
     this.checkConfig(patch.config);
     if (patch.graph_id != null && !Object.hasOwn(GRAPHS, patch.graph_id))
       throw badRequest("invalid_graph_id", `graph_id: no graph "${patch.graph_id}"`);
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < CONFLICT_RETRY.maxAttempts; attempt++) {
+      if (attempt > 0) await backoff(attempt, CONFLICT_RETRY);
       // The record and its highest version from one read: the write is conditioned on both.
       const { maxVersion, ...current } = await this.stored(userId, assistantId);
       const next: AssistantRecord = {
@@ -162,13 +164,16 @@ export class AssistantService {
 
   /** Makes an earlier version the current one; the next update still makes a new version. */
   async setLatest(userId: string, assistantId: string, version: number) {
-    const { maxVersion } = await this.stored(userId, assistantId);
-    const chosen = (await this.records.versions(userId, assistantId)).find((v) => v.version === version);
-    if (!chosen) throw notFound("assistant_version_not_found", "Assistant version not found");
-    const current = { ...chosen, updatedAt: new Date().toISOString() };
-    if (!(await this.records.write(userId, current, maxVersion, { asNewVersion: false, maxVersion })))
-      throw new AppError(409, "assistant_busy", "the assistant changed meanwhile; retry");
-    return assistantJson(current);
+    for (let attempt = 0; attempt < CONFLICT_RETRY.maxAttempts; attempt++) {
+      if (attempt > 0) await backoff(attempt, CONFLICT_RETRY);
+      const { maxVersion } = await this.stored(userId, assistantId);
+      const chosen = (await this.records.versions(userId, assistantId)).find((v) => v.version === version);
+      if (!chosen) throw notFound("assistant_version_not_found", "Assistant version not found");
+      const current = { ...chosen, updatedAt: new Date().toISOString() };
+      if (await this.records.write(userId, current, maxVersion, { asNewVersion: false, maxVersion }))
+        return assistantJson(current);
+    }
+    throw new AppError(409, "assistant_busy", "the assistant kept changing meanwhile; retry");
   }
 
   async versions(userId: string, assistantId: string, query: z.infer<typeof AssistantVersions>) {

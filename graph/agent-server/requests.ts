@@ -1,7 +1,7 @@
 import * as z from "../../shared/zod";
 import { chatRequest } from "../../shared/chat-request";
 import { badRequest } from "../../shared/errors";
-import { Metadata, storableJson } from "../../shared/storable-json";
+import { dynamoMapJson, Metadata, storableJson } from "../../shared/storable-json";
 import { identifier, storable, storableText } from "../../shared/text";
 import { SettingsPatch } from "../../shared/session-settings";
 import { ApprovalResume, ApproveTools } from "../tools/approval";
@@ -111,7 +111,7 @@ export const ThreadCount = z.object({
 export const ThreadPatch = z.object({ metadata: z.optional(Metadata) });
 
 export const ThreadSearch = z.object({
-  metadata: z.optional(Metadata),
+  metadata: z.nullish(Metadata),
   values: z.nullish(Metadata),
   ids: z.optional(z.array(storableText({ max: 128 })).check(z.maxLength(1000))),
   status: z.optional(z.enum(["idle", "busy", "interrupted", "error"])),
@@ -150,7 +150,7 @@ export const AssistantCount = z.object({
  * allows (a tool group it turns off is off in its runs; private makes them private) and the tools
  * that wait for approval. Anything else in it is kept and passed to the run as given.
  */
-export const AssistantConfig = storableJson(
+export const AssistantConfig = dynamoMapJson(
   z.looseObject({
     configurable: z.optional(
       z.looseObject({
@@ -164,7 +164,7 @@ export const AssistantConfig = storableJson(
   }),
   { maxBytes: 64 * 1024 },
 );
-const AssistantContext = storableJson(z.record(z.string(), z.unknown()), { maxBytes: 64 * 1024 });
+const AssistantContext = dynamoMapJson(z.record(z.string(), z.unknown()), { maxBytes: 64 * 1024 });
 
 export const AssistantCreate = z.object({
   graph_id: storableText({ min: 1, max: 128 }),

@@ -4,7 +4,7 @@ import { AppError, badRequest, notFound } from "../../shared/errors";
 import type { AgentStore, StoredMemory } from "../../shared/stores/agent-store";
 import { storableJson } from "../../shared/storable-json";
 import { storableText } from "../../shared/text";
-import { jsonContains } from "./json-contains";
+import { isDeepStrictEqual } from "node:util";
 
 /**
  * The Agent Server API's store, mapped onto the caller's long-term memories: namespace
@@ -47,22 +47,27 @@ export const ItemQuery = z.looseObject({
   key: label,
   refresh_ttl: z.optional(z.enum(["true", "false"])),
 });
+/** The first `$`-named key inside a filter's values (LangGraph's operators are spelled so). */
+function operatorIn(value: unknown, top = true): string | undefined {
+  if (Array.isArray(value)) return value.map((v) => operatorIn(v, false)).find(Boolean);
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    if (!top && k.startsWith("$")) return k;
+    const inner = operatorIn(v, false);
+    if (inner) return inner;
+  }
+  return undefined;
+}
+
 /**
  * A filter's values are compared for equality. LangGraph's store also reads `{"$gt": 2}` and the
  * like as comparisons; this one refuses them rather than look for a value equal to the object.
  */
 const Filter = storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).check(
   z.superRefine((filter, ctx) => {
-    for (const [key, value] of Object.entries(filter)) {
-      const operator =
-        value !== null && typeof value === "object" ? Object.keys(value).find((k) => k.startsWith("$")) : undefined;
-      if (operator)
-        ctx.addIssue({
-          code: "custom",
-          path: [key],
-          message: `the operator ${operator} is not supported: filter by equal values`,
-        });
-    }
+    const operator = operatorIn(filter);
+    if (operator)
+      ctx.addIssue({ code: "custom", message: `the operator ${operator} is not supported: filter by equal values` });
   }),
 );
 export const SearchItems = z.object({
@@ -80,6 +85,8 @@ export const ListNamespaces = z.object({
   limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 100),
   offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
 });
+
+type Fields = { category: string | null; tags: string[]; content: string };
 
 interface Scope {
   userId: string;
@@ -165,9 +172,12 @@ export class MemoryItems {
     const parsed = ItemValue.safeParse(body.value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
+      const where = ["value", ...issue.path.map(String)];
+      // An unknown field is an issue of the value itself, naming the keys.
+      const keys = "keys" in issue && Array.isArray(issue.keys) ? ` (${issue.keys.join(", ")})` : "";
       throw badRequest(
-        `invalid_value_${issue.path.join("_")}`,
-        `value.${issue.path.join(".")}: ${issue.message} (an item of the memories namespace is a memory: {content, category?, tags?})`,
+        `invalid_${where.join("_")}`,
+        `${where.join(".")}: ${issue.message}${keys} (an item of the memories namespace is a memory: {content, category?, tags?})`,
       );
     }
     const value = parsed.data;
@@ -206,15 +216,16 @@ export class MemoryItems {
     const projectId = prefix[2];
     if (body.query) {
       const filter = body.filter ?? {};
-      const fields = (m: { category: string | null; tags: string[]; content: string }) => ({
+      const fields = (m: Fields): Fields => ({
         content: m.content,
         category: m.category,
         tags: m.tags,
       });
       const embedding = await this.embeddings.embedQuery(body.query);
-      // The match filters by category and tags itself, before it ranks and cuts to the limit, so
-      // memories the filter drops never take the places of those it keeps; the rest of the
-      // filter (content) is checked on what it returns.
+      // As LangGraph's store filters: each named field equal to the filter's value. The match narrows
+      // by category and tags itself (tags it holds at least), before it ranks and cuts to the limit,
+      // so memories the filter drops never take the places of those it keeps; equality, and the
+      // rest of the filter (content), is checked on what it returns.
       const matches = await this.memories().matchMemories({
         embedding,
         userId,
@@ -228,7 +239,7 @@ export class MemoryItems {
       const ns = namespaceOf(userId, projectId ?? null);
       return {
         items: matches
-          .filter((m) => jsonContains(fields(m), filter))
+          .filter((m) => Object.entries(filter).every(([k, v]) => isDeepStrictEqual(fields(m)[k as keyof Fields], v)))
           .slice(body.offset, body.offset + body.limit)
           .map((m) => itemOf(m, ns, m.similarity)),
       };

@@ -3,8 +3,9 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { AppError } from "../errors";
-import { jsonBytes, MAX_METADATA_BYTES } from "../storable-json";
+import { holdsKey, jsonBytes, MAX_METADATA_BYTES } from "../storable-json";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { backoff, CONFLICT_RETRY } from "./batch";
 import { conditionalWrite } from "./conditional-write";
 
 const metadataTooLarge = () =>
@@ -16,9 +17,6 @@ const metadataTooLarge = () =>
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type Metadata = Record<string, unknown>;
-
-/** How often a merge is read again when another write came between its read and its write. */
-const MAX_MERGE_ATTEMPTS = 20;
 
 /** Now, or a millisecond after `previous` when now is not later: updated_at is the item's version. */
 const laterThan = (previous: string) => new Date(Math.max(Date.now(), Date.parse(previous) + 1)).toISOString();
@@ -96,7 +94,8 @@ export class AgentThreads {
     threadId: string,
     change: { metadata?: Metadata; status?: ThreadStatus },
   ): Promise<ThreadRecord | undefined> {
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; attempt < CONFLICT_RETRY.maxAttempts; attempt++) {
+      if (attempt > 0) await backoff(attempt, CONFLICT_RETRY);
       const current = await this.get(userId, threadId);
       if (!current) return undefined;
       const metadata = { ...current.metadata };
@@ -133,10 +132,10 @@ export class AgentThreads {
         );
         return next;
       } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException) || attempt >= MAX_MERGE_ATTEMPTS) throw err;
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * (attempt + 1)));
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
       }
     }
+    throw new AppError(409, "thread_busy", "the thread's metadata kept changing meanwhile; retry");
   }
 
   /**
@@ -212,7 +211,9 @@ export class AgentThreads {
   ): Promise<void> {
     // As JSON: what the API answers (no undefined fields, which DynamoDB's document client refuses).
     const values = JSON.stringify(change.values ?? null);
-    const fits = Buffer.byteLength(values) <= VALUES_MAX_BYTES;
+    // Values too large for the item, or holding a key its map cannot (a message's kwargs may), are
+    // left out: the thread's reads take them from its state instead.
+    const fits = Buffer.byteLength(values) <= VALUES_MAX_BYTES && !holdsKey(change.values, "constructor");
     try {
       await this.doc.send(
         new UpdateCommand({

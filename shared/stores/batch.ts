@@ -20,8 +20,14 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 10, baseDelayMs: 25, maxDelayMs: 2000 };
 
+/**
+ * A read-then-conditional-write that lost to another write, tried again: many, with short waits
+ * (the writes it loses to are single items, quick), so a burst of concurrent writers all get in.
+ */
+export const CONFLICT_RETRY: RetryPolicy = { maxAttempts: 30, baseDelayMs: 5, maxDelayMs: 200 };
+
 /** Full-jitter exponential backoff, as the AWS architecture blog recommends for batch retries. */
-function backoff(attempt: number, policy: RetryPolicy): Promise<void> {
+export function backoff(attempt: number, policy: RetryPolicy): Promise<void> {
   const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, Math.random() * cap));
 }

@@ -34,7 +34,7 @@ describe("keys JavaScript and the stores' marshalling cannot keep", () => {
     ["nested", "/threads", '{"metadata":{"a":{"__proto__":{"x":1}}}}'],
     ["top level of metadata", "/threads", '{"metadata":{"__proto__":{"x":1}}}'],
     ["assistant config", "/assistants", '{"graph_id":"chat","config":{"configurable":{"constructor":"x"}}}'],
-    ["store value", "/store/items", '{"namespace":["notes"],"key":"k","value":{"constructor":1}}'],
+    ["a store value", "/store/items", '{"namespace":["notes"],"key":"k","value":{"__proto__":{"x":1}}}'],
   ])("are refused with 400 in %s, and nothing is written", async (_, path, body) => {
     const user = `keys-${path.length}-${body.length}`;
     const before = await count(user);
@@ -54,6 +54,30 @@ describe("keys JavaScript and the stores' marshalling cannot keep", () => {
     );
     expect(run.status).toBe(400);
     expect((await call("keys-run", "GET", `/threads/${t}`)).json.status).toBe("idle");
+  });
+});
+
+describe("a constructor key where it is kept as JSON", () => {
+  it("is a store value's like any other key, read back as written", async () => {
+    const user = "f1";
+    const value = { driver: "Hamilton", constructor: "Mercedes" };
+    const put = await call(user, "PUT", "/store/items", { namespace: ["f1"], key: "k", value });
+    expect(put.status).toBe(204);
+    const got = await call(user, "GET", "/store/items?namespace=f1&key=k");
+    expect(got.json.value).toEqual(value);
+  });
+
+  it("is a message's, in a state write, and the thread still reads", async () => {
+    const user = "kwargs";
+    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+    const write = await call(user, "POST", `/threads/${t}/state`, {
+      values: { messages: [{ type: "human", content: "x", additional_kwargs: { constructor: { name: "Set" } } }] },
+      as_node: "agent",
+    });
+    expect(write.status).toBe(200);
+    const thread = await call(user, "GET", `/threads/${t}`);
+    expect(thread.status).toBe(200);
+    expect(thread.json.values.messages[0].additional_kwargs).toEqual({ constructor: { name: "Set" } });
   });
 });
 
@@ -166,6 +190,18 @@ describe("races", () => {
     expect(Object.keys(metadata).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`).sort());
   });
 
+  it("a hundred patches of one thread at once: each answered 200 or 409 (to retry), never 5xx, each 200 kept", async () => {
+    const user = "patches-100";
+    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => call(user, "PATCH", `/threads/${t}`, { metadata: { [`k${i}`]: i } })),
+    );
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 409)).toEqual([]);
+    const kept = answers.flatMap((a, i) => (a.status === 200 ? [`k${i}`] : []));
+    const metadata = (await call(user, "GET", `/threads/${t}`)).json.metadata;
+    expect(Object.keys(metadata)).toEqual(expect.arrayContaining(kept));
+  });
+
   it("twenty patches of one assistant at once: each answered 200 is kept, the versions in step", async () => {
     const user = "assistant-patches";
     const a = (await call(user, "POST", "/assistants", { graph_id: "chat" })).json.assistant_id as string;
@@ -271,5 +307,42 @@ describe("memories searched by meaning", () => {
     });
     expect(found.status).toBe(200);
     expect(found.json.items.map((i: { key: string }) => i.key)).toEqual(["work"]);
+  });
+});
+
+describe("from the second probe", () => {
+  const mem = (user: string, key: string, value: unknown) =>
+    call(user, "PUT", "/store/items", { namespace: ["memories", user], key, value });
+
+  it("a memories filter compares values for equality with a query as without one", async () => {
+    const user = "mem-eq";
+    expect((await mem(user, "a", { content: "billing at acme", tags: ["job", "acme"] })).status).toBe(204);
+    expect((await mem(user, "c", { content: "billing style guide", tags: ["style", "job"] })).status).toBe(204);
+    const search = (extra: object) =>
+      call(user, "POST", "/store/items/search", { namespace_prefix: ["memories", user], ...extra });
+    const keys = (r: { json: { items: { key: string }[] } }) => r.json.items.map((i) => i.key).sort();
+    expect(keys(await search({ filter: { tags: ["job"] } }))).toEqual([]);
+    expect(keys(await search({ filter: { tags: ["job"] }, query: "billing" }))).toEqual([]);
+    expect(keys(await search({ filter: { tags: ["job", "acme"] }, query: "billing" }))).toEqual(["a"]);
+  });
+
+  it("a memory's unknown field is named in the error", async () => {
+    const res = await mem("mem-extra", "k", { content: "x", extra: 1 });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe("invalid_value");
+    expect(res.json.error.message).toMatch(/extra/);
+  });
+
+  it("an operator anywhere in a filter's value is a 400", async () => {
+    const res = await call("ops2", "POST", "/store/items/search", {
+      namespace_prefix: ["notes"],
+      filter: { tags: [{ $in: 1 }] },
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it("thread search takes a null metadata filter as count does", async () => {
+    expect((await call("null-filter", "POST", "/threads/search", { metadata: null })).status).toBe(200);
+    expect((await call("null-filter", "POST", "/threads/count", { metadata: null })).status).toBe(200);
   });
 });

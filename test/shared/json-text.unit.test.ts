@@ -14,10 +14,13 @@ describe("a request body's JSON text", () => {
     expect(() => parseJsonText(nested(100_000))).toThrow(/deeper than/);
   });
 
-  it("refuses __proto__ and constructor as keys at any depth, escaped or not, but not as values", () => {
+  it("refuses __proto__ as a key at any depth, escaped or not, but not as a value; other keys pass", () => {
     expect(() => parseJsonText('{"__proto__":{}}')).toThrow(/__proto__/);
-    expect(() => parseJsonText('{"a":[{"constructor":1}]}')).toThrow(/constructor/);
+    expect(() => parseJsonText('{"a":[{"__proto__":1}]}')).toThrow(/__proto__/);
     expect(() => parseJsonText('{"\\u005f_proto__":1}')).toThrow(/__proto__/);
-    expect(parseJsonText('{"type":"constructor","a":"__proto__"}')).toEqual({ type: "constructor", a: "__proto__" });
+    expect(parseJsonText('{"a":"__proto__","constructor":"Mercedes"}')).toEqual({
+      a: "__proto__",
+      constructor: "Mercedes",
+    });
   });
 });
