@@ -193,20 +193,35 @@ const stateValues = mostly(
     { requiredKeys: [] },
   ),
 );
-const stateBody = fc.record(
+const stateFields = {
+  values: stateValues,
+  as_node: mostly(fc.oneof(fc.constantFrom("agent", "tools", "compact", "__start__", "__input__", "nowhere"), text)),
+  supersteps: mostly(
+    fc.array(fc.record({ updates: mostly(fc.array(fc.record({ values: stateValues, as_node: mostly(text) }))) }), {
+      maxLength: 3,
+    }),
+  ),
+  subgraphs: any,
+};
+/**
+ * A state write: usually at the latest checkpoint, else at a generated one (a random id is not the
+ * thread's, and is 404), so writes that can land are generated as often as hostile ones.
+ */
+const stateBody = fc.oneof(
+  { arbitrary: fc.record(stateFields, { requiredKeys: [] }), weight: 3 },
   {
-    values: stateValues,
-    as_node: mostly(fc.oneof(fc.constantFrom("agent", "tools", "compact", "__start__", "__input__", "nowhere"), text)),
-    checkpoint_id: mostly(fc.oneof(fc.uuid(), text)),
-    checkpoint: mostly(fc.record({ checkpoint_id: mostly(fc.oneof(fc.uuid(), text)), checkpoint_ns: mostly(text) })),
-    supersteps: mostly(
-      fc.array(fc.record({ updates: mostly(fc.array(fc.record({ values: stateValues, as_node: mostly(text) }))) }), {
-        maxLength: 3,
-      }),
+    arbitrary: fc.record(
+      {
+        ...stateFields,
+        checkpoint_id: mostly(fc.oneof(fc.uuid(), text)),
+        checkpoint: mostly(
+          fc.record({ checkpoint_id: mostly(fc.oneof(fc.uuid(), text)), checkpoint_ns: mostly(text) }),
+        ),
+      },
+      { requiredKeys: [] },
     ),
-    subgraphs: any,
+    weight: 1,
   },
-  { requiredKeys: [] },
 );
 /** An assistant: a graph and its configuration, valid but for at most one hostile field. */
 const validAssistant = fc.record(
