@@ -346,3 +346,20 @@ describe("from the second probe", () => {
     expect((await call("null-filter", "POST", "/threads/count", { metadata: null })).status).toBe(200);
   });
 });
+
+describe("a memory put under a second key", () => {
+  it("with the content another key holds is a 409 naming the conflict, and the first is untouched", async () => {
+    const user = "mem-dup";
+    const put = (key: string, content: string) =>
+      call(user, "PUT", "/store/items", { namespace: ["memories", user], key, value: { content } });
+    expect((await put("a", "same text")).status).toBe(204);
+    const second = await put("b", "same text");
+    expect(second.status).toBe(409);
+    expect(second.json.error.code).toBe("memory_exists");
+    const get = (key: string) => call(user, "GET", `/store/items?namespace=memories.${user}&key=${key}`);
+    expect((await get("a")).json.value.content).toBe("same text");
+    expect((await get("b")).json).toBeNull();
+    // The same content again under its own key is no change.
+    expect((await put("a", "same text")).status).toBe(204);
+  });
+});
