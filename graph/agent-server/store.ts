@@ -234,22 +234,24 @@ export class MemoryItems {
       // by category and tags itself (tags it holds at least), before it ranks and cuts to the limit,
       // so memories the filter drops never take the places of those it keeps; equality, and the
       // rest of the filter (content), is checked on what it returns.
+      // A namespace holds its own project's memories: a project's prefix looks in that project
+      // alone, the user's (or the root) in every project, each memory under its own namespace.
       const matches = await this.memories().matchMemories({
         embedding,
         userId,
         projectId: projectId ?? null,
+        projectScope: projectId === undefined ? "all" : "exact",
         limit: body.offset + body.limit,
         ...(typeof filter.category === "string" ? { category: filter.category } : {}),
         ...(Array.isArray(filter.tags) && filter.tags.every((t) => typeof t === "string")
           ? { tags: filter.tags as string[] }
           : {}),
       });
-      const ns = namespaceOf(userId, projectId ?? null);
       return {
         items: matches
           .filter((m) => Object.entries(filter).every(([k, v]) => isDeepStrictEqual(fields(m)[k as keyof Fields], v)))
           .slice(body.offset, body.offset + body.limit)
-          .map((m) => itemOf(m, ns, m.similarity)),
+          .map((m) => itemOf(m, namespaceOf(userId, m.projectId), m.similarity)),
       };
     }
     const items = await this.memories().storeItems({

@@ -29,6 +29,11 @@ export interface MemoryQuery {
   projectId?: string | null;
   category?: string | null;
   tags?: string[] | null;
+  /**
+   * Which projects it looks in: "recall" (the default) the project's memories and the user's with
+   * no project, as a chat in the project recalls; "exact" the project's alone; "all" every one.
+   */
+  projectScope?: "recall" | "exact" | "all";
 }
 
 /** A memory as every reader sees it. */
@@ -43,6 +48,8 @@ export interface MemoryFields {
 
 export interface MemoryMatch extends MemoryFields {
   similarity: number;
+  /** the memory's project, null for none */
+  projectId: string | null;
 }
 
 export interface StoredMemory extends MemoryScope, MemoryFields {

@@ -95,7 +95,11 @@ const toStoredMemory = (r: Row): StoredMemory => ({
   ...(r.superseded_by ? { supersededBy: String(r.superseded_by) } : {}),
 });
 
-const toMemoryMatch = (r: Row): MemoryMatch => ({ ...memoryFields(r), similarity: Number(r.similarity) });
+const toMemoryMatch = (r: Row): MemoryMatch => ({
+  ...memoryFields(r),
+  similarity: Number(r.similarity),
+  projectId: r.project_id ?? null,
+});
 
 const toKnowledgeMatch = (r: Row): KnowledgeMatch => ({
   id: String(r.id),
@@ -236,6 +240,7 @@ export class RpcAgentStore implements AgentStore {
         filter_project_id: q.projectId ?? null,
         filter_category: q.category ?? null,
         filter_tags: q.tags?.length ? q.tags : null,
+        ...(q.projectScope ? { project_scope: q.projectScope } : {}),
       }),
     );
     return found.map(toMemoryMatch);

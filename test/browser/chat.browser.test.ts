@@ -164,7 +164,7 @@ describe("chat", () => {
     // the run holds the session's lease ...
     // Its answer repeats a long fact back word by word, so it holds the lease for seconds, not a
     // moment a busy machine could miss.
-    const fact = "the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(10);
+    const fact = "the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20);
     const elsewhere = await startRun(user, thread, `Remember that ${fact}`);
     // ... so this message is refused with the API's code, and offered a queue.
     const box = page.getByRole("textbox", { name: "Message" });
@@ -223,7 +223,7 @@ describe("a reply that outlives the page", () => {
     const user = "chat-reload-midstream";
     const { page, problems } = await openPlayground(chromium.browser, user);
     // Stored, then repeated back word by word for about two seconds.
-    const fact = "the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(10);
+    const fact = "the quarterly review covers pricing, plans, seats and the renewal calendar; ".repeat(20);
     const box = page.getByRole("textbox", { name: "Message" });
     await box.fill(`Remember that ${fact}`);
     await box.press("Enter");

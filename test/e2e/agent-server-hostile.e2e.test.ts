@@ -363,3 +363,20 @@ describe("a memory put under a second key", () => {
     expect((await put("a", "same text")).status).toBe(204);
   });
 });
+
+describe("memories searched by meaning, by namespace", () => {
+  it("a project's prefix finds that project's memories only; the user's prefix finds every project's, each under its own", async () => {
+    const user = "mem-ns";
+    const put = (ns: string[], key: string, content: string) =>
+      call(user, "PUT", "/store/items", { namespace: ns, key, value: { content } });
+    expect((await put(["memories", user], "home", "tea at home")).status).toBe(204);
+    expect((await put(["memories", user, "p1"], "work", "tea at work")).status).toBe(204);
+    const search = async (prefix: string[]) =>
+      (await call(user, "POST", "/store/items/search", { namespace_prefix: prefix, query: "tea" })).json.items
+        .map((i: { key: string; namespace: string[] }) => `${i.namespace.join("/")}:${i.key}`)
+        .sort();
+    expect(await search(["memories", user, "p1"])).toEqual([`memories/${user}/p1:work`]);
+    expect(await search(["memories", user])).toEqual([`memories/${user}/p1:work`, `memories/${user}:home`]);
+    expect(await search(["memories"])).toEqual([`memories/${user}/p1:work`, `memories/${user}:home`]);
+  });
+});
