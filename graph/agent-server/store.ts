@@ -183,7 +183,7 @@ export class MemoryItems {
     const value = parsed.data;
     const previous = await this.find(scope, body.key);
     const [embedding] = await this.embeddings.embedDocuments([value.content]);
-    const { id, created } = await this.memories().insertMemory({
+    const { id } = await this.memories().insertMemory({
       ...scope,
       content: value.content,
       embedding: embedding!,
@@ -191,14 +191,6 @@ export class MemoryItems {
       tags: value.tags ?? [],
       metadata: { store_key: body.key, addedAt: new Date().toISOString() },
     });
-    // Memories keep each fact once: the same content already held (under another key, or
-    // remembered from a conversation) was not stored again, so this key would read nothing.
-    if (!created && id !== previous?.id)
-      throw new AppError(
-        409,
-        "memory_exists",
-        "this content is already one of your memories (under another key, or remembered from a conversation); the memories namespace keeps each fact once",
-      );
     if (previous && previous.id !== id) await this.memories().supersedeMemories(userId, [previous.id], id);
   }
 

@@ -347,20 +347,21 @@ describe("from the second probe", () => {
   });
 });
 
-describe("a memory put under a second key", () => {
-  it("with the content another key holds is a 409 naming the conflict, and the first is untouched", async () => {
-    const user = "mem-dup";
-    const put = (key: string, content: string) =>
-      call(user, "PUT", "/store/items", { namespace: ["memories", user], key, value: { content } });
-    expect((await put("a", "same text")).status).toBe(204);
-    const second = await put("b", "same text");
-    expect(second.status).toBe(409);
-    expect(second.json.error.code).toBe("memory_exists");
-    const get = (key: string) => call(user, "GET", `/store/items?namespace=memories.${user}&key=${key}`);
-    expect((await get("a")).json.value.content).toBe("same text");
-    expect((await get("b")).json).toBeNull();
-    // The same content again under its own key is no change.
-    expect((await put("a", "same text")).status).toBe(204);
+describe("a memory key put back to an earlier value", () => {
+  it("holds that value alone, and a delete removes it", async () => {
+    const user = "mem-back";
+    const put = (content: string) =>
+      call(user, "PUT", "/store/items", { namespace: ["memories", user], key: "k", value: { content } });
+    const get = async () => (await call(user, "GET", `/store/items?namespace=memories.${user}&key=k`)).json;
+    for (const colour of ["blue", "green", "blue"])
+      expect((await put(`favourite colour is ${colour}`)).status).toBe(204);
+    expect((await get()).value.content).toBe("favourite colour is blue");
+    const listed = await call(user, "POST", "/store/items/search", { namespace_prefix: ["memories", user] });
+    expect(listed.json.items.map((i: { value: { content: string } }) => i.value.content)).toEqual([
+      "favourite colour is blue",
+    ]);
+    expect((await call(user, "DELETE", "/store/items", { namespace: ["memories", user], key: "k" })).status).toBe(204);
+    expect(await get()).toBeNull();
   });
 });
 
