@@ -51,14 +51,28 @@ const MessageDict = storableJson(
  * Values a client writes into the chat graph's state: its messages (one, or a list), and, as a
  * state read back from the history holds them, its running summary and token calibration.
  */
+/** Each of the chat graph's state keys, as a write to it: the same whether sent as a dict or as [key, value] pairs. */
+const StateKeys = {
+  messages: z.union([MessageDict, z.array(MessageDict).check(z.maxLength(500))]),
+  summary: storableText({ max: 20_000 }),
+  tokenRatio: z.number().check(z.gte(0.5), z.lte(4)),
+};
+
 export const StateValues = z.strictObject(
   {
-    messages: z.optional(z.union([MessageDict, z.array(MessageDict).check(z.maxLength(500))])),
-    summary: z.optional(storableText({ max: 20_000 })),
-    tokenRatio: z.optional(z.number().check(z.gte(0.5), z.lte(4))),
+    messages: z.optional(StateKeys.messages),
+    summary: z.optional(StateKeys.summary),
+    tokenRatio: z.optional(StateKeys.tokenRatio),
   },
   { error: "the chat graph's state is its messages, summary and tokenRatio" },
 );
+
+/** A write as [key, value], as LangGraph's Command takes one: a state key and a value that key takes. */
+const StateWrite = z.union([
+  z.tuple([z.literal("messages"), StateKeys.messages]),
+  z.tuple([z.literal("summary"), StateKeys.summary]),
+  z.tuple([z.literal("tokenRatio"), StateKeys.tokenRatio]),
+]);
 
 const AsNode = storableText({ min: 1, max: 128 });
 
@@ -245,10 +259,10 @@ export const CommandBody = storableJson(
     resume: z.optional(ApprovalResume),
     // What LangGraph writes as if a node returned it: the chat graph's state keys only.
     update: z.optional(
-      z.union([
-        StateValues,
-        z.array(z.tuple([z.enum(["messages", "summary", "tokenRatio"]), z.unknown()])).check(z.maxLength(16)),
-      ]),
+      z.union([StateValues, z.array(StateWrite).check(z.maxLength(16))], {
+        error:
+          "a dict of the state's keys (messages, summary, tokenRatio), or a list of [key, value] pairs, each value one its key takes",
+      }),
     ),
     goto: z.optional(z.union([NodeName, z.array(NodeName).check(z.maxLength(8))])),
   }),

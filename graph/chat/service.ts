@@ -21,6 +21,7 @@ import type { Admission, UserUsage } from "../../shared/stores/user-usage";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
 import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
+import { checkMessageWrites, messageWrites } from "./command-update";
 import { agentFailure } from "./errors";
 import { humanContent } from "./images";
 import type { ChatGraph } from "./graph";
@@ -420,6 +421,7 @@ export class ChatService {
    * something depends on it (a plain turn reads nothing here):
    * - a named checkpoint must be one of the thread's (404);
    * - a run with nothing new (no message, no command) must have a state to continue from (400);
+   * - a command's message writes must be ones the messages reducer takes (400, ./command-update.ts);
    * - message ids are unique within a thread: LangGraph's messages reducer replaces a message whose
    *   id it already holds, so a client-chosen id equal to an existing one would rewrite history in
    *   place (409). Checked against the state the message joins: the checkpoint a branch starts from.
@@ -429,8 +431,11 @@ export class ChatService {
     const continues = turn.message === undefined && command === undefined;
     const checksId = turn.message !== undefined && turn.messageId !== undefined;
     const answers = turn.answers ?? [];
+    const writes = messageWrites(command?.update);
     if (isNew && answers.length > 0) throw unansweredCallsOnly();
-    if (isNew ? !continues : !checkpointId && !continues && !checksId && answers.length === 0) return;
+    if (isNew) checkMessageWrites([], writes);
+    if (isNew ? !continues : !checkpointId && !continues && !checksId && answers.length === 0 && writes.length === 0)
+      return;
     if (isNew) throw nothingToRun();
     let state: Awaited<ReturnType<ChatGraph["getState"]>>;
     try {
@@ -457,6 +462,7 @@ export class ChatService {
         .filter((id) => !answered.has(id)),
     );
     if (answers.some((a) => !open.delete(a.tool_call_id))) throw unansweredCallsOnly();
+    checkMessageWrites(messages, writes);
     if (checksId && messages.some((m) => m.id === turn.messageId))
       throw new AppError(409, "message_id_exists", "this thread already has a message with this id; send a new id");
   }

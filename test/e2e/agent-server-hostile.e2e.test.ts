@@ -381,3 +381,71 @@ describe("memories searched by meaning, by namespace", () => {
     expect(await search(["memories"])).toEqual([`memories/${user}/p1:work`, `memories/${user}:home`]);
   });
 });
+
+describe("a run's command.update", () => {
+  // LangGraph stores a command's writes with the checkpoint before it applies them: one its reducer
+  // then refused failed that run and every later read of the thread (state, history, runs: 500).
+  const withTurn = async (user: string) => {
+    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+    const run = await call(user, "POST", `/threads/${t}/runs/wait`, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(run.status).toBe(200);
+    return t;
+  };
+
+  it.each([
+    ["removing an unknown message", { messages: [{ type: "remove", id: "nope" }] }, "invalid_update"],
+    ["removing one as a [key, value] pair", [["messages", [{ type: "remove", id: "nope" }]]], "invalid_update"],
+    ["a pair whose message has no type", [["messages", [{ type: "bogus", content: "x" }]]], "invalid_command_update"],
+    ["a pair whose messages are a number", [["messages", 42]], "invalid_command_update"],
+    ["a pair whose messages are null", [["messages", null]], "invalid_command_update"],
+    ["a pair whose tokenRatio is text", [["tokenRatio", "abc"]], "invalid_command_update"],
+    ["a pair whose summary is an object", [["summary", { a: 1 }]], "invalid_command_update"],
+  ])("%s is a 400, and the thread reads and runs as before", async (what, update, code) => {
+    const user = `cmd-${what.length}`;
+    const t = await withTurn(user);
+    const before = (await call(user, "GET", `/threads/${t}/state`)).json;
+    const res = await call(user, "POST", `/threads/${t}/runs/wait`, { assistant_id: "chat", command: { update } });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe(code);
+    const after = await call(user, "GET", `/threads/${t}/state`);
+    expect(after.status).toBe(200);
+    expect(after.json.checkpoint).toEqual(before.checkpoint);
+    expect((await call(user, "GET", `/threads/${t}`)).json.status).toBe("idle");
+    const next = await call(user, "POST", `/threads/${t}/runs/wait`, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "again" }] },
+    });
+    expect(next.status).toBe(200);
+    expect(next.json.__error__).toBeUndefined();
+  });
+
+  it("a stateless run removing a message is a 400, and leaves no thread", async () => {
+    const before = await count("cmd-stateless");
+    const res = await call("cmd-stateless", "POST", "/runs/wait", {
+      assistant_id: "chat",
+      command: { update: { messages: [{ type: "remove", id: "nope" }] } },
+      on_completion: "keep",
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe("invalid_update");
+    expect(await count("cmd-stateless")).toBe(before);
+  });
+
+  it("removing a message the thread holds still runs", async () => {
+    const t = await withTurn("cmd-ok");
+    const messages = (await call("cmd-ok", "GET", `/threads/${t}/state`)).json.values.messages as { id: string }[];
+    const res = await call("cmd-ok", "POST", `/threads/${t}/runs/wait`, {
+      assistant_id: "chat",
+      command: { update: { messages: [{ type: "remove", id: messages[1]!.id }] } },
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.__error__).toBeUndefined();
+    const ids = ((await call("cmd-ok", "GET", `/threads/${t}/state`)).json.values.messages as { id: string }[]).map(
+      (m) => m.id,
+    );
+    expect(ids).not.toContain(messages[1]!.id);
+  });
+});
