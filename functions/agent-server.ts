@@ -137,11 +137,12 @@ const ROUTES: Record<string, Route> = {
     path: AssistantPath,
     query: AssistantDeleteQuery,
     handle: async ({ path, query, server, userId }) => {
-      await server.assistants.delete(userId, path.assistant_id);
-      // delete_threads: the caller's threads its runs marked as this assistant's go with it.
-      if (query.delete_threads === "true")
+      // delete_threads: the caller's threads its runs marked as this assistant's go first.
+      const threads = async () => {
         for (const thread of await server.threads.records.list(userId))
           if (thread.metadata.assistant_id === path.assistant_id) await server.threads.delete(userId, thread.threadId);
+      };
+      await server.assistants.delete(userId, path.assistant_id, query.delete_threads === "true" ? threads : undefined);
       return undefined;
     },
   }),

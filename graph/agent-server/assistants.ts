@@ -184,8 +184,13 @@ export class AssistantService {
       .slice(query.offset, query.offset + query.limit);
   }
 
-  async delete(userId: string, assistantId: string) {
+  /**
+   * Removes the caller's assistant, after `first` (its threads, for delete_threads): the assistant
+   * goes last, so a `first` that fails part way (a thread a run holds) leaves it to retry with.
+   */
+  async delete(userId: string, assistantId: string, first?: () => Promise<void>) {
     await this.stored(userId, assistantId);
+    await first?.();
     await this.records.remove(userId, assistantId);
   }
 

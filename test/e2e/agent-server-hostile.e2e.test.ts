@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
+import { SessionOwners } from "../../shared/stores/session-owners";
 
 // What a hostile probe of the Agent Server's threads, assistants and store found (2026-11-27):
 // inputs that were answered 500, refused writes that wrote anyway, and filters that were ignored.
@@ -10,7 +11,8 @@ const dataDir = mkdtempSync(join(tmpdir(), "agent-server-hostile-"));
 let stack: LocalStack;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT" });
+  // A short wait for a busy thread's lease, so a refusal for one shows in a second, not twenty.
+  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT", SESSION_QUEUE_WAIT_MS: "500" });
 }, 60_000);
 afterAll(async () => {
   await stack?.close();
@@ -176,6 +178,47 @@ describe("assistants", () => {
       expect((await call("graphs", "PATCH", `/assistants/${a}`, { graph_id: graph })).status).toBe(400);
     },
   );
+
+  it("a delete with its threads that cannot delete one (a run holds it) keeps the assistant, so a retry finishes it", async () => {
+    const user = "del-threads";
+    const a = (await call(user, "POST", "/assistants", { graph_id: "chat" })).json.assistant_id as string;
+    const threads: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+      const run = await call(user, "POST", `/threads/${t}/runs/wait`, {
+        assistant_id: a,
+        input: { messages: [{ role: "user", content: "hi" }] },
+      });
+      expect(run.status).toBe(200);
+      threads.push(t);
+    }
+    // A run that outlives the delete's wait for the thread (SESSION_QUEUE_WAIT_MS), held as a run holds it.
+    const held = await new SessionOwners(stack.dynamo.client, "agent-checkpoints").lease(threads[1]!, user);
+    expect(held.lease).toBeDefined();
+    try {
+      const res = await call(user, "DELETE", `/assistants/${a}?delete_threads=true`);
+      expect(res.status).toBe(409);
+      expect((await call(user, "GET", `/assistants/${a}`)).status).toBe(200);
+      expect((await call(user, "GET", `/threads/${threads[1]}`)).status).toBe(200);
+    } finally {
+      await held.lease!.release();
+    }
+    expect((await call(user, "DELETE", `/assistants/${a}?delete_threads=true`)).status).toBe(204);
+    expect((await call(user, "GET", `/assistants/${a}`)).status).toBe(404);
+    for (const t of threads) expect((await call(user, "GET", `/threads/${t}`)).status).toBe(404);
+  });
+
+  it("a delete of another user's assistant deletes none of that user's threads", async () => {
+    const a = (await call("del-owner", "POST", "/assistants", { graph_id: "chat" })).json.assistant_id as string;
+    const t = (await call("del-owner", "POST", "/threads", {})).json.thread_id as string;
+    await call("del-owner", "POST", `/threads/${t}/runs/wait`, {
+      assistant_id: a,
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    expect((await call("del-other", "DELETE", `/assistants/${a}?delete_threads=true`)).status).toBe(404);
+    expect((await call("del-owner", "GET", `/threads/${t}`)).status).toBe(200);
+    expect((await call("del-owner", "GET", `/assistants/${a}`)).status).toBe(200);
+  });
 });
 
 describe("races", () => {
