@@ -477,6 +477,27 @@ describe("a run's command.update", () => {
     expect(await count("cmd-stateless")).toBe(before);
   });
 
+  it("a background run removing an unknown message ends in error, and the thread reads and runs as before", async () => {
+    const t = await withTurn("cmd-bg");
+    const run = await call("cmd-bg", "POST", `/threads/${t}/runs`, {
+      assistant_id: "chat",
+      command: { update: { messages: [{ type: "remove", id: "nope" }] } },
+    });
+    expect(run.status).toBe(200);
+    await call("cmd-bg", "GET", `/threads/${t}/runs/${run.json.run_id}/join`);
+    const ended = (await call("cmd-bg", "GET", `/threads/${t}/runs/${run.json.run_id}`)).json;
+    expect(ended).toMatchObject({ status: "error", error: { code: "invalid_update" } });
+    expect((await call("cmd-bg", "GET", `/threads/${t}/state`)).status).toBe(200);
+    // As LangGraph shows a thread whose last run failed; the next run clears it.
+    expect((await call("cmd-bg", "GET", `/threads/${t}`)).json.status).toBe("error");
+    const next = await call("cmd-bg", "POST", `/threads/${t}/runs/wait`, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "again" }] },
+    });
+    expect(next.json.__error__).toBeUndefined();
+    expect((await call("cmd-bg", "GET", `/threads/${t}`)).json.status).toBe("idle");
+  });
+
   it("removing a message the thread holds still runs", async () => {
     const t = await withTurn("cmd-ok");
     const messages = (await call("cmd-ok", "GET", `/threads/${t}/state`)).json.values.messages as { id: string }[];
