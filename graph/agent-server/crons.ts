@@ -7,6 +7,8 @@ import type { Logger } from "../../shared/logger";
 import { nextRunAfter, scheduleProblem } from "../../shared/schedules";
 import { Metadata } from "../../shared/storable-json";
 import type { AgentCrons, CronRecord } from "../../shared/stores/agent-crons";
+import { backoff, CONFLICT_RETRY } from "../../shared/stores/batch";
+import { laterThan } from "../../shared/stores/updated-at";
 import { storableText } from "../../shared/text";
 import { type BackgroundDeps, createBackgroundRun, runQueued } from "./background";
 import { RunCreate } from "./requests";
@@ -101,6 +103,23 @@ function checkSchedule(schedule: string) {
   if (problem) throw badRequest("invalid_schedule", problem);
 }
 
+/** A cron with a patch applied, its updated_at moved forward (its version for the conditional write). */
+function patched(cron: CronRecord, patch: z.infer<typeof CronPatch>): CronRecord {
+  const { endTime: _end, ...rest } = cron;
+  const endTime =
+    patch.end_time === null ? undefined : patch.end_time ? new Date(patch.end_time).toISOString() : cron.endTime;
+  return {
+    ...rest,
+    schedule: patch.schedule?.trim() ?? cron.schedule,
+    enabled: patch.enabled ?? cron.enabled,
+    metadata: patch.metadata ?? cron.metadata,
+    // The firings' runs carry the cron's metadata: their request's is the cron's.
+    payload: patch.metadata ? { ...cron.payload, metadata: patch.metadata } : cron.payload,
+    updatedAt: laterThan(cron.updatedAt),
+    ...(endTime ? { endTime } : {}),
+  };
+}
+
 /**
  * The Agent Server API's crons on a thread: a schedule, and the background run each firing makes
  * (graph/agent-server/background.ts), as its creator. The record is the caller's (their partition);
@@ -148,34 +167,40 @@ export class CronService {
     return cronJson(cron);
   }
 
+  /**
+   * The cron as patched. The record is written first, on the condition that it is as read (read
+   * again when another patch got in first), then its schedule; a delete that got in between the
+   * two took the schedule out before this put it back, so the record is read once more: gone, the
+   * schedule goes again (404); changed by a later patch, the schedule is put from that one.
+   */
   async update(userId: string, cronId: string, patch: z.infer<typeof CronPatch>) {
-    const cron = await this.deps.crons.get(userId, cronId);
-    if (!cron) throw cronNotFound();
     if (patch.schedule !== undefined) checkSchedule(patch.schedule);
     checkCronMetadata(patch.metadata);
-    const { endTime: _end, ...rest } = cron;
-    const endTime =
-      patch.end_time === null ? undefined : patch.end_time ? new Date(patch.end_time).toISOString() : cron.endTime;
-    const updated: CronRecord = {
-      ...rest,
-      schedule: patch.schedule?.trim() ?? cron.schedule,
-      enabled: patch.enabled ?? cron.enabled,
-      metadata: patch.metadata ?? cron.metadata,
-      // The firings' runs carry the cron's metadata: their request's is the cron's.
-      payload: patch.metadata ? { ...cron.payload, metadata: patch.metadata } : cron.payload,
-      updatedAt: new Date().toISOString(),
-      ...(endTime ? { endTime } : {}),
-    };
-    await this.scheduler().put(updated);
-    await this.deps.crons.put(updated);
-    return cronJson(updated);
+    const scheduler = this.scheduler();
+    for (let attempt = 0; attempt < CONFLICT_RETRY.maxAttempts; attempt++) {
+      if (attempt > 0) await backoff(attempt, CONFLICT_RETRY);
+      const cron = await this.deps.crons.get(userId, cronId);
+      if (!cron) throw cronNotFound();
+      const updated = patched(cron, patch);
+      if (!(await this.deps.crons.put(updated, { ifUpdatedAt: cron.updatedAt }))) continue;
+      await scheduler.put(updated);
+      const now = await this.deps.crons.get(userId, cronId);
+      if (!now) {
+        await scheduler.remove(cronId);
+        throw cronNotFound();
+      }
+      if (now.updatedAt !== updated.updatedAt) await scheduler.put(now);
+      return cronJson(updated);
+    }
+    throw new AppError(409, "cron_busy", "the cron kept changing meanwhile; retry");
   }
 
+  /** The record first: a patch that wrote the schedule after this removed it finds the record gone. */
   async delete(userId: string, cronId: string) {
     const cron = await this.deps.crons.get(userId, cronId);
     if (!cron) throw cronNotFound();
-    await this.scheduler().remove(cronId);
     await this.deps.crons.remove(userId, cronId);
+    await this.scheduler().remove(cronId);
   }
 
   /**

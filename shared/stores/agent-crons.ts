@@ -36,8 +36,14 @@ export class AgentCrons {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  /** Writes a cron; `ifNew`: only when no cron has its id (a create), else false. */
-  async put(cron: CronRecord, { ifNew = false } = {}): Promise<boolean> {
+  /**
+   * Writes a cron, or answers false when its condition fails: `ifNew`, only when no cron has its
+   * id (a create); `ifUpdatedAt`, only when the cron is still there as read (a patch).
+   */
+  async put(
+    cron: CronRecord,
+    { ifNew = false, ifUpdatedAt }: { ifNew?: boolean; ifUpdatedAt?: string } = {},
+  ): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
@@ -58,6 +64,9 @@ export class AgentCrons {
             ...(cron.endTime ? { end_time: cron.endTime } : {}),
           },
           ...(ifNew ? { ConditionExpression: "attribute_not_exists(pk)" } : {}),
+          ...(ifUpdatedAt !== undefined
+            ? { ConditionExpression: "updated_at = :seen", ExpressionAttributeValues: { ":seen": ifUpdatedAt } }
+            : {}),
         }),
       );
       return true;

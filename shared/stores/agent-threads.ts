@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { holdsKey, jsonBytes, MAX_METADATA_BYTES } from "../storable-json";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 import { backoff, CONFLICT_RETRY } from "./batch";
+import { laterThan } from "./updated-at";
 import { conditionalWrite } from "./conditional-write";
 
 const metadataTooLarge = () =>
@@ -17,9 +18,6 @@ const metadataTooLarge = () =>
 
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type Metadata = Record<string, unknown>;
-
-/** Now, or a millisecond after `previous` when now is not later: updated_at is the item's version. */
-const laterThan = (previous: string) => new Date(Math.max(Date.now(), Date.parse(previous) + 1)).toISOString();
 
 /** A thread as the Agent Server API describes it; the conversation itself is in the checkpoints. */
 export interface ThreadRecord {

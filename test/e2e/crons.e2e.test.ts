@@ -87,4 +87,30 @@ describe("crons", () => {
     expect(await local.stack.crons.fireDue(at)).toContain(cron.cron_id);
     await expect.poll(() => owner.crons.count({}), { timeout: 10_000 }).toBe(0);
   });
+
+  it("a cron deleted while a patch of it is under way stays deleted: not listed, and its schedule gone", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const deleted: string[] = [];
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // The patch read the cron, then wrote it: a delete between the two once made it again (11 in 64).
+    for (let i = 0; i < 48; i++) {
+      const cron = await client.crons.createForThread(thread.thread_id, "chat", {
+        schedule: "0 9 * * *",
+        input: human("hi"),
+      });
+      await Promise.all([
+        sleep((i >> 3) % 6).then(() =>
+          client.crons.update(cron.cron_id, { metadata: { i } }).catch((e: { status?: number }) => {
+            expect(e.status).toBe(404);
+          }),
+        ),
+        sleep(i % 8).then(() => client.crons.delete(cron.cron_id)),
+      ]);
+      deleted.push(cron.cron_id);
+    }
+    expect(await client.crons.search({ threadId: thread.thread_id, limit: 100 })).toEqual([]);
+    const fired = await local.stack.crons.fireDue(new Date(Date.now() + 2 * 86_400_000));
+    expect(fired.filter((id) => deleted.includes(id))).toEqual([]);
+  });
 });
