@@ -6,6 +6,7 @@ import { type AgentRuns, LIVE, type RunRecord, WORKER_LOST } from "../../shared/
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody } from "./requests";
+import { notifyRunEnded } from "./run-webhook";
 import { checkRun, executeRun, type RunDeps, RunWithdrawn, stopLiveRuns } from "./runs";
 import type { ThreadService } from "./threads";
 
@@ -154,8 +155,11 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
     const app = err instanceof AppError ? err : new AppError(500, "internal_error", "the run could not start");
     if (app.status >= 500) deps.runDeps.onServerError?.(err);
     log.push("error", { error: app.code, message: app.message, code: app.code });
-    await deps.runs.finish(run.threadId, run.runId, "error", { code: app.code, message: app.message });
+    const error = { code: app.code, message: app.message };
+    await deps.runs.finish(run.threadId, run.runId, "error", error);
     await deps.threads.settleWaiting(run.userId!, run.threadId, { whenDone: "error" });
+    const ended = { ...run, status: "error" as const, error, updatedAt: new Date().toISOString() };
+    await notifyRunEnded(deps.runDeps, run.kwargs?.webhook, ended, { error: app.message });
   } finally {
     await log.close();
   }

@@ -2,8 +2,7 @@ import type { StateSnapshot } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
 import { AppError, badRequest } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
-import { webhookProblem, type WebhookMessage } from "../../shared/webhooks";
-import { runJson } from "../../shared/stores/agent-json";
+import { webhookProblem } from "../../shared/webhooks";
 import {
   type AgentRuns,
   isWaiting,
@@ -21,6 +20,7 @@ import { GRAPHS, type GraphId } from "./assistants";
 import { threadBusyForRun } from "./errors";
 import { type RunCreateBody, runCheckpoint, runInput, streamModes } from "./requests";
 import { RunStream } from "./run-stream";
+import { notifyRunEnded, withdrawRun } from "./run-webhook";
 import { interruptsOf, valuesDict } from "./serialize";
 
 /** The assistant a run is for: its graph, and what its configuration adds to the run's. */
@@ -85,7 +85,7 @@ export async function checkRun(deps: RunDeps, userId: string, body: RunCreateBod
 export async function stopLiveRuns(deps: RunDeps, threadId: string, userId: string, action: CancelAction) {
   // Waiting: pending, or claimed by a worker and waiting for the lease (running, not begun).
   const waiting = (await deps.runs.list(threadId)).filter(isWaiting);
-  await Promise.all(waiting.map((r) => deps.runs.withdraw(threadId, r.runId, action)));
+  await Promise.all(waiting.map((r) => withdrawRun(deps, r, action)));
   // Unconditionally: the lease's holder may be a run with no record (an /api/chat turn).
   await deps.requestCancel(threadId, userId, action);
 }
@@ -185,9 +185,9 @@ export async function executeRun(
     ended = { status: app ? runStatusOf(app.code) : "success", ...(app ? { error: errorOf(app) } : {}) };
     await deps.runs.finish(threadId!, runId, ended.status, ended.error);
   };
-  /** The finished run to its webhook, through the sender's queue (retried there with backoff). */
+  /** The finished run to its webhook. */
   const notify = async () => {
-    if (!body.webhook || !deps.webhooks || !ended || !threadId) return;
+    if (!ended || !threadId) return;
     const run: RunRecord = {
       runId,
       threadId,
@@ -198,18 +198,7 @@ export async function executeRun(
       createdAt: now,
       updatedAt: new Date().toISOString(),
     };
-    const message: WebhookMessage = {
-      url: body.webhook,
-      attempt: 1,
-      payload: {
-        ...runJson(run),
-        run_started_at: now,
-        run_ended_at: run.updatedAt,
-        values,
-        ...(ended.error ? { error: ended.error.message } : {}),
-      },
-    };
-    await deps.webhooks.publish(message).catch((error: unknown) => deps.onServerError?.(error));
+    await notifyRunEnded(deps, body.webhook, run, { values, startedAt: now, error: ended.error?.message });
   };
 
   try {

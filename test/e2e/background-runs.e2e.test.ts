@@ -389,6 +389,57 @@ describe("completion webhooks", () => {
     }
   }, 30_000);
 
+  it("post runs that end without running too: refused when their turn came (error), or withdrawn while they waited (interrupted)", async () => {
+    const hook = await recordingServer(() => ({ status: 200, body: { ok: true } }));
+    try {
+      const client = clientFor();
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+      // Refused once the worker took it: its checkpoint is not one of the thread's.
+      const refused = await client.runs.create(thread.thread_id, "chat", {
+        checkpoint: { checkpoint_id: "1f000000-0000-6000-8000-000000000000", checkpoint_ns: "" },
+        webhook: `${hook.url}/refused`,
+      } as never);
+      await client.runs.join(thread.thread_id, refused.run_id);
+      await expect.poll(() => hook.requests.filter((r) => r.path === "/refused").length, { timeout: 10_000 }).toBe(1);
+      expect(hook.requests.find((r) => r.path === "/refused")!.body).toMatchObject({
+        run_id: refused.run_id,
+        status: "error",
+        error: expect.stringContaining("checkpoint"),
+      });
+      // Waiting behind a long run: one cancelled, one withdrawn by a later run's interrupt.
+      const long = await client.runs.create(thread.thread_id, "chat", { input: human(LONG) });
+      const cancelled = await client.runs.create(thread.thread_id, "chat", {
+        input: human("one"),
+        multitaskStrategy: "enqueue",
+        webhook: `${hook.url}/cancelled`,
+      });
+      await client.runs.cancel(thread.thread_id, cancelled.run_id);
+      const withdrawn = await client.runs.create(thread.thread_id, "chat", {
+        input: human("two"),
+        multitaskStrategy: "enqueue",
+        webhook: `${hook.url}/withdrawn`,
+      });
+      const last = await client.runs.create(thread.thread_id, "chat", {
+        input: human("three"),
+        multitaskStrategy: "interrupt",
+      });
+      await client.runs.join(thread.thread_id, last.run_id);
+      await expect.poll(() => hook.requests.filter((r) => r.path !== "/refused").length, { timeout: 10_000 }).toBe(2);
+      for (const [path, run] of [
+        ["/cancelled", cancelled],
+        ["/withdrawn", withdrawn],
+      ] as const)
+        expect(hook.requests.find((r) => r.path === path)?.body).toMatchObject({
+          run_id: run.run_id,
+          status: "interrupted",
+        });
+      expect(hook.requests.filter((r) => r.body && (r.body as { run_id?: string }).run_id === long.run_id)).toEqual([]);
+    } finally {
+      await hook.close();
+    }
+  }, 30_000);
+
   it("refuses a webhook to a host the deployment does not allow, before recording or running anything", async () => {
     const client = clientFor();
     const thread = await client.threads.create();
