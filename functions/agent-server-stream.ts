@@ -6,7 +6,7 @@ import { guardThread } from "../graph/agent-server/guard";
 import { JoinStreamQuery, lastEventId, MAX_REQUEST_BYTES, RunCreate } from "../graph/agent-server/requests";
 import { joinRun, sseFrame } from "../graph/agent-server/run-join";
 import { joinRunResult } from "../graph/agent-server/background";
-import { executeRun } from "../graph/agent-server/runs";
+import { deletesItsThread, executeRun } from "../graph/agent-server/runs";
 import { type AgentServer, deferredAgentServer } from "../graph/agent-server/runtime";
 import type { Config } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
@@ -96,6 +96,7 @@ async function run(
   let sse: Writable | undefined;
   let log: ReturnType<AgentServer["events"]["writer"]> | undefined;
   let next = 0;
+  let runId: string | undefined;
   const emit = (name: string, data: unknown) => {
     if (!sse) return;
     // A resumable run's ids are its log's, so a rejoin picks up after the last one the client saw.
@@ -105,6 +106,7 @@ async function run(
   try {
     await executeRun(ready.runDeps, caller, body, {
       started: (started) => {
+        runId = started.run_id;
         const path = `/threads/${started.thread_id}/runs/${started.run_id}`;
         if (body.stream_resumable) log = ready.events.writer(started.run_id);
         sse = open({ "content-location": path, ...(log ? { location: `${path}/stream` } : {}) });
@@ -113,8 +115,11 @@ async function run(
       event: emit,
     });
   } finally {
-    // The log's end, once the run's outcome is saved: a rejoining client stops there.
+    // The log's end, once the run's outcome is saved: a rejoining client stops there. A stateless
+    // run's thread is gone by now, its logs with it: this one, written after, goes too.
     await log?.close().catch((error: unknown) => logger.error("run log not written", { error }));
+    if (log && runId && deletesItsThread(caller, body))
+      await ready.events.remove(runId).catch((error: unknown) => logger.error("run log not removed", { error }));
   }
 }
 

@@ -314,9 +314,12 @@ function errorOf(app: AppError): RunError {
   return { error: langGraph ?? app.code, message: app.message, code: app.code };
 }
 
+/** A stateless run whose thread goes once it finished (`on_completion: "delete"`, the default): nothing of it may stay. */
+export const deletesItsThread = (caller: Pick<RunCaller, "threadId">, body: Pick<RunCreateBody, "on_completion">) =>
+  caller.threadId === undefined && (body.on_completion ?? "delete") === "delete";
+
 async function finishStateless(deps: RunDeps, caller: RunCaller, body: RunCreateBody, threadId: string) {
-  if (caller.threadId === undefined && (body.on_completion ?? "delete") === "delete")
-    await deps.deleteThread(threadId, caller.userId);
+  if (deletesItsThread(caller, body)) await deps.deleteThread(threadId, caller.userId);
 }
 
 function withoutSettings(configurable: Record<string, unknown> | undefined) {

@@ -337,6 +337,33 @@ describe("cancel within a second, with the default settings", () => {
   });
 });
 
+describe("stateless runs", () => {
+  const logPages = async (runId: string) => {
+    const { client: dynamo, table } = localStackDynamo(local.stack);
+    const out = await dynamo.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": { S: `runlog#${runId}` } },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Count ?? 0;
+  };
+
+  it("leave no event log once their thread is deleted (on_completion delete), streamed resumable", async () => {
+    const client = clientFor();
+    let streamed: string | undefined;
+    for await (const part of client.runs.stream(null, "chat", {
+      input: human("a secret for one run"),
+      streamResumable: true,
+    }) as AsyncIterable<Part>)
+      if (part.event === "metadata") streamed = (part.data as { run_id: string }).run_id;
+    expect(await client.threads.search({ limit: 100 })).toEqual([]);
+    expect(await logPages(streamed!)).toBe(0);
+  });
+});
+
 describe("completion webhooks", () => {
   it("post the finished run to the run's webhook, background and streamed alike, and again later after a failure", async () => {
     let failuresLeft = 1;
