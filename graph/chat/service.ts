@@ -180,7 +180,9 @@ const leaseLost = (cause: unknown) =>
   new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
 
 const runCancelled = (cause: unknown) =>
-  new AppError(409, "run_cancelled", "another run on this thread asked this one to stop", { cause });
+  new AppError(409, "run_cancelled", "the run was asked to stop: a cancel, or another run's interrupt or rollback", {
+    cause,
+  });
 
 const settingsOnExistingSession = () =>
   new AppError(
