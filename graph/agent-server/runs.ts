@@ -268,7 +268,11 @@ export async function executeRun(
           );
           // Under reject, a background run waiting its turn holds the thread as the lease's holder
           // does. Read under the lease: one admitted after this finds the lease held (AgentRuns.admit).
-          if (strategy === "reject" && !recorded && others.some((r) => isWaiting(r))) throw threadBusyForRun();
+          // One seen waiting is read again once no admission is under way: it may be one that found
+          // this run's lease and is being taken back (both were refused then).
+          const waits = (runs: RunRecord[]) => runs.some((r) => r.runId !== runId && isWaiting(r));
+          if (strategy === "reject" && !recorded && waits(others) && waits(await deps.runs.listAdmitted(threadId)))
+            throw threadBusyForRun();
           await Promise.all([
             recorded ? Promise.resolve() : deps.runs.put(run),
             deps.threads.started(caller.userId, threadId, {

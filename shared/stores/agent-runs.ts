@@ -126,6 +126,22 @@ export class AgentRuns {
     }
   }
 
+  /**
+   * The thread's runs once no admission (above) is under way, its lease waited for: a run seen
+   * pending may be one whose admission is about to take it back, having found the thread held by
+   * the reader's own lease. Read so only when that matters: a reader that sees nothing waiting has
+   * its answer, since an admission after its read finds its lease. An admission lasts milliseconds;
+   * one still held after `waitMs` (a crash left it) is not waited out, and the runs are read anyway.
+   */
+  async listAdmitted(threadId: string, waitMs = 2_000): Promise<RunRecord[]> {
+    const lock = await this.admissions.acquire(admissionKey(threadId), waitMs);
+    try {
+      return await this.list(threadId);
+    } finally {
+      await lock?.release();
+    }
+  }
+
   private async put_(run: RunRecord, ifNew: boolean): Promise<void> {
     await this.doc.send(
       new PutCommand({

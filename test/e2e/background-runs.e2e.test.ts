@@ -337,6 +337,41 @@ describe("cancel within a second, with the default settings", () => {
   });
 });
 
+describe("reject", () => {
+  it("lets exactly one of a background and a streamed run racing onto an idle thread in, never neither", async () => {
+    const user = freshUser("reject-race");
+    const client = clientFor(user);
+    const post = (path: string, body: unknown) =>
+      fetch(`${local.stack.url}${path}`, {
+        method: "POST",
+        headers: { "x-user-id": user, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (res) => ({ status: res.status, text: await res.text() }));
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const input = {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "the quick brown fox jumps. ".repeat(3) }] },
+      stream_mode: ["messages-tuple", "values"],
+    };
+    const admitted: number[] = [];
+    // Before, a background run's admission that found the streamed run's lease took its record back
+    // after the streamed run had seen it and refused itself: both 422 (6 in 40).
+    for (let k = 0; k < 40; k++) {
+      const thread = await client.threads.create();
+      const off = k % 20;
+      const [bg, fg] = await Promise.all([
+        sleep(off < 10 ? 0 : off - 10).then(() => post(`/threads/${thread.thread_id}/runs`, input)),
+        sleep(off < 10 ? off : 0).then(() => post(`/threads/${thread.thread_id}/runs/stream`, input)),
+      ]);
+      for (const r of [bg, fg]) expect([200, 422]).toContain(r.status);
+      admitted.push([bg, fg].filter((r) => r.status === 200).length);
+      if (bg.status === 200)
+        await client.runs.join(thread.thread_id, (JSON.parse(bg.text) as { run_id: string }).run_id);
+    }
+    expect(admitted.filter((n) => n !== 1)).toEqual([]);
+  }, 60_000);
+});
+
 describe("stateless runs", () => {
   const logPages = async (runId: string) => {
     const { client: dynamo, table } = localStackDynamo(local.stack);
