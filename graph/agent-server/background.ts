@@ -131,6 +131,8 @@ const isDue = (run: RunRecord) =>
 /** A claimed run, run as its creator, its events into its log; its record ends in its outcome. */
 async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: number) {
   const log = deps.events.writer(run.runId);
+  /** the run was deleted (with its thread) before it could start: its log, written after, goes too */
+  let gone = false;
   try {
     const body = RunCreate.parse(run.kwargs);
     // Its strategy did its part at create (reject's admission, interrupt's and rollback's stop):
@@ -156,12 +158,13 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
     if (app.status >= 500) deps.runDeps.onServerError?.(err);
     log.push("error", { error: app.code, message: app.message, code: app.code });
     const error = { code: app.code, message: app.message };
-    await deps.runs.finish(run.threadId, run.runId, "error", error);
+    gone = !(await deps.runs.finish(run.threadId, run.runId, "error", error));
     await deps.threads.settleWaiting(run.userId!, run.threadId, { whenDone: "error" });
     const ended = { ...run, status: "error" as const, error, updatedAt: new Date().toISOString() };
     await notifyRunEnded(deps.runDeps, run.kwargs?.webhook, ended, { error: app.message });
   } finally {
     await log.close();
+    if (gone) await deps.events.remove(run.runId);
   }
 }
 

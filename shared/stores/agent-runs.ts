@@ -248,10 +248,11 @@ export class AgentRuns {
   }
 
   /** Sets a run's status (and its error, when it failed). */
-  async finish(threadId: string, runId: string, status: RunStatus, error?: RunRecord["error"]): Promise<void> {
+  /** False when the run is no longer on record. */
+  async finish(threadId: string, runId: string, status: RunStatus, error?: RunRecord["error"]): Promise<boolean> {
     // Only a run still on record: one deleted meanwhile (with its thread, by an erasure) stays
     // gone, where an unconditional update made a record of its outcome alone.
-    await conditionalWrite(
+    return conditionalWrite(
       this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,

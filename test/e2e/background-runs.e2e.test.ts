@@ -372,20 +372,39 @@ describe("reject", () => {
   }, 60_000);
 });
 
-describe("stateless runs", () => {
-  const logPages = async (runId: string) => {
-    const { client: dynamo, table } = localStackDynamo(local.stack);
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": { S: `runlog#${runId}` } },
-        ConsistentRead: true,
-      }),
-    );
-    return out.Count ?? 0;
-  };
+const logPages = async (runId: string) => {
+  const { client: dynamo, table } = localStackDynamo(local.stack);
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: "pk = :pk",
+      ExpressionAttributeValues: { ":pk": { S: `runlog#${runId}` } },
+      ConsistentRead: true,
+    }),
+  );
+  return out.Count ?? 0;
+};
 
+describe("a thread deleted as a background run is made on it", () => {
+  it("leaves no event log of the run (it was refused when its turn came: no thread)", async () => {
+    const client = clientFor();
+    const made: string[] = [];
+    for (let k = 0; k < 12; k++) {
+      const thread = await client.threads.create();
+      const [run, deleted] = await Promise.allSettled([
+        client.runs.create(thread.thread_id, "chat", { input: human("hi"), multitaskStrategy: "enqueue" }),
+        new Promise((r) => setTimeout(r, k % 4)).then(() => client.threads.delete(thread.thread_id)),
+      ]);
+      if (run.status === "fulfilled" && deleted.status === "fulfilled") made.push(run.value.run_id);
+    }
+    expect(made.length).toBeGreaterThan(0);
+    // The worker takes each (it finds no thread); once it has, nothing of the run is left.
+    await new Promise((r) => setTimeout(r, 3000));
+    for (const runId of made) expect(await logPages(runId)).toBe(0);
+  }, 30_000);
+});
+
+describe("stateless runs", () => {
   it("leave no event log once their thread is deleted (on_completion delete), streamed resumable", async () => {
     const client = clientFor();
     let streamed: string | undefined;
