@@ -29,6 +29,16 @@ const call = async (user: string, method: string, path: string, body?: unknown |
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
 };
 const count = async (user: string) => (await call(user, "POST", "/threads/count", {})).json as number;
+/** A new thread of `user`'s with one turn in it. */
+const withTurn = async (user: string) => {
+  const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
+  const run = await call(user, "POST", `/threads/${t}/runs/wait`, {
+    assistant_id: "chat",
+    input: { messages: [{ role: "user", content: "hello there" }] },
+  });
+  expect(run.status).toBe(200);
+  return t;
+};
 
 describe("keys JavaScript and the stores' marshalling cannot keep", () => {
   it.each([
@@ -101,16 +111,6 @@ describe("bounds the stores' queries depend on", () => {
 });
 
 describe("state writes", () => {
-  const withTurn = async (user: string) => {
-    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
-    const run = await call(user, "POST", `/threads/${t}/runs/wait`, {
-      assistant_id: "chat",
-      input: { messages: [{ role: "user", content: "hello there" }] },
-    });
-    expect(run.status).toBe(200);
-    return t;
-  };
-
   it("removing a message the state does not hold is a 400, and the state is unchanged", async () => {
     const t = await withTurn("rm");
     const before = (await call("rm", "GET", `/threads/${t}/state`)).json;
@@ -428,15 +428,6 @@ describe("memories searched by meaning, by namespace", () => {
 describe("a run's command.update", () => {
   // LangGraph stores a command's writes with the checkpoint before it applies them: one its reducer
   // then refused failed that run and every later read of the thread (state, history, runs: 500).
-  const withTurn = async (user: string) => {
-    const t = (await call(user, "POST", "/threads", {})).json.thread_id as string;
-    const run = await call(user, "POST", `/threads/${t}/runs/wait`, {
-      assistant_id: "chat",
-      input: { messages: [{ role: "user", content: "hi" }] },
-    });
-    expect(run.status).toBe(200);
-    return t;
-  };
 
   it.each([
     ["removing an unknown message", { messages: [{ type: "remove", id: "nope" }] }, "invalid_update"],
