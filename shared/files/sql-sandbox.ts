@@ -208,7 +208,9 @@ export class SqlSandbox {
             break reading;
           }
           const values = chunk.convertRowValues(r, JsonDuckDBValueConverter);
-          const row: Record<string, unknown> = {};
+          // No prototype: a column may be named "__proto__", which on a plain object would set
+          // the row's prototype rather than hold the value.
+          const row = Object.create(null) as Record<string, unknown>;
           names.forEach((name, i) => {
             const value = values[i];
             if (typeof value === "string" && value.length > maxCellChars) {

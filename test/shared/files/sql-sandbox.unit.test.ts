@@ -27,6 +27,14 @@ beforeAll(async () => {
 afterAll(() => sandbox.close());
 
 describe("SqlSandbox", () => {
+  it("answers a column named like an object's own machinery with its value", async () => {
+    const out = await sandbox.query(`SELECT 1 AS "__proto__", 'a' AS "constructor", 2 AS x;`);
+    expect(JSON.parse(JSON.stringify(out.rows))).toEqual([
+      JSON.parse('{"__proto__":1,"constructor":"a","x":2}') as Record<string, unknown>,
+    ]);
+    expect(Object.keys(out.rows[0]!)).toEqual(["__proto__", "constructor", "x"]);
+  });
+
   it("answers a group-by over a data file", async () => {
     const out = await sandbox.query("SELECT region, SUM(amount) AS total FROM sales GROUP BY region ORDER BY region;");
     expect(out.rows).toEqual([
