@@ -91,5 +91,9 @@ export function withinAssistant(settings: SessionSettings, assistant: SettingsPa
  */
 export const ApproveTools = z.union([
   z.literal("*"),
-  z.array(storableText({ min: 1, max: 128 })).check(z.maxLength(64)),
+  // "*" among names is every tool too: read as a name, it matched no tool and nothing waited.
+  z.pipe(
+    z.array(storableText({ min: 1, max: 128 })).check(z.maxLength(64)),
+    z.transform((names): string[] | "*" => (names.includes("*") ? "*" : names)),
+  ),
 ]);

@@ -1,6 +1,7 @@
 import { AIMessage, type ToolMessage } from "@langchain/core/messages";
 import {
   applyDecisions,
+  ApproveTools,
   approvalRequest,
   combinedApproval,
   decisionsFor,
@@ -21,6 +22,13 @@ describe("tools that wait for approval", () => {
     expect(needsApproval({ configurable: {} })("store_memory")).toBe(false);
     // Anything else is no approval asked, never a crash.
     expect(needsApproval({ configurable: { approve_tools: 42 } })("store_memory")).toBe(false);
+  });
+
+  it('reads "*" in a list of names as every tool, as "*" alone is (it was a tool named "*", so nothing waited)', () => {
+    expect(needsApproval({ configurable: { approve_tools: ["*"] } })("store_memory")).toBe(true);
+    expect(needsApproval({ configurable: { approve_tools: ["recall_memory", "*"] } })("store_memory")).toBe(true);
+    expect(combinedApproval(["store_memory"], ["*"])).toBe("*");
+    expect(ApproveTools.parse(["recall_memory", "*"])).toBe("*");
   });
 
   it("combines the session's, the assistant's and the run's: any of them counts", () => {
