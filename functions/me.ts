@@ -10,6 +10,7 @@ import { createLogger } from "../shared/logger";
 import { quotaScope, windowsOf } from "../shared/quotas";
 import type { RouteSchemas } from "../shared/request-schemas";
 import { UserUsage } from "../shared/stores/user-usage";
+import { resultBytes } from "../shared/response-bytes";
 import { identifier } from "../shared/text";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
@@ -72,9 +73,7 @@ export function createMeHandler(backends: () => Promise<Backends> | Backends, co
         const { exportUser } = await import("../shared/user-export");
         const text = JSON.stringify(await exportUser(all, userId));
         const bytes = Buffer.byteLength(text);
-        // Lambda's cap is on the whole result as JSON, where the body is a string again: its quotes,
-        // backslashes and newlines each take a byte more there.
-        const answered = Buffer.byteLength(JSON.stringify(text));
+        const answered = resultBytes(text);
         const headers = { "cache-control": "no-store" };
         if (answered <= config.EXPORT_INLINE_MAX_BYTES)
           return { statusCode: 200, headers: { ...headers, ...JSON_FILE }, body: text };

@@ -12,6 +12,7 @@ import { storableText } from "../shared/text";
 import { decodeCursor } from "../shared/stores/conversations";
 import { SessionOwners } from "../shared/stores/session-owners";
 import { ownedSession } from "../shared/ownership";
+import { newestWithin } from "../shared/response-bytes";
 
 const logger = createLogger("sessions");
 
@@ -109,6 +110,7 @@ export function createSessionsHandler(
       }
 
       if (!conversations) throw historyUnavailable();
+      const { before } = parseQuery(event, HistoryQuery);
       const withTrace = event.queryStringParameters?.trace === "1";
       const [conversation, traces] = await Promise.all([
         conversations.get(sessionId),
@@ -117,22 +119,31 @@ export function createSessionsHandler(
         throw storeUnavailable(err);
       });
       if (conversation === undefined) throw sessionNotFound();
-      return json(
-        200,
-        conversation.messages.map(({ role, content, created_at, message_id, attachments }) => ({
+      const messages = conversation.messages
+        .slice(0, before === undefined ? undefined : Number(before))
+        .map(({ role, content, created_at, message_id, attachments }) => ({
           role,
           content,
           created_at,
           ...(attachments?.length ? { attachments } : {}),
           ...(traces && role === "assistant" ? { trace: traces[message_id] ?? [] } : {}),
-        })),
-      );
+        }));
+      // Newest first in pages a response can hold: the next (older) page is before this one's first.
+      const { start, page } = newestWithin(messages, config.HISTORY_PAGE_MAX_BYTES);
+      return json(200, page, start > 0 ? { "x-pagination-next": String(start) } : {});
     },
     { corsOrigins },
   );
 }
 
 const SessionPath = z.object({ id: SessionId });
+
+/** A page of the history: the messages before a position (the x-pagination-next of the page after it). */
+const HistoryQuery = z.looseObject({
+  before: z.optional(
+    storableText({ min: 1, max: 9 }).check(z.regex(/^\d+$/, { error: "a position, as x-pagination-next gave it" })),
+  ),
+});
 
 /** One session's settings, as GET and PATCH /api/sessions/{id} answer them. */
 const sessionSettingsJson = (sessionId: string, settings: SessionSettings, approveTools: string[] | "*") => ({
@@ -146,7 +157,7 @@ const sessionSettingsJson = (sessionId: string, settings: SessionSettings, appro
 export const requestSchemas: RouteSchemas = {
   "GET /api/sessions": { query: ListQuery },
   "GET /api/sessions/{id}": { path: SessionPath },
-  "GET /api/sessions/{id}/messages": { path: SessionPath },
+  "GET /api/sessions/{id}/messages": { path: SessionPath, query: HistoryQuery },
   "PATCH /api/sessions/{id}": { path: SessionPath, body: SessionPatch },
   "DELETE /api/sessions/{id}": { path: SessionPath },
 };

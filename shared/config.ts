@@ -136,6 +136,11 @@ const Settings = z.object({
    * is written to the attachments bucket and answered as a download link (docs/user-data.md).
    */
   EXPORT_INLINE_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.gte(1024), z.lte(5_000_000)), 5_000_000),
+  /**
+   * Largest page of a session's history (GET /api/sessions/{id}/messages), in bytes as Lambda
+   * counts its response: under its 6 MB cap. A longer history comes newest first in pages.
+   */
+  HISTORY_PAGE_MAX_BYTES: z._default(z.coerce.number().check(z.int(), z.gte(1024), z.lte(5_000_000)), 5_000_000),
 
   /** Longest accepted chat message, in UTF-8 bytes. */
   MAX_MESSAGE_BYTES: z._default(z.coerce.number().check(z.int(), z.positive()), DEFAULT_MAX_MESSAGE_BYTES),
