@@ -156,9 +156,14 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
     // hold its thread.
     const app = err instanceof AppError ? err : new AppError(500, "internal_error", "the run could not start");
     if (app.status >= 500) deps.runDeps.onServerError?.(err);
-    log.push("error", { error: app.code, message: app.message, code: app.code });
     const error = { code: app.code, message: app.message };
-    gone = !(await deps.runs.finish(run.threadId, run.runId, "error", error));
+    if (!(await deps.runs.finish(run.threadId, run.runId, "error", error, { from: "running" }))) {
+      // Withdrawn while it waited, as its start was checked (interrupted, or deleted by a rollback),
+      // or deleted with its thread: what took it says how it ended, and posted its webhook.
+      gone = (await deps.runs.get(run.threadId, run.runId)) === undefined;
+      return await deps.threads.settleWaiting(run.userId!, run.threadId);
+    }
+    log.push("error", { error: app.code, message: app.message, code: app.code });
     await deps.threads.settleWaiting(run.userId!, run.threadId, { whenDone: "error" });
     const ended = { ...run, status: "error" as const, error, updatedAt: new Date().toISOString() };
     await notifyRunEnded(deps.runDeps, run.kwargs?.webhook, ended, { error: app.message });

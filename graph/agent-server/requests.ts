@@ -254,18 +254,29 @@ const CheckpointRef = z.looseObject({
 
 /** LangGraph's Command, as JSON: storable, bounded. */
 export const CommandBody = storableJson(
-  z.strictObject({
-    // The chat graph stops only for approvals (graph/tools/approval.ts): a resume answers one.
-    resume: z.optional(ApprovalResume),
-    // What LangGraph writes as if a node returned it: the chat graph's state keys only.
-    update: z.optional(
-      z.union([StateValues, z.array(StateWrite).check(z.maxLength(16))], {
-        error:
-          "a dict of the state's keys (messages, summary, tokenRatio), or a list of [key, value] pairs, each value one its key takes",
-      }),
+  z
+    .strictObject({
+      // The chat graph stops only for approvals (graph/tools/approval.ts): a resume answers one.
+      resume: z.optional(ApprovalResume),
+      // What LangGraph writes as if a node returned it: the chat graph's state keys only.
+      update: z.optional(
+        z.union([StateValues, z.array(StateWrite).check(z.maxLength(16))], {
+          error:
+            "a dict of the state's keys (messages, summary, tokenRatio), or a list of [key, value] pairs, each value one its key takes",
+        }),
+      ),
+      goto: z.optional(z.union([NodeName, z.array(NodeName).check(z.maxLength(8))])),
+    })
+    .check(
+      // One that does none of them fails inside LangGraph, as if the state store had.
+      z.refine(
+        (c) =>
+          c.resume !== undefined ||
+          c.goto !== undefined ||
+          (c.update !== undefined && Object.keys(c.update).length > 0),
+        "a command resumes, updates the state or goes to a node: give one of resume, update or goto",
+      ),
     ),
-    goto: z.optional(z.union([NodeName, z.array(NodeName).check(z.maxLength(8))])),
-  }),
   { maxBytes: 16 * 1024 },
 );
 

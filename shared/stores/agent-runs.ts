@@ -247,9 +247,17 @@ export class AgentRuns {
     );
   }
 
-  /** Sets a run's status (and its error, when it failed). */
-  /** False when the run is no longer on record. */
-  async finish(threadId: string, runId: string, status: RunStatus, error?: RunRecord["error"]): Promise<boolean> {
+  /**
+   * Sets a run's status (and its error, when it failed); `from`: only while its status is that
+   * one. False when the run is no longer on record, or no longer `from`.
+   */
+  async finish(
+    threadId: string,
+    runId: string,
+    status: RunStatus,
+    error?: RunRecord["error"],
+    { from }: { from?: RunStatus } = {},
+  ): Promise<boolean> {
     // Only a run still on record: one deleted meanwhile (with its thread, by an erasure) stays
     // gone, where an unconditional update made a record of its outcome alone.
     return conditionalWrite(
@@ -258,12 +266,13 @@ export class AgentRuns {
           TableName: this.tableName,
           Key: { pk: threadId, sk: RUN_PREFIX + runId },
           UpdateExpression: error ? "SET #s = :s, updated_at = :u, #e = :e" : "SET #s = :s, updated_at = :u",
-          ConditionExpression: "attribute_exists(pk)",
+          ConditionExpression: from ? "#s = :from" : "attribute_exists(pk)",
           ExpressionAttributeNames: { "#s": "status", ...(error ? { "#e": "error" } : {}) },
           ExpressionAttributeValues: {
             ":s": status,
             ":u": new Date().toISOString(),
             ...(error ? { ":e": error } : {}),
+            ...(from ? { ":from": from } : {}),
           },
         }),
       ),

@@ -456,6 +456,13 @@ describe("a run's command.update", () => {
     expect(next.json.__error__).toBeUndefined();
   });
 
+  it.each([{}, { update: {} }, { update: [] }])("an empty command %j is a 400, not a server error", async (command) => {
+    const t = await withTurn("cmd-empty");
+    const res = await call("cmd-empty", "POST", `/threads/${t}/runs/wait`, { assistant_id: "chat", command });
+    expect(res.status).toBe(400);
+    expect(res.json.error.code).toBe("invalid_command");
+  });
+
   it("a stateless run removing a message is a 400, and leaves no thread", async () => {
     const before = await count("cmd-stateless");
     const res = await call("cmd-stateless", "POST", "/runs/wait", {

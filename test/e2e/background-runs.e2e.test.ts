@@ -521,6 +521,40 @@ describe("completion webhooks", () => {
     }
   }, 30_000);
 
+  it("posts a run cancelled while it waited once, as interrupted, though its start would have been refused", async () => {
+    const hook = await recordingServer(() => ({ status: 200, body: { ok: true } }));
+    try {
+      const client = clientFor();
+      const thread = await client.threads.create();
+      await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+      // A streamed run holds the thread meanwhile.
+      const streamed = gather(
+        client.runs.stream(thread.thread_id, "chat", {
+          input: human(VERY_LONG),
+          streamMode: ["messages-tuple"],
+        }) as AsyncIterable<Part>,
+      );
+      await expect.poll(async () => (await client.threads.get(thread.thread_id)).status, { interval: 50 }).toBe("busy");
+      // Its checkpoint is not the thread's: refused once the thread is its.
+      const waiting = await client.runs.create(thread.thread_id, "chat", {
+        checkpoint: { checkpoint_id: "1f000000-0000-6000-8000-000000000000", checkpoint_ns: "" },
+        multitaskStrategy: "enqueue",
+        webhook: `${hook.url}/waiting`,
+      } as never);
+      // Taken by a worker, waiting for the thread's lease.
+      await expect
+        .poll(async () => (await client.runs.get(thread.thread_id, waiting.run_id)).status, { interval: 50 })
+        .toBe("running");
+      await client.runs.cancel(thread.thread_id, waiting.run_id);
+      await streamed;
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(hook.requests.map((r) => (r.body as { status: string }).status)).toEqual(["interrupted"]);
+      expect((await client.runs.get(thread.thread_id, waiting.run_id)).status).toBe("interrupted");
+    } finally {
+      await hook.close();
+    }
+  }, 30_000);
+
   it("refuses a webhook to a host the deployment does not allow, before recording or running anything", async () => {
     const client = clientFor();
     const thread = await client.threads.create();
