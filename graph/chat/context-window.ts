@@ -45,6 +45,9 @@ export function stubToolResult(message: BaseMessage): BaseMessage {
   });
 }
 
+/** About what the note on a cut result takes, in tokens. */
+const CUT_NOTE_TOKENS = 60;
+
 /** The most of the budget the current turn's tool results may take in the model's input, together. */
 export const CURRENT_RESULT_SHARE = 0.5;
 
@@ -59,16 +62,18 @@ export function cutToolResult(message: BaseMessage, maxTokens: number): BaseMess
   const tool = message as ToolMessage;
   const text = messageText(tool);
   const tokens = textTokens(text);
-  if (tokens <= maxTokens) return message;
+  // A result no larger than the note would be is kept whole: a short error says why a call failed.
+  if (tokens <= Math.max(maxTokens, CUT_NOTE_TOKENS)) return message;
+  const share = Math.max(0, maxTokens);
   // In UTF-8 bytes, as the estimate counts them (4 a token), with room for the note; with no room
   // left, the note alone.
-  const kept = truncateUtf8(text, Math.max(0, maxTokens - 60) * 4);
+  const kept = truncateUtf8(text, Math.max(0, share - CUT_NOTE_TOKENS) * 4);
   return new ToolMessage({
     id: tool.id,
     tool_call_id: tool.tool_call_id,
     name: tool.name,
     status: tool.status,
-    content: `${kept}\n[cut here: the whole result is ${tokens} tokens, more than the ${maxTokens} this turn can show; ask for less of it (fewer columns or rows, a LIMIT, a narrower question)]`,
+    content: `${kept}\n[cut here: the whole result is ${tokens} tokens, more than the ${share} this turn can show; ask for less of it (fewer columns or rows, a LIMIT, a narrower question)]`,
   });
 }
 

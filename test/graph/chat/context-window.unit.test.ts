@@ -133,6 +133,17 @@ describe("fitting a conversation to a budget", () => {
     expect(fitTurns(many, 6000).tokens).toBeLessThanOrEqual(6000);
   });
 
+  // A message that filled the room left a negative share: a tool's short error (the reason the call
+  // failed) was replaced by a note larger than it, saying "more than the -587 this turn can show".
+  it("keeps a result no larger than the note whole, and never shows a negative share", () => {
+    const c = call("store_memory");
+    const long = human("x".repeat(5000 * 4));
+    const error = result(c, "content is too long: the limit is 2000 characters");
+    expect(fitTurns([long, c, error], 4000).window.at(-1)!.content).toBe(error.content);
+    const big = fitTurns([long, c, result(c, "row ".repeat(20_000))], 4000).window.at(-1)!.content as string;
+    expect(big).toMatch(/more than the 0 this turn can show/);
+  });
+
   it("marks the end of the previous turn as the stable prefix", () => {
     const { window } = fitTurns(history, 100_000);
     expect(window[stablePrefixEnd(window)]!.content).toBe(history.at(-5)!.content);
