@@ -82,7 +82,7 @@ export class FolderFileObjects implements FileObjects {
     } catch (err) {
       const refused = refusal(err);
       if (refused) deny(res, ...refused);
-      else if (req.destroyed)
+      else if (req.destroyed && !req.complete)
         res.destroy(); // the client left mid-body: nothing was written, no one to answer
       else {
         console.error("local bucket: request failed", err);
@@ -173,8 +173,9 @@ function refusal(err: unknown): [status: number, code: string] | undefined {
   const code = (err as NodeJS.ErrnoException).code;
   // A name past the file system's limit: S3 keys go to 1024 bytes, a folder's names often to 255.
   if (code === "ENAMETOOLONG") return [400, "KeyTooLongError"];
-  // A path through an existing object (a/b where a is a file): no such key can be made here.
-  if (code === "ENOTDIR" || code === "EISDIR") return [400, "InvalidArgument"];
+  // A path through an existing object (a/b where a is a file: mkdir's EEXIST), or an object where a
+  // folder of others is: no such key can be made here.
+  if (code === "ENOTDIR" || code === "EISDIR" || code === "EEXIST") return [400, "InvalidArgument"];
   return undefined;
 }
 

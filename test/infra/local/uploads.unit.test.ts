@@ -48,6 +48,20 @@ describe("the local bucket", () => {
     expect((await put((await objects.uploadUrl("ok.csv", "text/csv", 3, 60)).url, "a,b")).status).toBe(200);
   });
 
+  // A key through an object (a.md/c.md where a.md is a file) closed the connection unanswered: the
+  // failure came after the whole body was read, and was taken for a client that had left.
+  it("answers a key through an existing object, and an object where a folder is, with a 400", async () => {
+    const at = async (key: string) => put((await objects.uploadUrl(key, "text/csv", 3, 60)).url, "a,b");
+    expect((await at("file.csv")).status).toBe(200);
+    const through = await at("file.csv/inside.csv");
+    expect(through.status).toBe(400);
+    expect(await through.text()).toContain("InvalidArgument");
+    expect((await at("folder/inside.csv")).status).toBe(200);
+    const over = await at("folder");
+    expect(over.status).toBe(400);
+    expect(await over.text()).toContain("InvalidArgument");
+  });
+
   it("answers malformed percent-encoding with a 400", async () => {
     for (const path of ["/_local/files/%zz", "/_local/files/a%E0%A4%A", "/_local/files/%"]) {
       const res = await fetch(`${base}${path}?expires=1&signature=00`);
