@@ -10,6 +10,7 @@ import {
   type TextEncoding,
 } from "./inspect";
 import { DEFAULT_SQL_LIMITS, SqlBusy, SqlEngineUnavailable, SqlSandbox, type SqlLimits } from "./sql-sandbox";
+import { jsonDepth, MAX_JSON_DEPTH } from "../json-text";
 import { scratchDir } from "./scratch";
 import { tableName } from "./table-names";
 
@@ -46,6 +47,10 @@ export async function inspectData(
       encoding = "windows-1252";
     }
   }
+  // Counted on the text first: DuckDB's schema inference over a deeply nested line does not stop
+  // for the time limit, and held the engine (every user's data requests) until its hard limit.
+  if (format === "jsonl" && jsonDepth(new TextDecoder(encoding ?? "utf-8").decode(bytes)) > MAX_JSON_DEPTH)
+    return { ok: false, reason: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
   const table = tableName(claimed.name);
   const dir = scratchDir("inspect-");
   try {

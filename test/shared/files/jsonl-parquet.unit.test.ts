@@ -115,6 +115,18 @@ describe("JSON lines and Parquet", () => {
     expect(await check(parquet, PARQUET, 2)).toMatchObject({ ok: false, reason: /more than 2 rows/ });
   });
 
+  // A 4 KB line nested 2,000 levels deep held the engine for 16 s (the hard limit: DuckDB's schema
+  // inference does not stop for the query's time limit), and with it every user's data requests.
+  it("refuses a JSON lines file nested deeper than 64 levels before the engine reads it", async () => {
+    const deep = `{"a":1,"b":${"[".repeat(2000)}1${"]".repeat(2000)}}\n`;
+    expect(await inspectData(enc(deep), { name: "x", media_type: JSONL }, 100, limits)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/deeper than 64 levels/),
+    });
+    const fine = `{"a":1,"b":${"[".repeat(60)}1${"]".repeat(60)}}\n`;
+    expect(await inspectData(enc(fine), { name: "x", media_type: JSONL }, 100, limits)).toMatchObject({ ok: true });
+  });
+
   it("reads no other file from a query over them: the sandbox's external access stays off", async () => {
     const engine = inProcessEngine(async () => parquet);
     await expect(
