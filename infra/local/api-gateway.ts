@@ -70,16 +70,19 @@ export function proxyEvent(
   resource: string,
   pathParameters: Record<string, string>,
 ): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // No prototypes: a header or parameter may be named constructor or __proto__, which a plain
+  // object already answers. In Lambda the event is parsed JSON, where such keys are the object's own.
+  const map = <T>() => Object.create(null) as Record<string, T>;
+  const headers = map<string>();
+  const multiValueHeaders = map<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!;
     const value = req.rawHeaders[i + 1]!;
     headers[name] = value;
     (multiValueHeaders[name] ??= []).push(value);
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
+  const query = map<string>();
+  const multiQuery = map<string[]>();
   for (const [k, v] of url.searchParams) {
     query[k] = v;
     (multiQuery[k] ??= []).push(v);

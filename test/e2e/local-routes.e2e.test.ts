@@ -72,6 +72,17 @@ const pathOf = (url: string) => {
 };
 
 describe("the local stack never dies from a request", () => {
+  // Keys went into plain objects, so a name an object already answers (constructor, toString)
+  // found that, and the gateway's push on it threw: the connection closed with no answer.
+  it("answers a query parameter or header named like an object's own property as API Gateway would", async () => {
+    const user = { "x-user-id": "proto-names" };
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      expect([name, (await send("GET", `/api/sessions?${name}=1`, user)).status]).toEqual([name, 200]);
+      expect([name, (await send("GET", "/api/sessions", { ...user, [name]: "1" })).status]).toEqual([name, 200]);
+    }
+    await healthy();
+  });
+
   it("answers malformed percent-encoding under the bucket routes with a 400", async () => {
     for (const path of [
       "/_local/files/%zz",
