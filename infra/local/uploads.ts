@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { basename, dirname, join, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import type { BucketOptions, FileObjects, UploadGrant } from "../../shared/files/objects";
 
 /**
@@ -47,7 +47,8 @@ export class FolderFileObjects implements FileObjects {
   async write(key: string, body: Uint8Array) {
     const path = this.path(key);
     mkdirSync(dirname(path), { recursive: true });
-    const temporary = join(dirname(path), `.${basename(path).slice(0, 200)}.${randomBytes(6).toString("hex")}.part`);
+    // Not named after the object: its name may already take all the bytes a file name has.
+    const temporary = join(dirname(path), `.upload-${randomBytes(6).toString("hex")}.part`);
     writeFileSync(temporary, body);
     try {
       if (!this.options.writeOnce) return renameSync(temporary, path);
