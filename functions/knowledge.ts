@@ -27,7 +27,15 @@ const Source = storable(z.string().check(z.minLength(1), z.maxLength(512))).chec
 );
 
 const Upload = z.strictObject({
-  source: Source,
+  // Not a hidden file (a part beginning with a dot): the local drop folder leaves those out (its
+  // own temporary files are such), so one would be taken and never ingested there. A document
+  // already in the bucket under such a name is still read and deleted by its name.
+  source: Source.check(
+    z.refine(
+      (s) => !s.split("/").some((part) => part.startsWith(".")),
+      "must not name a hidden file (a part beginning with a dot)",
+    ),
+  ),
   bytes: z.number().check(z.int(), z.gte(1)),
   content_type: z.optional(storableText({ min: 1, max: 255 })),
 });

@@ -96,6 +96,9 @@ describe("knowledge base administration", () => {
     const bad: [string, string, unknown, number, string][] = [
       ["POST", "/api/knowledge/uploads", { source: "../escape.md", bytes: 10 }, 400, "invalid_source"],
       ["POST", "/api/knowledge/uploads", { source: "a.exe", bytes: 10 }, 400, "unsupported_document_type"],
+      // A hidden file (the drop folder leaves them out): taken, put, and never ingested or listed.
+      ["POST", "/api/knowledge/uploads", { source: ".hidden.md", bytes: 10 }, 400, "invalid_source"],
+      ["POST", "/api/knowledge/uploads", { source: "notes/.hidden.md", bytes: 10 }, 400, "invalid_source"],
       ["POST", "/api/knowledge/uploads", { source: "a.md", bytes: 0 }, 400, "invalid_bytes"],
       ["POST", "/api/knowledge/uploads", { source: "a.md", bytes: 10 ** 10 }, 413, "document_too_large"],
       ["POST", "/api/knowledge/uploads", { source: "a.md" }, 400, "invalid_bytes"],
