@@ -391,7 +391,7 @@ describe("a thread deleted as a background run is made on it", () => {
   it("leaves no event log of the run (it was refused when its turn came: no thread)", async () => {
     const client = clientFor();
     const made: string[] = [];
-    for (let k = 0; k < 12; k++) {
+    for (let k = 0; k < 8; k++) {
       const thread = await client.threads.create();
       const [run, deleted] = await Promise.allSettled([
         client.runs.create(thread.thread_id, "chat", { input: human("hi"), multitaskStrategy: "enqueue" }),
@@ -401,7 +401,7 @@ describe("a thread deleted as a background run is made on it", () => {
     }
     expect(made.length).toBeGreaterThan(0);
     // The worker takes each (it finds no thread); once it has, nothing of the run is left.
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, 2000));
     for (const runId of made) expect(await logPages(runId)).toBe(0);
   }, 30_000);
 });
