@@ -420,6 +420,25 @@ describe("stateless runs", () => {
   });
 });
 
+/** A webhook receiver that answers 200, and a new thread with one turn in it; the receiver is closed after. */
+async function withReceiver(
+  test: (
+    hook: Awaited<ReturnType<typeof recordingServer>>,
+    client: ReturnType<typeof clientFor>,
+    thread: { thread_id: string },
+  ) => Promise<void>,
+) {
+  const hook = await recordingServer(() => ({ status: 200, body: { ok: true } }));
+  try {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+    await test(hook, client, thread);
+  } finally {
+    await hook.close();
+  }
+}
+
 describe("completion webhooks", () => {
   it("post the finished run to the run's webhook, background and streamed alike, and again later after a failure", async () => {
     let failuresLeft = 1;
@@ -473,11 +492,7 @@ describe("completion webhooks", () => {
   }, 30_000);
 
   it("post runs that end without running too: refused when their turn came (error), or withdrawn while they waited (interrupted)", async () => {
-    const hook = await recordingServer(() => ({ status: 200, body: { ok: true } }));
-    try {
-      const client = clientFor();
-      const thread = await client.threads.create();
-      await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+    await withReceiver(async (hook, client, thread) => {
       // Refused once the worker took it: its checkpoint is not one of the thread's.
       const refused = await client.runs.create(thread.thread_id, "chat", {
         checkpoint: { checkpoint_id: "1f000000-0000-6000-8000-000000000000", checkpoint_ns: "" },
@@ -518,17 +533,11 @@ describe("completion webhooks", () => {
           status: "interrupted",
         });
       expect(hook.requests.filter((r) => r.body && (r.body as { run_id?: string }).run_id === long.run_id)).toEqual([]);
-    } finally {
-      await hook.close();
-    }
+    });
   }, 30_000);
 
   it("posts a run cancelled while it waited once, as interrupted, though its start would have been refused", async () => {
-    const hook = await recordingServer(() => ({ status: 200, body: { ok: true } }));
-    try {
-      const client = clientFor();
-      const thread = await client.threads.create();
-      await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+    await withReceiver(async (hook, client, thread) => {
       // A streamed run holds the thread meanwhile.
       const streamed = gather(
         client.runs.stream(thread.thread_id, "chat", {
@@ -552,9 +561,7 @@ describe("completion webhooks", () => {
       await new Promise((r) => setTimeout(r, 1500));
       expect(hook.requests.map((r) => (r.body as { status: string }).status)).toEqual(["interrupted"]);
       expect((await client.runs.get(thread.thread_id, waiting.run_id)).status).toBe("interrupted");
-    } finally {
-      await hook.close();
-    }
+    });
   }, 30_000);
 
   it("refuses a webhook to a host the deployment does not allow, before recording or running anything", async () => {
