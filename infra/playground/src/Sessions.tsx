@@ -1,5 +1,5 @@
 import type { Client, Thread } from "@langchain/langgraph-sdk";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { api, describeError, type SessionSettings } from "./api";
 import { threadTitle, visibleMessageCount } from "./chat/messages";
 import { ErrorNote } from "./ErrorNote";
@@ -67,6 +67,10 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
     }
   };
 
+  /** The settings PATCHes, one after another, and how many were asked for (configure). */
+  const configQueue = useRef(Promise.resolve());
+  const configSeq = useRef(0);
+
   /** The settings of the session whose form is open; another answer (a form closed since) is dropped. */
   const showConfig = (id: string, config: SessionConfig | undefined) =>
     setConfiguring((open) => (open?.id === id ? { id, config } : open));
@@ -81,9 +85,14 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
     }
   };
 
-  /** PATCH /api/sessions/{id}: the next turn runs with the new settings. */
-  const configure = async (id: string, change: ConfigChange) => {
-    // Shown at once; the answer (or a fresh read, on failure) settles it.
+  /**
+   * PATCH /api/sessions/{id}: the next turn runs with the new settings. Shown at once; the answer
+   * (or a fresh read, on failure) settles it. Sent one after another, and only the last change's
+   * answer is shown: an earlier one's answer, arriving after a later click, showed that click
+   * undone (its checkbox unchecked again) until the later answer came.
+   */
+  const configure = (id: string, change: ConfigChange) => {
+    const seq = ++configSeq.current;
     const shown = configuring?.config;
     if (shown)
       showConfig(id, {
@@ -91,16 +100,22 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
         settings: { ...shown.settings, ...change.settings },
         approve_tools: change.approve_tools ?? shown.approve_tools,
       });
-    try {
-      showConfig(
-        id,
-        await api<SessionConfig>(user, `/api/sessions/${id}`, { method: "PATCH", body: JSON.stringify(change) }),
-      );
-      setError(undefined);
-    } catch (err) {
-      setError(describeError(err));
-      showConfig(id, await api<SessionConfig>(user, `/api/sessions/${id}`).catch(() => undefined));
-    }
+    const latest = () => seq === configSeq.current;
+    configQueue.current = configQueue.current.then(async () => {
+      try {
+        const answer = await api<SessionConfig>(user, `/api/sessions/${id}`, {
+          method: "PATCH",
+          body: JSON.stringify(change),
+        });
+        if (latest()) showConfig(id, answer);
+        setError(undefined);
+      } catch (err) {
+        setError(describeError(err));
+        const read = await api<SessionConfig>(user, `/api/sessions/${id}`).catch(() => undefined);
+        if (latest()) showConfig(id, read);
+      }
+    });
+    return configQueue.current;
   };
 
   const remove = async (thread: Thread, name: string) => {
