@@ -1,26 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { SessionOwners } from "../../shared/stores/session-owners";
+import { localStackForTests } from "../support/local-stack";
 
 // What a hostile probe of the Agent Server's threads, assistants and store found (2026-11-27):
 // inputs that were answered 500, refused writes that wrote anyway, and filters that were ignored.
 // Each is answered with a precise 4xx now, and writes nothing.
-const dataDir = mkdtempSync(join(tmpdir(), "agent-server-hostile-"));
-let stack: LocalStack;
-
-beforeAll(async () => {
-  // A short wait for a busy thread's lease, so a refusal for one shows in a second, not twenty.
-  stack = await startLocalStack({ DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "SILENT", SESSION_QUEUE_WAIT_MS: "500" });
-}, 60_000);
-afterAll(async () => {
-  await stack?.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+// A short wait for a busy thread's lease, so a refusal for one shows in a second, not twenty.
+const local = localStackForTests("agent-server-hostile", { SESSION_QUEUE_WAIT_MS: "500" });
 
 const call = async (user: string, method: string, path: string, body?: unknown | string) => {
-  const res = await fetch(`${stack.url}${path}`, {
+  const res = await fetch(`${local.stack.url}${path}`, {
     method,
     headers: { "x-user-id": user, "content-type": "application/json" },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
@@ -193,7 +181,7 @@ describe("assistants", () => {
       threads.push(t);
     }
     // A run that outlives the delete's wait for the thread (SESSION_QUEUE_WAIT_MS), held as a run holds it.
-    const held = await new SessionOwners(stack.dynamo.client, "agent-checkpoints").lease(threads[1]!, user);
+    const held = await new SessionOwners(local.stack.dynamo.client, "agent-checkpoints").lease(threads[1]!, user);
     expect(held.lease).toBeDefined();
     try {
       const res = await call(user, "DELETE", `/assistants/${a}?delete_threads=true`);
