@@ -328,7 +328,7 @@ const ROUTES: Record<string, Route> = {
       // A background run that has not begun (pending, or waiting for its thread) never runs; one
       // that began is asked to stop through the thread's lease, only while it is that run's.
       const live = run.status === "running" || run.status === "pending";
-      const withdrawn = live && (await withdrawRun({ ...server.runDeps, runs: server.runs }, run, query.action));
+      const withdrawn = live && (await withdrawRun(server.runDeps, run, query.action));
       // A withdrawn run made its thread busy while it waited: with it gone, the thread may not be.
       if (withdrawn) await server.threads.settleWaiting(userId, path.thread_id);
       else if (live) await server.runDeps.requestCancel(path.thread_id, userId, query.action, path.run_id);

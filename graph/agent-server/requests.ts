@@ -47,10 +47,6 @@ const MessageDict = storableJson(
   { maxBytes: 256 * 1024 },
 );
 
-/**
- * Values a client writes into the chat graph's state: its messages (one, or a list), and, as a
- * state read back from the history holds them, its running summary and token calibration.
- */
 /** Each of the chat graph's state keys, as a write to it: the same whether sent as a dict or as [key, value] pairs. */
 const StateKeys = {
   messages: z.union([MessageDict, z.array(MessageDict).check(z.maxLength(500))]),
@@ -58,6 +54,10 @@ const StateKeys = {
   tokenRatio: z.number().check(z.gte(0.5), z.lte(4)),
 };
 
+/**
+ * Values a client writes into the chat graph's state: its messages (one, or a list), and, as a
+ * state read back from the history holds them, its running summary and token calibration.
+ */
 export const StateValues = z.strictObject(
   {
     messages: z.optional(StateKeys.messages),
