@@ -108,6 +108,9 @@ describe("a session's history longer than one response", () => {
     const past = await get(user, `/api/sessions/${session_id}/messages?before=500`);
     expect(past.status).toBe(200);
     expect(JSON.parse(past.text)).toHaveLength(2);
+    // Another user's session is 404 with any cursor, well-formed or not.
+    for (const before of ["1", "abc"])
+      expect((await get("someone-else", `/api/sessions/${session_id}/messages?before=${before}`)).status).toBe(404);
     const none = await get(user, `/api/sessions/${session_id}/messages?before=0`);
     expect(JSON.parse(none.text)).toEqual([]);
     expect(none.next).toBeNull();
