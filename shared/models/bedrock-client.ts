@@ -1,5 +1,6 @@
 import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import type { Config } from "../config";
+import { deferredModule } from "../deferred";
 
 export interface Described<T> {
   value: T;
@@ -18,3 +19,10 @@ export function bedrockClient(config: Config): BedrockRuntimeClient {
     retryMode: "adaptive",
   });
 }
+
+/**
+ * @langchain/aws's model classes, loaded on the first use: the offline stand-ins (and their cold
+ * start) never pay for them, and a Bedrock deployment pays on its first turn, where the cold-start
+ * bench counts it (shared/deferred.ts).
+ */
+export const langchainAws = deferredModule(() => import("./langchain-aws"));

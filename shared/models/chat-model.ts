@@ -1,7 +1,7 @@
 import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { Config } from "../config";
-import { bedrockClient, type Described } from "./bedrock-client";
+import { bedrockClient, type Described, langchainAws } from "./bedrock-client";
 import { OfflineChatModel } from "./offline-chat-model";
 import { REPLY_MAX_TOKENS } from "./reply-limit";
 
@@ -11,8 +11,7 @@ export async function createChatModel(
   modelId = config.BEDROCK_MODEL_ID,
 ): Promise<Described<BaseChatModel>> {
   if (modelId) {
-    // Loaded lazily: the offline path (and its cold start) never pays for @langchain/aws.
-    const { ChatBedrockConverse } = await import("@langchain/aws");
+    const { ChatBedrockConverse } = await langchainAws();
     return {
       value: new ChatBedrockConverse({
         model: modelId,

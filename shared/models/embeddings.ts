@@ -1,7 +1,7 @@
 import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import type { Embeddings } from "@langchain/core/embeddings";
 import type { Config } from "../config";
-import { bedrockClient, type Described } from "./bedrock-client";
+import { bedrockClient, type Described, langchainAws } from "./bedrock-client";
 import { HashingEmbeddings } from "./hashing-embeddings";
 
 // Apart from the chat model (./chat-model.ts): what only embeds (a knowledge search, ingestion) does
@@ -9,7 +9,7 @@ import { HashingEmbeddings } from "./hashing-embeddings";
 
 export async function createEmbeddings(config: Config, client?: BedrockRuntimeClient): Promise<Described<Embeddings>> {
   if (config.BEDROCK_EMBEDDING_MODEL_ID) {
-    const { BedrockEmbeddings } = await import("@langchain/aws");
+    const { BedrockEmbeddings } = await langchainAws();
     return {
       value: new BedrockEmbeddings({
         model: config.BEDROCK_EMBEDDING_MODEL_ID,

@@ -112,6 +112,13 @@ describe("the deployed chat bundle", () => {
     expect(bundleText(outdir)).not.toContain("@duckdb/node-api");
   });
 
+  it("holds @langchain/aws's Bedrock model classes, not its Kendra and Knowledge Base retrievers", () => {
+    const code = bundleText(outdir);
+    expect(code).toContain("ChatBedrockConverse");
+    for (const unused of ["AmazonKendraRetriever", "AmazonKnowledgeBaseRetriever", "BedrockAgentRuntime"])
+      expect(code).not.toContain(unused);
+  });
+
   it("rejects bad input with a 400", async () => {
     const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
     const [bad] = await invokeBundle([chatEvent("{not json", { authorizer })]);
