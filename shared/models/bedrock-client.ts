@@ -1,4 +1,5 @@
 import { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
 import type { Config } from "../config";
 import { deferredModule } from "../deferred";
 
@@ -11,12 +12,19 @@ export interface Described<T> {
 /**
  * Bedrock's runtime client with adaptive retries: throttling (429) and 5xx are retried
  * with backoff by the SDK before an error reaches the agent.
+ *
+ * Over HTTP/1.1 with keep-alive. The SDK's default for this client is HTTP/2 with a session of
+ * its own for every request (`disableConcurrentStreams`, for its bidirectional streams, which the
+ * agents never use): each model call and each embedding opened a new TLS connection, where these
+ * are reused by a warm container's later calls. Converse and ConverseStream work over either.
+ * It also leaves Node's http2 module out of the first turn (bundle trim `bedrock-http1`).
  */
 export function bedrockClient(config: Config): BedrockRuntimeClient {
   return new BedrockRuntimeClient({
     region: config.BEDROCK_REGION ?? process.env.AWS_REGION,
     maxAttempts: 5,
     retryMode: "adaptive",
+    requestHandler: new NodeHttpHandler(),
   });
 }
 

@@ -119,6 +119,10 @@ describe("the deployed chat bundle", () => {
       expect(code).not.toContain(unused);
   });
 
+  it("reaches Bedrock over HTTP/1.1: no code of it imports Node's http2 module", () => {
+    expect(bundleText(outdir)).not.toMatch(/["']node:http2["']|["']http2["']/);
+  });
+
   it("rejects bad input with a 400", async () => {
     const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
     const [bad] = await invokeBundle([chatEvent("{not json", { authorizer })]);

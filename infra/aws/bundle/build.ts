@@ -1,6 +1,13 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
 import { copyNativeModules, type NativeModule } from "./native";
-import { langchainLoadMap, langsmithClientOff, sideEffectFree, zodNamespaceImports, type Trim } from "./trims";
+import {
+  bedrockHttp1,
+  langchainLoadMap,
+  langsmithClientOff,
+  sideEffectFree,
+  zodNamespaceImports,
+  type Trim,
+} from "./trims";
 
 export interface BundleOptions {
   /** the handler's source file */
@@ -27,7 +34,7 @@ export interface BundleOptions {
  * uses compiles 1,149 KB in 43 files (86 ms on the bench machine), most of a first request's load.
  */
 export async function bundleFunction({ entry, outdir, langsmith = false, native }: BundleOptions): Promise<Metafile> {
-  const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree()];
+  const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree(), bedrockHttp1()];
   if (!langsmith) trims.push(langsmithClientOff());
   const result = await build({
     ...esbuildBase,

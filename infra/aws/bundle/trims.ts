@@ -130,6 +130,26 @@ export class Client {
 }`,
   );
 
+const BEDROCK_DEFAULT_HANDLER = "NodeHttp2Handler as RequestHandler";
+
+/**
+ * Bedrock's runtime client falls back to the SDK's HTTP/2 handler when it is given none. Ours is
+ * always given one (HTTP/1.1 with keep-alive, shared/models/bedrock-client.ts, which says why),
+ * so the fallback is code the functions never run, and it alone brings in Node's http2 module
+ * (about 2 ms of a first request's load, in the SDK chunk every function shares). The fallback
+ * becomes the HTTP/1.1 handler.
+ */
+export const bedrockHttp1 = (): Trim =>
+  trim(
+    "bedrock-http1",
+    /@aws-sdk\/client-bedrock-runtime\/dist-es\/runtimeConfig\.js$/,
+    /node_modules\/@aws-sdk\/client-bedrock-runtime\/dist-es\/runtimeConfig\.js$/,
+    (source) =>
+      source.includes(BEDROCK_DEFAULT_HANDLER)
+        ? source.replace(BEDROCK_DEFAULT_HANDLER, "NodeHttpHandler as RequestHandler")
+        : undefined,
+  );
+
 const SIDE_EFFECT_FREE = /node_modules\/(@langchain\/core|langsmith|@cfworker\/json-schema)\//;
 /** A bare import naming one of those packages. */
 const SIDE_EFFECT_FREE_IMPORT = /^(@langchain\/core|langsmith|@cfworker\/json-schema)(\/|$)/;
