@@ -143,3 +143,4 @@ export const handler = createAuthorizer(
     : undefined,
   config.ADMIN_CLAIM && config.ADMIN_GROUP ? { claim: config.ADMIN_CLAIM, group: config.ADMIN_GROUP } : undefined,
 );
+export { loadDeferred } from "../shared/deferred";

@@ -131,3 +131,4 @@ export const createHandler = ({ config, backends }: Wiring) =>
   );
 
 export const handler = createHandler(awsWiring());
+export { loadDeferred } from "../shared/deferred";

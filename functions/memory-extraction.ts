@@ -57,3 +57,4 @@ export const createHandler = ({ backends }: Wiring) =>
   createExtractionHandler(once(async () => buildExtractionRuntime(await backends())));
 
 export const handler = createHandler(awsWiring());
+export { loadDeferred } from "../shared/deferred";

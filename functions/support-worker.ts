@@ -68,3 +68,4 @@ export const createHandler = ({ backends }: Wiring) =>
   );
 
 export const handler = createHandler(awsWiring());
+export { loadDeferred } from "../shared/deferred";

@@ -92,3 +92,4 @@ async function deliver(send: typeof fetch, message: z.infer<typeof Message>): Pr
 export const createHandler = ({ backends }: Wiring) => createWebhookSender(backends);
 
 export const handler = createHandler(awsWiring());
+export { loadDeferred } from "../shared/deferred";

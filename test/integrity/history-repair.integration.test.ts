@@ -24,6 +24,8 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 
 const bedrock = mockClient(BedrockRuntimeClient);
+// Restored after the file: a worker runs other files after it (isolate: false), which send for real.
+afterAll(() => bedrock.restore());
 beforeEach(() => bedrock.reset());
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";

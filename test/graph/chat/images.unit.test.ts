@@ -12,6 +12,8 @@ import { itemSize } from "../../support/dynamo-meter";
 // Bedrock cannot run here: the request is held to the Converse shape AWS documents for images
 // (an `image` content block with `format` and `source.bytes`), and the checkpoint to references.
 const bedrock = mockClient(BedrockRuntimeClient);
+// Restored after the file: a worker runs other files after it (isolate: false), which send for real.
+afterAll(() => bedrock.restore());
 let harness: Awaited<ReturnType<typeof checkpointHarness>>;
 beforeAll(async () => {
   harness = await checkpointHarness();

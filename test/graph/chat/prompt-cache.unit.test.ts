@@ -15,6 +15,8 @@ import type { TraceStep } from "../../../shared/stores/conversations";
 // prompt caching (a `cachePoint` block in system, in toolConfig.tools and in message
 // content) and the responses carry its usage fields (cacheReadInputTokens, cacheWriteInputTokens).
 const bedrock = mockClient(BedrockRuntimeClient);
+// Restored after the file: a worker runs other files after it (isolate: false), which send for real.
+afterAll(() => bedrock.restore());
 beforeEach(() => bedrock.reset());
 
 const CLAUDE = "us.anthropic.claude-3-7-sonnet-20250219-v1:0";

@@ -13,6 +13,8 @@ import { createChatModel } from "../../../shared/models/chat-model";
 // Bedrock cannot run here: these tests hold the adapter to the Converse and ConverseStream
 // request and response shapes AWS documents, including a toolUse round trip.
 const bedrock = mockClient(BedrockRuntimeClient);
+// Restored after the file: a worker runs other files after it (isolate: false), which send for real.
+afterAll(() => bedrock.restore());
 beforeEach(() => bedrock.reset());
 
 const MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0";
