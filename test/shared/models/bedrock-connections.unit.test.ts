@@ -53,7 +53,11 @@ describe("the Bedrock client", () => {
       client.send(new ConverseCommand({ modelId: "m", messages: [{ role: "user", content: [{ text: "hi" }] }] }));
     const embed = () =>
       client.send(
-        new InvokeModelCommand({ modelId: "e", body: JSON.stringify({ inputText: "hi" }), contentType: "application/json" }),
+        new InvokeModelCommand({
+          modelId: "e",
+          body: JSON.stringify({ inputText: "hi" }),
+          contentType: "application/json",
+        }),
       );
     expect((await converse()).output?.message?.content).toEqual([{ text: "hi" }]);
     await embed();
