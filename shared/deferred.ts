@@ -18,7 +18,8 @@ export function deferredRuntime<M, R>(load: () => Promise<M>, build: (modules: M
  * A module imported on first use by code that is itself deferred: the Bedrock model classes,
  * which a deployment with a Bedrock model loads on its first turn (the offline stand-ins never
  * do). Registered here so that loadDeferred, and so the cold-start bench, counts it as part of
- * that first request.
+ * that first request. Call it at a module's top level, once per module: each call registers a load
+ * that loadDeferred imports.
  */
 export function deferredModule<M>(load: () => Promise<M>): () => Promise<M> {
   const module = once(load);

@@ -13,20 +13,32 @@ export interface Described<T> {
  * Bedrock's runtime client with adaptive retries: throttling (429) and 5xx are retried
  * with backoff by the SDK before an error reaches the agent.
  *
- * Over HTTP/1.1 with keep-alive. The SDK's default for this client is HTTP/2 with a session of
- * its own for every request (`disableConcurrentStreams`, for its bidirectional streams, which the
- * agents never use): each model call and each embedding opened a new TLS connection, where these
- * are reused by a warm container's later calls. Converse and ConverseStream work over either.
- * It also leaves Node's http2 module out of the first turn (bundle trim `bedrock-http1`).
+ * Over HTTP/1.1 with keep-alive, through one handler that every Bedrock client of the container
+ * shares (the chat model's, the session namer's, the embeddings'), so their calls reuse its
+ * connections. The SDK's default for this client is HTTP/2 with a session of its own for every
+ * request (`disableConcurrentStreams`, for its bidirectional streams, which the agents never
+ * use): each model call and each embedding opened a new TLS connection. Converse,
+ * ConverseStream and InvokeModel work over either. It also leaves Node's http2 module out of the
+ * bundles (bundle trim `bedrock-http1`).
  */
 export function bedrockClient(config: Config): BedrockRuntimeClient {
   return new BedrockRuntimeClient({
     region: config.BEDROCK_REGION ?? process.env.AWS_REGION,
     maxAttempts: 5,
     retryMode: "adaptive",
-    requestHandler: new NodeHttpHandler(),
+    requestHandler: sharedHandler(),
   });
 }
+
+let handler: NodeHttpHandler | undefined;
+/**
+ * A kept-alive socket that the network dropped without a word (after the container was frozen)
+ * would otherwise hang its call until the function's timeout: a socket silent for longer than
+ * the slowest non-streamed reply (a 2,048-token Converse) fails with a TimeoutError, which the
+ * SDK retries on a new connection. Passing a handler also sets aside the SDK's defaults mode
+ * timeouts, so the connection's is set here.
+ */
+const sharedHandler = () => (handler ??= new NodeHttpHandler({ connectionTimeout: 3_000, socketTimeout: 90_000 }));
 
 /**
  * @langchain/aws's model classes, loaded on the first use: the offline stand-ins (and their cold

@@ -1,6 +1,6 @@
 import type { Plugin } from "esbuild";
 import { readFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 
 /**
  * esbuild plugins that leave out library code a function never runs. Each is narrow (a rewrite
@@ -155,12 +155,17 @@ const SIDE_EFFECT_FREE = /node_modules\/(@langchain\/core|langsmith|@cfworker\/j
 const SIDE_EFFECT_FREE_IMPORT = /^(@langchain\/core|langsmith|@cfworker\/json-schema)(\/|$)/;
 
 /**
- * Whether an import can land in one of those packages: a relative one only from inside them, a
- * bare one only by naming them. The others are left to esbuild untouched; resolving every import
- * a second time in JavaScript took most of a bundle's build time (chat's 3.6 s to 1.5 s).
+ * Whether an import can land in one of those packages: a bare one only by naming them; a path
+ * (relative or absolute) when it is written inside them or points into them; a package's own
+ * `#imports` only inside them. The others are left to esbuild untouched: resolving every import a
+ * second time in JavaScript took most of a bundle's build time (chat's 3.6 s to 1.5 s).
  */
-const mayLandInSideEffectFree = (path: string, importer: string) =>
-  path.startsWith(".") ? SIDE_EFFECT_FREE.test(importer) : SIDE_EFFECT_FREE_IMPORT.test(path);
+function mayLandInSideEffectFree(path: string, importer: string, resolveDir: string): boolean {
+  if (path.startsWith("#")) return SIDE_EFFECT_FREE.test(importer);
+  if (path.startsWith(".") || isAbsolute(path))
+    return SIDE_EFFECT_FREE.test(importer) || SIDE_EFFECT_FREE.test(resolve(resolveDir, path));
+  return SIDE_EFFECT_FREE_IMPORT.test(path);
+}
 
 /**
  * These packages' modules only declare classes and functions, but their package.json files do
@@ -183,7 +188,7 @@ export const sideEffectFree = (): Trim => {
         });
         build.onResolve({ filter: /.*/ }, async ({ path, kind, importer, resolveDir, pluginData }) => {
           if (kind === "entry-point" || pluginData === SIDE_EFFECT_FREE) return undefined;
-          if (!mayLandInSideEffectFree(path, importer)) return undefined;
+          if (!mayLandInSideEffectFree(path, importer, resolveDir)) return undefined;
           const resolved = await build.resolve(path, { kind, importer, resolveDir, pluginData: SIDE_EFFECT_FREE });
           if (resolved.errors.length > 0 || resolved.external || !SIDE_EFFECT_FREE.test(resolved.path)) return resolved;
           hits++;

@@ -1,6 +1,6 @@
 import { InvokeCommand, LambdaClient, LambdaServiceException, type InvokeCommandOutput } from "@aws-sdk/client-lambda";
 import { mockClient } from "aws-sdk-client-mock";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { queryDataTool } from "../../../graph/tools/data-files";
 import type { FileRecord, FileRecords } from "../../../shared/files/records";
 import { lambdaDataEngine } from "../../../shared/files/lambda-engine";
@@ -8,6 +8,8 @@ import { DEFAULT_SQL_LIMITS, SqlBusy, SqlError } from "../../../shared/files/sql
 
 const lambda = mockClient(LambdaClient);
 beforeEach(() => lambda.reset());
+// Restored after the file: a worker runs other files after it (isolate: false).
+afterAll(() => lambda.restore());
 const engine = () => lambdaDataEngine("data-fn", new LambdaClient({ region: "us-east-1" }));
 /** A payload as the SDK answers it (its blob adapter is a Uint8Array with helpers the engine does not use). */
 const payload = (value: unknown) =>

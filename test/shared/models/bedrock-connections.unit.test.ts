@@ -1,16 +1,16 @@
-import { ConverseCommand, InvokeModelCommand } from "@aws-sdk/client-bedrock-runtime";
+import { HumanMessage } from "@langchain/core/messages";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../../shared/config";
-import { bedrockClient } from "../../../shared/models/bedrock-client";
+import { createChatModel } from "../../../shared/models/chat-model";
+import { createEmbeddings } from "../../../shared/models/embeddings";
 
 // Bedrock cannot run here: a local endpoint answering Converse and InvokeModel in the shapes AWS
-// documents, counting the connections the client opens to it.
+// documents, counting the connections the clients open to it.
 let server: Server;
 let connections = 0;
 const paths: string[] = [];
-const saved = { ...process.env };
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -33,37 +33,28 @@ beforeAll(async () => {
   });
   server.on("connection", () => connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  Object.assign(process.env, {
-    AWS_ENDPOINT_URL_BEDROCK_RUNTIME: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    AWS_ACCESS_KEY_ID: "local",
-    AWS_SECRET_ACCESS_KEY: "local",
-    AWS_REGION: "us-east-1",
-  });
+  vi.stubEnv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  // Never real Bedrock, whatever this machine's settings say.
+  vi.stubEnv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "false");
+  vi.stubEnv("AWS_ACCESS_KEY_ID", "local");
+  vi.stubEnv("AWS_SECRET_ACCESS_KEY", "local");
+  vi.stubEnv("AWS_REGION", "us-east-1");
 });
 afterAll(async () => {
-  process.env = saved;
+  vi.unstubAllEnvs();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
 
-describe("the Bedrock client", () => {
-  it("keeps one connection for a container's consecutive model calls and embeddings", async () => {
-    const client = bedrockClient(loadConfig({}));
-    const converse = () =>
-      client.send(new ConverseCommand({ modelId: "m", messages: [{ role: "user", content: [{ text: "hi" }] }] }));
-    const embed = () =>
-      client.send(
-        new InvokeModelCommand({
-          modelId: "e",
-          body: JSON.stringify({ inputText: "hi" }),
-          contentType: "application/json",
-        }),
-      );
-    expect((await converse()).output?.message?.content).toEqual([{ text: "hi" }]);
-    await embed();
+describe("the Bedrock clients", () => {
+  it("share one kept-alive connection between a container's chat model and embeddings", async () => {
+    const config = loadConfig({ BEDROCK_MODEL_ID: "m", BEDROCK_EMBEDDING_MODEL_ID: "e" });
+    const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+    const converse = () => model.value.invoke([new HumanMessage("hi")]);
+    expect((await converse()).content).toBe("hi");
+    expect(await embeddings.value.embedQuery("hi")).toEqual([0.1, 0.2]);
     await converse();
     expect(paths).toEqual(["POST /model/m/converse", "POST /model/e/invoke", "POST /model/m/converse"]);
     expect(connections).toBe(1);
-    client.destroy();
   });
 });
