@@ -1,11 +1,11 @@
-import { beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
+import { deferredRegistry } from "../../shared/deferred";
 
-// A fresh copy of the module for each test: the files before this one in the worker (isolate:
-// false) registered their handlers' loads in the shared one.
-let deferred: typeof import("../../shared/deferred");
-beforeEach(async () => {
-  vi.resetModules();
-  deferred = await import("../../shared/deferred");
+// A registry of each test's own: the files before this one in the worker (isolate: false)
+// registered their handlers' loads in the process's.
+let deferred: ReturnType<typeof deferredRegistry>;
+beforeEach(() => {
+  deferred = deferredRegistry();
 });
 
 describe("deferred modules", () => {
