@@ -1,4 +1,5 @@
 import { HumanMessage } from "@langchain/core/messages";
+import { EventStreamCodec } from "@smithy/core/event-streams";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -6,8 +7,32 @@ import { loadConfig } from "../../../shared/config";
 import { createChatModel } from "../../../shared/models/chat-model";
 import { createEmbeddings } from "../../../shared/models/embeddings";
 
-// Bedrock cannot run here: a local endpoint answering Converse and InvokeModel in the shapes AWS
-// documents, counting the connections the clients open to it.
+// Bedrock cannot run here: a local endpoint answering Converse, ConverseStream (its events in AWS's
+// event stream encoding) and InvokeModel in the shapes AWS documents, counting the connections
+// the clients open to it.
+const codec = new EventStreamCodec(
+  (bytes) => new TextDecoder().decode(bytes),
+  (text) => new TextEncoder().encode(text),
+);
+/** One ConverseStream event as Bedrock sends it: its type in the headers, its JSON the body. */
+const event = (type: string, body: unknown) =>
+  codec.encode({
+    headers: {
+      ":event-type": { type: "string", value: type },
+      ":content-type": { type: "string", value: "application/json" },
+      ":message-type": { type: "string", value: "event" },
+    },
+    body: new TextEncoder().encode(JSON.stringify(body)),
+  });
+const STREAM = [
+  event("messageStart", { role: "assistant" }),
+  event("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "Hel" } }),
+  event("contentBlockDelta", { contentBlockIndex: 0, delta: { text: "lo" } }),
+  event("contentBlockStop", { contentBlockIndex: 0 }),
+  event("messageStop", { stopReason: "end_turn" }),
+  event("metadata", { usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 }, metrics: { latencyMs: 1 } }),
+];
+
 let server: Server;
 let connections = 0;
 const paths: string[] = [];
@@ -16,6 +41,13 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     paths.push(`${req.method} ${req.url}`);
     req.resume().on("end", () => {
+      if (req.url!.endsWith("/converse-stream")) {
+        res.setHeader("content-type", "application/vnd.amazon.eventstream");
+        // Written a part at a time, as a model streams.
+        for (const part of STREAM) res.write(part);
+        res.end();
+        return;
+      }
       res.setHeader("content-type", "application/json");
       res.end(
         JSON.stringify(
@@ -56,5 +88,22 @@ describe("the Bedrock clients", () => {
     await converse();
     expect(paths).toEqual(["POST /model/m/converse", "POST /model/e/invoke", "POST /model/m/converse"]);
     expect(connections).toBe(1);
+  });
+
+  it("stream a reply over the same kept-alive connection, in ConverseStream's event encoding", async () => {
+    const config = loadConfig({ BEDROCK_MODEL_ID: "m" });
+    const { value: model } = await createChatModel(config);
+    await model.invoke([new HumanMessage("hi")]);
+    const before = connections;
+    const streamed = async () => {
+      const parts: string[] = [];
+      for await (const chunk of await model.stream([new HumanMessage("hi")])) parts.push(String(chunk.content));
+      return parts.join("");
+    };
+    expect(await streamed()).toBe("Hello");
+    expect(await streamed()).toBe("Hello");
+    expect(paths.slice(-2)).toEqual(["POST /model/m/converse-stream", "POST /model/m/converse-stream"]);
+    // The Converse's connection, kept alive: none opened for the streams.
+    expect(connections - before).toBe(0);
   });
 });
