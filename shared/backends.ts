@@ -3,6 +3,7 @@
 // stores does not bundle LangGraph.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { loadConfig, type Config } from "./config";
+import { loadedOnFirstCall } from "./deferred";
 import { once } from "./once";
 import { secretSource } from "./secrets";
 import type { DocumentProcessor } from "./documents/process";
@@ -16,7 +17,7 @@ import { RpcAgentStore } from "./stores/rpc-agent-store";
 import { RpcConversationStore } from "./stores/rpc-conversations";
 import { RpcUserData, type UserDataStore } from "./stores/user-data";
 import { postgrestRpc, supabaseRest } from "./stores/postgrest";
-import type { FileObjects } from "./files/objects";
+import type { BucketOptions, FileObjects } from "./files/objects";
 import type { DataEngine } from "./files/data-engine";
 
 /** What the handlers run against; the local stack builds the same from its stand-ins. */
@@ -66,7 +67,7 @@ export interface KnowledgeBucket {
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
   const dynamo = new DynamoDBClient({});
-  const files = { ...(await attachmentsBucket(config)), ...(await documentsBucket(config)) };
+  const files = { ...attachmentsBucket(config), ...documentsBucket(config) };
   const crons = cronScheduler(config);
   if (!config.SUPABASE_URL) return { config, dynamo, ...files, ...queues(config), ...crons };
   const key = secretSource(
@@ -94,35 +95,46 @@ export const awsBackends = once(async (): Promise<Backends> => {
 function cronScheduler(config: Config): Pick<Backends, "cronScheduler"> {
   const { CRON_SCHEDULE_GROUP: group, CRON_SCHEDULER_ROLE_ARN: roleArn, CRON_TARGET_QUEUE_ARN: queueArn } = config;
   if (!group || !roleArn || !queueArn) return {};
-  const scheduler = once(
+  const scheduler = loadedOnFirstCall<CronScheduler>(
     async () => new (await import("./eventbridge-scheduler")).EventBridgeCrons({ group, roleArn, queueArn }),
+    { put: true, remove: true },
   );
-  return {
-    cronScheduler: {
-      put: async (cron) => (await scheduler()).put(cron),
-      remove: async (cronId) => (await scheduler()).remove(cronId),
-    },
-  };
+  return { cronScheduler: scheduler };
 }
 
-/** The attachments bucket when the stack configured one; S3's client is loaded only then. */
-async function attachmentsBucket(config: Config): Promise<Pick<Backends, "files" | "dataEngine">> {
+/** A bucket's objects, S3's client loaded with the first call (a plain chat turn makes none). */
+const bucketObjects = (bucket: string, options?: BucketOptions): FileObjects =>
+  loadedOnFirstCall<FileObjects>(async () => new (await import("./files/objects")).S3FileObjects(bucket, options), {
+    uploadUrl: true,
+    downloadUrl: true,
+    read: true,
+    write: true,
+    delete: true,
+    deleteUnder: true,
+  });
+
+/** The attachments bucket when the stack configured one. */
+function attachmentsBucket(config: Config): Pick<Backends, "files" | "dataEngine"> {
   if (!config.ATTACHMENTS_BUCKET) return {};
-  const { S3FileObjects } = await import("./files/objects");
-  // The data function, by Lambda Invoke, where the stack granted it (its client loaded only then).
-  const engine = config.DATA_FUNCTION_NAME
-    ? { dataEngine: (await import("./files/lambda-engine")).lambdaDataEngine(config.DATA_FUNCTION_NAME) }
+  const functionName = config.DATA_FUNCTION_NAME;
+  // The data function, by Lambda Invoke, where the stack granted it (its client loaded with the first query).
+  const engine = functionName
+    ? {
+        dataEngine: loadedOnFirstCall<DataEngine>(
+          async () => (await import("./files/lambda-engine")).lambdaDataEngine(functionName),
+          { inspect: true, describe: true, query: true },
+        ),
+      }
     : {};
   // A file's bytes are checked once, so they are written once: no PUT may replace them.
-  return { files: new S3FileObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }), ...engine };
+  return { files: bucketObjects(config.ATTACHMENTS_BUCKET, { writeOnce: true }), ...engine };
 }
 
 /** The documents bucket when the stack granted this function its admin side (the knowledge routes). */
-async function documentsBucket(config: Config): Promise<{ knowledge?: KnowledgeBucket }> {
+function documentsBucket(config: Config): { knowledge?: KnowledgeBucket } {
   if (!config.DOCUMENTS_BUCKET) return {};
-  const { S3FileObjects } = await import("./files/objects");
   // A document is replaced by uploading it again: the same key, new content.
-  const objects = new S3FileObjects(config.DOCUMENTS_BUCKET);
+  const objects = bucketObjects(config.DOCUMENTS_BUCKET);
   return { knowledge: { bucket: config.DOCUMENTS_BUCKET, prefix: config.DOCUMENTS_PREFIX, objects } };
 }
 

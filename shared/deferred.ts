@@ -48,3 +48,26 @@ export function deferredRegistry() {
 }
 
 export const { deferredRuntime, deferredModule, loadDeferred } = deferredRegistry();
+
+/**
+ * An object whose implementation, and the module it comes from, is loaded with the first call of
+ * any of its methods (each returns a promise). A backend a request may never use (the S3 bucket,
+ * the data function's client, EventBridge Scheduler) then costs a function's first request
+ * nothing unless that request uses it. `methods` names every method, so the compiler stops a
+ * method added to the interface but not forwarded here.
+ */
+export function loadedOnFirstCall<T extends object>(
+  load: () => Promise<T>,
+  methods: { readonly [K in keyof T]-?: true },
+): T {
+  const loaded = once(load);
+  return Object.fromEntries(
+    Object.keys(methods).map((name) => [
+      name,
+      async (...args: unknown[]) => {
+        const target = await loaded();
+        return (target[name as keyof T] as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    ]),
+  ) as T;
+}

@@ -43,7 +43,10 @@ const bundleText = (dir: string) =>
  * Runs the bundle's handler on each event in turn, in one process (one warm container).
  * Asynchronously: dynalite answers from this process.
  */
-async function invokeBundle(events: unknown[]): Promise<Array<{ statusCode: number; body: string }>> {
+async function invokeBundle(
+  events: unknown[],
+  { env = {}, loaded }: { env?: Record<string, string>; loaded?: string[] } = {},
+): Promise<Array<{ statusCode: number; body: string }>> {
   const script = `
     (async () => {
       const { handler } = await import(${JSON.stringify(join(outdir, "index.mjs"))});
@@ -55,9 +58,14 @@ async function invokeBundle(events: unknown[]): Promise<Array<{ statusCode: numb
       process.stdout.write(JSON.stringify(out));
       process.exit(0);
     })().catch((e) => { console.error(e); process.exit(1); });`;
-  const { stdout } = await promisify(execFile)(process.execPath, ["-e", script], {
+  // With `loaded`: a module hook names every chunk the process imports, on stderr.
+  const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/chunks/")) process.stderr.write("chunk " + r.url.slice(r.url.lastIndexOf("/") + 1) + "\\n"); return r; }`;
+  const register = `data:text/javascript,${encodeURIComponent(`import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`)}`;
+  const args = loaded ? ["--import", register, "-e", script] : ["-e", script];
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, args, {
     timeout: 60_000,
     env: {
+      ...env,
       PATH: process.env.PATH,
       EVENTS: JSON.stringify(events),
       CHECKPOINT_TABLE: TABLE,
@@ -69,6 +77,7 @@ async function invokeBundle(events: unknown[]): Promise<Array<{ statusCode: numb
       POWERTOOLS_METRICS_DISABLED: "true",
     },
   });
+  loaded?.push(...stderr.split("\n").flatMap((line) => (line.startsWith("chunk ") ? [line.slice(6)] : [])));
   return JSON.parse(stdout);
 }
 
@@ -110,6 +119,19 @@ describe("the deployed chat bundle", () => {
   it("ships no native code: DuckDB runs in the data function, not here", () => {
     expect(readdirSync(outdir)).not.toContain("node_modules");
     expect(bundleText(outdir)).not.toContain("@duckdb/node-api");
+  });
+
+  it("loads neither S3's client nor the data function's for a plain turn, where the stack configures both", async () => {
+    const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
+    const loaded: string[] = [];
+    const [turn] = await invokeBundle([chatEvent({ message: "hello there" }, { authorizer })], {
+      env: { ATTACHMENTS_BUCKET: "attachments", DATA_FUNCTION_NAME: "data" },
+      loaded,
+    });
+    expect(turn!.statusCode).toBe(200);
+    // The hook saw the turn's chunks: the agent's runtime among them.
+    expect(loaded.some((chunk) => chunk.startsWith("runtime-"))).toBe(true);
+    expect(loaded.filter((chunk) => /^(objects|lambda-engine)-/.test(chunk))).toEqual([]);
   });
 
   it("holds @langchain/aws's Bedrock model classes, not its Kendra and Knowledge Base retrievers", () => {

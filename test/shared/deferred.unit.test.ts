@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { deferredRegistry } from "../../shared/deferred";
+import { deferredRegistry, loadedOnFirstCall } from "../../shared/deferred";
 
 // A registry of each test's own: the files before this one in the worker (isolate: false)
 // registered their handlers' loads in the process's.
@@ -40,5 +40,43 @@ describe("deferred modules", () => {
     await expect(loadDeferred()).rejects.toThrow("not yet");
     await loadDeferred();
     expect(await load()).toBe(2);
+  });
+
+  it("loadedOnFirstCall loads the implementation with the first call, once, and calls it as itself", async () => {
+    let loads = 0;
+    class Bucket {
+      readonly name = "attachments";
+      async read(key: string) {
+        return `${this.name}/${key}`;
+      }
+      async remove(keys: string[]) {
+        return keys.length;
+      }
+    }
+    const bucket = loadedOnFirstCall<Pick<Bucket, "read" | "remove">>(
+      async () => {
+        loads += 1;
+        return new Bucket();
+      },
+      { read: true, remove: true },
+    );
+    expect(loads).toBe(0);
+    expect(await Promise.all([bucket.read("a"), bucket.remove(["a", "b"])])).toEqual(["attachments/a", 2]);
+    expect(await bucket.read("b")).toBe("attachments/b");
+    expect(loads).toBe(1);
+  });
+
+  it("loadedOnFirstCall tries a failed load again on the next call, and passes its error on", async () => {
+    let loads = 0;
+    const engine = loadedOnFirstCall<{ query: (sql: string) => Promise<string> }>(
+      async () => {
+        loads += 1;
+        if (loads === 1) throw new Error("module missing");
+        return { query: async (sql) => `ran ${sql}` };
+      },
+      { query: true },
+    );
+    await expect(engine.query("select 1")).rejects.toThrow("module missing");
+    expect(await engine.query("select 1")).toBe("ran select 1");
   });
 });
