@@ -41,15 +41,17 @@ const bundleText = (dir: string) =>
 
 /**
  * Runs the bundle's handler on each event in turn, in one process (one warm container).
- * Asynchronously: dynalite answers from this process.
+ * Asynchronously: dynalite answers from this process. With `warmUp`, the bundle's loadDeferred
+ * runs first: what the cold-start bench times as a first request's loads.
  */
 async function invokeBundle(
   events: unknown[],
-  { env = {}, loaded }: { env?: Record<string, string>; loaded?: string[] } = {},
+  { env = {}, loaded, warmUp = false }: { env?: Record<string, string>; loaded?: string[]; warmUp?: boolean } = {},
 ): Promise<Array<{ statusCode: number; body: string }>> {
   const script = `
     (async () => {
-      const { handler } = await import(${JSON.stringify(join(outdir, "index.mjs"))});
+      const { handler, loadDeferred } = await import(${JSON.stringify(join(outdir, "index.mjs"))});
+      if (${warmUp}) await loadDeferred();
       const out = [];
       for (const event of JSON.parse(process.env.EVENTS)) {
         if (out.length && event.body) event.body = event.body.replace("SESSION", JSON.parse(out[0].body).session_id);
@@ -132,6 +134,15 @@ describe("the deployed chat bundle", () => {
     // The hook saw the turn's chunks: the agent's runtime among them.
     expect(loaded.some((chunk) => chunk.startsWith("runtime-"))).toBe(true);
     expect(loaded.filter((chunk) => /^(objects|lambda-engine)-/.test(chunk))).toEqual([]);
+  });
+
+  it("loads nothing on a turn that loadDeferred, which the cold-start bench times, leaves out", async () => {
+    const env = { ATTACHMENTS_BUCKET: "attachments", DATA_FUNCTION_NAME: "data" };
+    const [turnLoads, benchLoads]: string[][] = [[], []];
+    const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
+    await invokeBundle([chatEvent({ message: "hello there" }, { authorizer })], { env, loaded: turnLoads });
+    await invokeBundle([], { env, loaded: benchLoads, warmUp: true });
+    expect(turnLoads.filter((chunk) => !benchLoads.includes(chunk))).toEqual([]);
   });
 
   it("holds @langchain/aws's Bedrock model classes, not its Kendra and Knowledge Base retrievers", () => {
