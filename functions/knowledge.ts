@@ -1,7 +1,7 @@
 import * as z from "../shared/zod";
 import { apiHandler } from "../shared/api-handler";
 import type { Backends, KnowledgeBucket } from "../shared/backends";
-import { contentTypeOf } from "../shared/documents/extract-text";
+import { contentTypeOf } from "../shared/documents/document-types";
 import { AppError, badRequest, forbidden, notFound } from "../shared/errors";
 import { json, parseJsonBody, parseQuery } from "../shared/http";
 import { callerId, isAdminCaller } from "../shared/identity";

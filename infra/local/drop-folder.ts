@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
-import { SUPPORTED_EXTENSIONS } from "../../shared/documents/extract-text";
+import { SUPPORTED_EXTENSIONS } from "../../shared/documents/document-types";
 import { FolderObjectSource, TooLarge } from "../../shared/ingest/object-source";
 import { createLogger } from "../../shared/logger";
 import type { AgentStore } from "../../shared/stores/agent-store";

@@ -1,4 +1,5 @@
 import { convert } from "html-to-text";
+import { extension } from "./document-types";
 import { SkipDocument } from "./skip";
 import { checkDeadline, checkTextLength, MAX_ZIP_ENTRIES, OverLimit, type DocumentLimits } from "./limits";
 
@@ -13,8 +14,6 @@ export interface DocumentText {
   markdown: boolean;
 }
 
-export const SUPPORTED_EXTENSIONS = [".md", ".markdown", ".txt", ".html", ".htm", ".json", ".pdf", ".docx"] as const;
-
 /** Generous enough for any real document; tests and callers with settings pass their own. */
 export const DEFAULT_LIMITS: Omit<DocumentLimits, "deadline"> = {
   maxTextChars: 4_000_000,
@@ -23,22 +22,6 @@ export const DEFAULT_LIMITS: Omit<DocumentLimits, "deadline"> = {
   maxChunks: 5000,
   timeoutMs: 60_000,
 };
-
-const extension = (key: string) => /\.[^./]+$/.exec(key.toLowerCase())?.[0] ?? "";
-
-const CONTENT_TYPES: Record<string, string> = {
-  ".md": "text/markdown",
-  ".markdown": "text/markdown",
-  ".txt": "text/plain",
-  ".html": "text/html",
-  ".htm": "text/html",
-  ".json": "application/json",
-  ".pdf": "application/pdf",
-  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-};
-
-/** The content type a document is read as: by its extension, as extraction decides (octet-stream when unsupported). */
-export const contentTypeOf = (key: string) => CONTENT_TYPES[extension(key)] ?? "application/octet-stream";
 
 /**
  * Text files must be UTF-8 and hold no NUL: random bytes named `.md` would otherwise become

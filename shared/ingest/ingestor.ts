@@ -4,7 +4,7 @@ import { checkDeadline, type DocumentLimits } from "../documents/limits";
 import { processDocument, type DocumentProcessor } from "../documents/process";
 import { SkipDocument } from "../documents/skip";
 import type { AgentStore, DocumentChunk, DocumentVersion } from "../stores/agent-store";
-import { contentTypeOf } from "../documents/extract-text";
+import { contentTypeOf } from "../documents/document-types";
 import { TooLarge, type ObjectSource } from "./object-source";
 import type { S3ObjectEvent } from "./s3-events";
 

@@ -138,7 +138,8 @@ describe("the deployed chat bundle", () => {
 
   it("loads nothing on a turn that loadDeferred, which the cold-start bench times, leaves out", async () => {
     const env = { ATTACHMENTS_BUCKET: "attachments", DATA_FUNCTION_NAME: "data" };
-    const [turnLoads, benchLoads]: string[][] = [[], []];
+    const turnLoads: string[] = [];
+    const benchLoads: string[] = [];
     const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
     await invokeBundle([chatEvent({ message: "hello there" }, { authorizer })], { env, loaded: turnLoads });
     await invokeBundle([], { env, loaded: benchLoads, warmUp: true });
