@@ -49,6 +49,9 @@ export function deferredRegistry() {
 
 export const { deferredRuntime, deferredModule, loadDeferred } = deferredRegistry();
 
+/** An interface of asynchronous methods only, required ones: what loadedOnFirstCall can stand in for. */
+type AsyncMethods<T> = { [K in keyof T]-?: (...args: never[]) => Promise<unknown> };
+
 /**
  * An object whose implementation, and the module it comes from, is loaded with the first call of
  * any of its methods (each returns a promise). A backend a request may never use (the S3 bucket,
@@ -56,7 +59,7 @@ export const { deferredRuntime, deferredModule, loadDeferred } = deferredRegistr
  * nothing unless that request uses it. `methods` names every method, so the compiler stops a
  * method added to the interface but not forwarded here.
  */
-export function loadedOnFirstCall<T extends object>(
+export function loadedOnFirstCall<T extends AsyncMethods<T>>(
   load: () => Promise<T>,
   methods: { readonly [K in keyof T]-?: true },
 ): T {
@@ -66,8 +69,9 @@ export function loadedOnFirstCall<T extends object>(
       name,
       async (...args: unknown[]) => {
         const target = await loaded();
-        return (target[name as keyof T] as (...a: unknown[]) => unknown).apply(target, args);
+        const method: (...a: never[]) => Promise<unknown> = target[name as keyof T];
+        return method.apply(target, args as never[]);
       },
     ]),
-  ) as T;
+  ) as unknown as T;
 }

@@ -61,7 +61,9 @@ async function invokeBundle(
       process.exit(0);
     })().catch((e) => { console.error(e); process.exit(1); });`;
   // With `loaded`: a module hook names every chunk the process imports, on stderr.
-  const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/chunks/")) process.stderr.write("chunk " + r.url.slice(r.url.lastIndexOf("/") + 1) + "\\n"); return r; }`;
+  // Written synchronously: the hook runs on the loader's thread, whose asynchronous writes the
+  // child's exit can cut short.
+  const hook = `import { writeSync } from "node:fs"; export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/chunks/")) writeSync(2, "chunk " + r.url.slice(r.url.lastIndexOf("/") + 1) + "\\n"); return r; }`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`)}`;
   const args = loaded ? ["--import", register, "-e", script] : ["-e", script];
   const { stdout, stderr } = await promisify(execFile)(process.execPath, args, {
@@ -141,8 +143,14 @@ describe("the deployed chat bundle", () => {
     const turnLoads: string[] = [];
     const benchLoads: string[] = [];
     const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
-    await invokeBundle([chatEvent({ message: "hello there" }, { authorizer })], { env, loaded: turnLoads });
+    const [turn] = await invokeBundle([chatEvent({ message: "hello there" }, { authorizer })], {
+      env,
+      loaded: turnLoads,
+    });
+    expect(turn!.statusCode).toBe(200);
     await invokeBundle([], { env, loaded: benchLoads, warmUp: true });
+    // Both runs were watched: each imported the agent's runtime.
+    for (const loads of [turnLoads, benchLoads]) expect(loads.some((chunk) => chunk.startsWith("runtime-"))).toBe(true);
     expect(turnLoads.filter((chunk) => !benchLoads.includes(chunk))).toEqual([]);
   });
 

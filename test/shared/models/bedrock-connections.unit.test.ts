@@ -43,9 +43,16 @@ beforeAll(async () => {
     req.resume().on("end", () => {
       if (req.url!.endsWith("/converse-stream")) {
         res.setHeader("content-type", "application/vnd.amazon.eventstream");
-        // Written a part at a time, as a model streams.
-        for (const part of STREAM) res.write(part);
-        res.end();
+        // Written a part at a time, as a model streams, one event split across two writes.
+        void (async () => {
+          for (const [i, part] of STREAM.entries()) {
+            const cut = i === 1 ? part.length >> 1 : part.length;
+            res.write(part.subarray(0, cut));
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            if (cut < part.length) res.write(part.subarray(cut));
+          }
+          res.end();
+        })();
         return;
       }
       res.setHeader("content-type", "application/json");
