@@ -56,11 +56,16 @@ export function retryAfterSeconds(limit: QuotaLimit, nowMs: number): number {
   return Math.max(1, Math.ceil((next - nowMs) / 1000));
 }
 
-/** 429 quota_exceeded: which limit, its value, and when to come back (also as Retry-After). */
-export function quotaExceeded(limit: QuotaLimit, value: number, nowMs: number): AppError {
+/**
+ * 429 quota_exceeded: which limit, its value, whose it is (the deployment's, or `project`'s own),
+ * and when to come back (also as Retry-After).
+ */
+export function quotaExceeded(limit: QuotaLimit, value: number, nowMs: number, project?: string): AppError {
   const retryAfter = retryAfterSeconds(limit, nowMs);
-  const what = limit === "turnsPerMinute" ? `${value} turns a minute` : `${value} model tokens a day`;
-  return new AppError(429, "quota_exceeded", `over this deployment's limit of ${what}; retry in ${retryAfter} s`, {
+  const unit = limit === "turnsPerMinute" ? ["turn", "a minute"] : ["model token", "a day"];
+  const what = `${value} ${unit[0]}${value === 1 ? "" : "s"} ${unit[1]}`;
+  const whose = project === undefined ? "this deployment's" : `project ${JSON.stringify(project)}'s`;
+  return new AppError(429, "quota_exceeded", `over ${whose} limit of ${what}; retry in ${retryAfter} s`, {
     details: { limit, value, retry_after_seconds: retryAfter },
     headers: { "retry-after": String(retryAfter) },
   });

@@ -111,9 +111,16 @@ export class UserUsage {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
       const usage = await this.today(userId, at, projectId);
+      // Named as the project's when the limit hit is one the project sets itself.
+      const own = scope === undefined ? undefined : this.quotas.projects?.[scope];
       if (turnsPerMinute !== undefined && usage.turnsThisMinute >= turnsPerMinute)
-        throw quotaExceeded("turnsPerMinute", turnsPerMinute, at);
-      throw quotaExceeded("tokensPerDay", tokensPerDay ?? 0, at);
+        throw quotaExceeded(
+          "turnsPerMinute",
+          turnsPerMinute,
+          at,
+          own?.turnsPerMinute !== undefined ? scope : undefined,
+        );
+      throw quotaExceeded("tokensPerDay", tokensPerDay ?? 0, at, own?.tokensPerDay !== undefined ? scope : undefined);
     }
   }
 

@@ -41,6 +41,18 @@ describe("quota windows", () => {
     expect(err.details).toEqual({ limit: "turnsPerMinute", value: 3, retry_after_seconds: 30 });
     expect(err.headers).toEqual({ "retry-after": "30" });
   });
+
+  it("name whose limit was hit, the deployment's or a project's, in words that read right", () => {
+    expect(quotaExceeded("turnsPerMinute", 1, at).message).toBe(
+      "over this deployment's limit of 1 turn a minute; retry in 30 s",
+    );
+    expect(quotaExceeded("turnsPerMinute", 3, at, "acme").message).toBe(
+      'over project "acme"\'s limit of 3 turns a minute; retry in 30 s',
+    );
+    expect(quotaExceeded("tokensPerDay", 1, at, "acme").message).toBe(
+      'over project "acme"\'s limit of 1 model token a day; retry in 30 s',
+    );
+  });
 });
 
 describe("quotas per project", () => {

@@ -191,6 +191,7 @@ describe("per-user quotas on chat turns", () => {
     const err = await refusal(chat.reply({ userId: "fin", sessionId, message: "again" }));
     expect(err.status).toBe(429);
     expect(err.details).toMatchObject({ limit: "turnsPerMinute", value: 1 });
+    expect(err.message).toMatch(/^over project "tight"'s limit of 1 turn a minute/);
     expect(model.calls).toBe(calls);
     expect((await refusal(chat.reply({ userId: "fin", projectId: "tight", message: "a new session" }))).status).toBe(
       429,
@@ -198,7 +199,9 @@ describe("per-user quotas on chat turns", () => {
     // Outside the project the deployment's limit and count apply: three turns, then refused.
     for (const projectId of [undefined, "other", undefined])
       await expect(chat.reply({ userId: "fin", projectId, message: "elsewhere" })).resolves.toBeDefined();
-    expect((await refusal(chat.reply({ userId: "fin", message: "a fourth" }))).details).toMatchObject({ value: 3 });
+    const outside = await refusal(chat.reply({ userId: "fin", message: "a fourth" }));
+    expect(outside.details).toMatchObject({ value: 3 });
+    expect(outside.message).toMatch(/^over this deployment's limit of 3 turns a minute/);
     expect(await usage.today("fin", clock.now, "tight")).toMatchObject({ turns: 1, turnsThisMinute: 1 });
     expect(await usage.today("fin", clock.now)).toMatchObject({ turns: 3, turnsThisMinute: 3 });
     // The refused turn gave its lease back: the next minute's turn runs at once, not 409 busy.
