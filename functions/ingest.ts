@@ -38,7 +38,7 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
     forBatch:
       ({ ingestor }) =>
       async (record: SQSRecord) => {
-        const events = parseRecord(record, parseS3Notification, logger, "malformed S3 notification");
+        const events = parseRecord(record, parseS3Notification, "malformed S3 notification");
         for (const objectEvent of events) {
           const fields = {
             messageId: record.messageId,

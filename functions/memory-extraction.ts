@@ -30,7 +30,7 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
       idempotency.config.registerLambdaContext(context);
       processTurn ??= makeIdempotent((turn: ExtractionMessage) => extractor.process(turn), idempotency);
       return async (record: SQSRecord) => {
-        const turn = parseRecord(record, parseExtractionMessage, logger, "invalid message");
+        const turn = parseRecord(record, parseExtractionMessage, "invalid message");
         const result = (await processTurn!(turn)) as {
           facts: number;
           added: number;

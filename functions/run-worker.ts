@@ -29,7 +29,7 @@ export function createRunWorker(server: () => Promise<AgentServer>) {
     processing: "sequential",
     runtime: server,
     forBatch: (ready, context) => async (record: SQSRecord) => {
-      const message = parseRecord(record, (body) => WorkerMessage.parse(JSON.parse(body)), logger, "invalid message");
+      const message = parseRecord(record, (body) => WorkerMessage.parse(JSON.parse(body)), "invalid message");
       const deadline = runDeadline(context);
       const redelivered = Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1;
       if ("cron_id" in message) {

@@ -40,12 +40,7 @@ export function createSupportWorker(runtime: () => Promise<SupportRuntime>) {
       // Idempotent per part (Powertools): a redelivered message returns the first outcome.
       const answer = makeIdempotent((m: SupportMessage) => rt.support.answer(m, deadline), rt.idempotency);
       return async (record: SQSRecord) => {
-        const message = parseRecord(
-          record,
-          (body) => SupportMessage.parse(JSON.parse(body)),
-          logger,
-          "invalid message",
-        );
+        const message = parseRecord(record, (body) => SupportMessage.parse(JSON.parse(body)), "invalid message");
         const outcome = await answer(message);
         logger.info("conversation handled", {
           messageId: record.messageId,

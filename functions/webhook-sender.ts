@@ -44,7 +44,7 @@ export function createWebhookSender(
     forBatch: ({ config, webhooksQueue }) => {
       const allowed = parseWebhookHosts(config.WEBHOOK_HOSTS);
       return async (record: SQSRecord) => {
-        const message = parseRecord(record, (body) => Message.parse(JSON.parse(body)), logger, "invalid message");
+        const message = parseRecord(record, (body) => Message.parse(JSON.parse(body)), "invalid message");
         const problem = webhookProblem(message.url, allowed);
         if (problem) {
           // The deployment's hosts changed since the run asked: not sent, and not retried.

@@ -6,29 +6,46 @@ import { MetricUnit, type Metrics } from "./metrics";
 /** Receives before SQS moves a message to its queue's dead-letter queue (every queue's redrive policy). */
 export const MAX_RECEIVES = 3;
 
+const receiveCount = (record: SQSRecord) => Number(record.attributes?.ApproximateReceiveCount);
+
 /**
  * SQS, not the consumer, moves a message to the dead-letter queue; but a consumer knows when a
- * record fails on its last allowed receive. Those are counted as `DeadLettered` (EMF) and logged
- * with their message ids, so on-call sees what went to the DLQ, and from which batch, without
- * reading the queue. Returns the response unchanged.
+ * record fails on its last allowed receive. Those are counted as `DeadLettered` (EMF), so an alarm
+ * sees what went to the DLQ without reading the queue (each one's reason is logged as it fails:
+ * `loggingFailures`). Returns the response unchanged.
  */
 export function recordDeadLetters(
   event: SQSEvent,
   response: SQSBatchResponse,
-  { metrics, logger, maxReceives = MAX_RECEIVES }: { metrics: Metrics; logger: Logger; maxReceives?: number },
+  { metrics, maxReceives = MAX_RECEIVES }: { metrics: Metrics; maxReceives?: number },
 ): SQSBatchResponse {
   const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-  const lastTries = event.Records.filter(
-    (r) => failed.has(r.messageId) && Number(r.attributes?.ApproximateReceiveCount) >= maxReceives,
-  );
-  if (lastTries.length > 0) {
-    metrics.addMetric("DeadLettered", MetricUnit.Count, lastTries.length);
-    logger.error("records failed their last receive: SQS moves them to the dead-letter queue", {
-      messageIds: lastTries.map((r) => r.messageId),
-    });
-  }
+  const lastTries = event.Records.filter((r) => failed.has(r.messageId) && receiveCount(r) >= maxReceives);
+  if (lastTries.length > 0) metrics.addMetric("DeadLettered", MetricUnit.Count, lastTries.length);
   return response;
 }
+
+/**
+ * The record handler, with each failure logged with its reason before it goes back to the batch:
+ * a warning while SQS will deliver the message again, an error on its last receive, when it goes
+ * to the dead-letter queue. A dead-lettered message's log line says why, whatever failed.
+ */
+function loggingFailures(handleRecord: (record: SQSRecord) => Promise<void>, logger: Logger) {
+  return async (record: SQSRecord) => {
+    try {
+      await handleRecord(record);
+    } catch (err) {
+      const last = receiveCount(record) >= MAX_RECEIVES;
+      const details = { messageId: record.messageId, receiveCount: receiveCount(record), reason: reasonOf(err) };
+      if (last) logger.error("record failed its last receive: SQS moves it to the dead-letter queue", details);
+      else logger.warn("record failed: SQS delivers it again after its visibility timeout", details);
+      throw err;
+    }
+  };
+}
+
+const reasonOf = (err: unknown) =>
+  err instanceof Error ? `${err.name}: ${(err as { reason?: string }).reason ?? err.message}` : String(err);
 
 /**
  * How a consumer's records run within one batch. "parallel" is Powertools' default: every
@@ -57,12 +74,12 @@ export function sqsBatchHandler({
   const processor = new BatchProcessor(EventType.SQS);
   return async (event: SQSEvent, context: Context, handleRecord: (record: SQSRecord) => Promise<void>) => {
     try {
-      const response = await processPartialResponse(event, handleRecord, processor, {
+      const response = await processPartialResponse(event, loggingFailures(handleRecord, logger), processor, {
         context,
         throwOnFullBatchFailure: false,
         processInParallel: processing === "parallel",
       });
-      return recordDeadLetters(event, response, { metrics, logger });
+      return recordDeadLetters(event, response, { metrics });
     } finally {
       metrics.publishStoredMetrics();
     }
@@ -86,18 +103,21 @@ export function sqsConsumer<R>({
   return async (event: SQSEvent, context: Context) => runBatch(event, context, forBatch(await runtime(), context));
 }
 
+/** The error a record whose body cannot be used fails with, each receive until SQS dead-letters it. */
+export class UnusableRecord extends Error {
+  override readonly name = "UnusableRecord";
+}
+
 /**
- * A record's body parsed, or its failure logged with the reason before it is rethrown: the record
- * then fails each receive until SQS dead-letters it, and on-call can read why in the logs.
+ * A record's body parsed, or an UnusableRecord saying `what` is wrong and why (the batch runner
+ * logs it with the record's message id).
  */
-export function parseRecord<T>(record: SQSRecord, parse: (body: string) => T, logger: Logger, what: string): T {
+export function parseRecord<T>(record: SQSRecord, parse: (body: string) => T, what: string): T {
   try {
     return parse(record.body);
   } catch (err) {
-    logger.error(`${what}: it fails until it is dead-lettered`, {
-      messageId: record.messageId,
-      reason: (err as { reason?: string }).reason ?? (err as Error).message,
+    throw new UnusableRecord(`${what}: ${(err as { reason?: string }).reason ?? (err as Error).message}`, {
+      cause: err,
     });
-    throw err;
   }
 }

@@ -5,11 +5,9 @@ import type { Logger } from "../../shared/logger";
 import type { Metrics } from "../../shared/metrics";
 
 describe("SQS batches: dead-letter accounting", () => {
-  it("counts and logs only failed records on their last receive, returning the response unchanged", () => {
+  it("counts only failed records on their last receive, returning the response unchanged", () => {
     const added: unknown[][] = [];
-    const errors: unknown[][] = [];
     const metrics = { addMetric: (...a: unknown[]) => added.push(a) } as unknown as Metrics;
-    const logger = { error: (...a: unknown[]) => errors.push(a) } as unknown as Logger;
     const event = {
       Records: [
         sqsRecord("ok", "{}", MAX_RECEIVES),
@@ -21,16 +19,15 @@ describe("SQS batches: dead-letter accounting", () => {
     const response = {
       batchItemFailures: [{ itemIdentifier: "retry" }, { itemIdentifier: "last" }, { itemIdentifier: "late" }],
     };
-    expect(recordDeadLetters(event, response, { metrics, logger })).toBe(response);
+    expect(recordDeadLetters(event, response, { metrics })).toBe(response);
     expect(added).toEqual([["DeadLettered", "Count", 2]]);
-    expect(errors[0]![1]).toEqual({ messageIds: ["last", "late"] });
   });
 
   it("records nothing when no failure is on its last receive", () => {
     const added: unknown[] = [];
     const metrics = { addMetric: (...a: unknown[]) => added.push(a) } as unknown as Metrics;
     const event = { Records: [sqsRecord("a", "{}", 1)] } as SQSEvent;
-    recordDeadLetters(event, { batchItemFailures: [{ itemIdentifier: "a" }] }, { metrics, logger: {} as Logger });
+    recordDeadLetters(event, { batchItemFailures: [{ itemIdentifier: "a" }] }, { metrics });
     expect(added).toEqual([]);
   });
 });
@@ -58,6 +55,38 @@ describe("SQS batches: the runner end to end", () => {
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: "only" }] });
     expect(added).toEqual([["DeadLettered", "Count", 1]]);
     expect(published()).toBe(1);
+  });
+
+  it("logs every failed record with its reason: a warning while SQS will deliver it again, an error on its last receive", async () => {
+    const { metrics } = fakeMetrics();
+    const lines: { level: string; message: string; extra: Record<string, unknown> }[] = [];
+    const log = (level: string) => (message: string, extra: Record<string, unknown>) =>
+      lines.push({ level, message, extra });
+    const logger = { error: log("error"), warn: log("warn"), info: () => {} } as unknown as Logger;
+    const run = sqsBatchHandler({ metrics, logger });
+    const throttled = Object.assign(new Error("Rate exceeded"), { name: "ThrottlingException" });
+    await run(
+      {
+        Records: [sqsRecord("ok", "{}", 1), sqsRecord("again", "{}", 1), sqsRecord("last", "{}", MAX_RECEIVES)],
+      } as SQSEvent,
+      context,
+      async (r) => {
+        if (r.messageId === "again") throw throttled;
+        if (r.messageId === "last") throw new Error("PGRST002: schema cache not loaded");
+      },
+    );
+    expect(lines).toEqual([
+      {
+        level: "warn",
+        message: expect.stringMatching(/SQS delivers it again/),
+        extra: { messageId: "again", receiveCount: 1, reason: "ThrottlingException: Rate exceeded" },
+      },
+      {
+        level: "error",
+        message: expect.stringMatching(/dead-letter queue/),
+        extra: { messageId: "last", receiveCount: MAX_RECEIVES, reason: "Error: PGRST002: schema cache not loaded" },
+      },
+    ]);
   });
 
   it("runs records one at a time when asked to (sequential), in order", async () => {
