@@ -11,7 +11,7 @@ import { type AgentServer, deferredAgentServer } from "../graph/agent-server/run
 import type { Config } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
 import { runDeadline } from "../shared/deadline";
-import { AppError } from "../shared/errors";
+import { AppError, asAppError } from "../shared/errors";
 import { parseJsonBody, parseQuery, standInHeaders } from "../shared/http";
 import { callerId } from "../shared/identity";
 import { createLogger } from "../shared/logger";
@@ -28,7 +28,7 @@ function sendEvent(stream: Writable, name: string, data: unknown, id?: number) {
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" };
 
 function sendError(stream: Writable, err: unknown, cors: Record<string, string>) {
-  const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error");
+  const app = asAppError(err);
   if (app.status >= 500) logger.error("run failed before it started", { error: err });
   // LangGraph's wording beside the project's codes, as the JSON routes answer (functions/agent-server.ts).
   const response = agentServerErrorResponse(app, cors);
@@ -76,7 +76,8 @@ export function createAgentServerStreamHandler(config: Config, server: () => Pro
     } catch (err) {
       if (!sse) return sendError(responseStream, err, cors);
       logger.error("stream failed", { error: err });
-      sendEvent(sse, "error", { error: "internal_error", message: "internal error", code: "internal_error" });
+      const app = asAppError(err);
+      sendEvent(sse, "error", { error: app.code, message: app.message, code: app.code });
     } finally {
       logger.resetKeys();
     }

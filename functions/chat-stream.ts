@@ -7,7 +7,7 @@ import type { ChatReply } from "../graph/chat/service";
 import { chatRequest, parseChatRequest } from "../shared/chat-request";
 import { type Config, DEFAULT_MAX_MESSAGE_BYTES } from "../shared/config";
 import { corsHeadersFor, parseOrigins } from "../shared/cors";
-import { AppError } from "../shared/errors";
+import { AppError, asAppError } from "../shared/errors";
 import { runDeadline } from "../shared/deadline";
 import { errorAnswer, standInHeaders } from "../shared/http";
 import { createLogger } from "../shared/logger";
@@ -88,7 +88,7 @@ export function createChatStreamHandler(config: Config, runtime: () => Promise<P
       logger.info("stream finished", { sessionId: result.sessionId, messageId: result.messageId });
     } catch (err) {
       if (!started) return sendError(responseStream, err, cors);
-      const app = err instanceof AppError ? err : new AppError(500, "internal_error", "internal error");
+      const app = asAppError(err);
       if (app.status >= 500) logger.error("stream failed", { error: err });
       if (sse) send(sse, { type: "error", code: app.code, message: app.message });
     } finally {

@@ -1,7 +1,7 @@
 import type { MiddlewareObj } from "@middy/core";
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from "aws-lambda";
 import type * as z from "./zod";
-import { AppError, badRequest, payloadTooLarge } from "./errors";
+import { type AppError, asAppError, badRequest, payloadTooLarge } from "./errors";
 import type { Logger } from "./logger";
 import { JsonTextError, parseJsonText } from "./json-text";
 
@@ -27,10 +27,10 @@ export function appErrorParts(err: AppError) {
   return { body: errorBody(err.code, err.message, err.details), headers: err.headers ?? {} };
 }
 
-/** What a streaming function answers for an error before its stream started: an AppError as itself, else a bare 500. */
+/** What a streaming function answers for an error before its stream started (asAppError). */
 export function errorAnswer(err: unknown): { status: number; body: unknown; headers: Record<string, string> } {
-  if (err instanceof AppError) return { status: err.status, ...appErrorParts(err) };
-  return { status: 500, body: errorBody("internal_error", "internal error"), headers: {} };
+  const app = asAppError(err);
+  return { status: app.status, ...appErrorParts(app) };
 }
 
 /** The raw body as text; API Gateway hands binary media types over base64-encoded. */
@@ -74,22 +74,19 @@ export function parseJsonBody<S extends z.ZodMiniType>(
 }
 
 /**
- * Turns thrown errors into `{"error":{"code","message"}}` responses. An AppError keeps
- * its status; anything else is logged with its stack and answered with a bare 500, so
- * internals never reach the client.
+ * Turns thrown errors into `{"error":{"code","message"}}` responses. An AppError keeps its
+ * status; anything else is answered as asAppError says (a failed dependency 503, the deadline
+ * 504, else a bare 500), and logged with its stack, so internals never reach the client.
  */
 export function jsonErrors(logger: Logger): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     onError: async (request) => {
       const err = request.error;
-      if (err instanceof AppError) {
-        if (err.status >= 500) logger.error("request failed", { code: err.code, error: err, cause: err.cause });
-        const { body, headers } = appErrorParts(err);
-        request.response = json(err.status, body, headers);
-        return;
-      }
-      logger.error("unhandled error", { error: err });
-      request.response = json(500, errorBody("internal_error", "internal error"));
+      const app = asAppError(err);
+      if (app !== err) logger.error("unhandled error", { code: app.code, error: err });
+      else if (app.status >= 500) logger.error("request failed", { code: app.code, error: app, cause: app.cause });
+      const { body, headers } = appErrorParts(app);
+      request.response = json(app.status, body, headers);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import * as z from "../../shared/zod";
-import { AppError } from "../../shared/errors";
+import { AppError, asAppError } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import { type AgentRuns, LIVE, type RunRecord, WORKER_LOST } from "../../shared/stores/agent-runs";
 import type { RunEventLog } from "../../shared/stores/run-events";
@@ -154,7 +154,7 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
     // Refused before it started (its assistant deleted, its thread gone), or failed on our side
     // before it could (its kept request unreadable): the run failed, rather than stay running and
     // hold its thread.
-    const app = err instanceof AppError ? err : new AppError(500, "internal_error", "the run could not start");
+    const app = asAppError(err);
     if (app.status >= 500) deps.runDeps.onServerError?.(err);
     const error = { code: app.code, message: app.message };
     if (!(await deps.runs.finish(run.threadId, run.runId, "error", error, { from: "running" }))) {

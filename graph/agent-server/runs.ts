@@ -1,6 +1,6 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
-import { AppError, badRequest } from "../../shared/errors";
+import { AppError, asAppError, badRequest } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
 import { webhookProblem } from "../../shared/webhooks";
 import {
@@ -304,9 +304,6 @@ export async function executeRun(
   await finishStateless(deps, caller, body, threadId!);
   return { runId, threadId: threadId!, values };
 }
-
-const asAppError = (err: unknown) =>
-  err instanceof AppError ? err : new AppError(500, "internal_error", "internal error", { cause: err });
 
 const runStatusOf = (code: string): RunStatus =>
   code === "turn_timeout" ? "timeout" : code === "run_cancelled" ? "interrupted" : "error";
