@@ -176,8 +176,17 @@ export const MIN_RUN_MS = 10_000;
 
 const turnTimeout = (cause: unknown) =>
   new AppError(504, "turn_timeout", "the answer did not finish within the time this request has", { cause });
-const leaseLost = (cause: unknown) =>
-  new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
+const leaseLost = (reason: LeaseLost, cause: unknown) =>
+  reason.unrenewed
+    ? new AppError(
+        503,
+        "state_unavailable",
+        "the session's lease could not be renewed: the state store did not answer",
+        {
+          cause,
+        },
+      )
+    : new AppError(409, "session_busy", "another run took this session over before the answer finished", { cause });
 
 const runCancelled = (cause: unknown) =>
   new AppError(409, "run_cancelled", "the run was asked to stop: a cancel, or another run's interrupt or rollback", {
@@ -550,7 +559,7 @@ export class ChatService {
         throw signal.reason instanceof RunCancelled
           ? runCancelled(err)
           : signal.reason instanceof LeaseLost
-            ? leaseLost(err)
+            ? leaseLost(signal.reason, err)
             : turnTimeout(err);
       throw agentFailure(err, recursionLimit);
     }

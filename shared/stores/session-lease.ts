@@ -40,8 +40,16 @@ export interface Lease {
 }
 
 export class LeaseLost extends Error {
-  constructor(sessionId: string) {
-    super(`the lease on session ${sessionId} was lost`);
+  constructor(
+    sessionId: string,
+    /** no renewal reached the table for a whole lease (it may be down), rather than another run holding it */
+    readonly unrenewed = false,
+  ) {
+    super(
+      unrenewed
+        ? `the lease on session ${sessionId} could not be renewed: the table did not answer`
+        : `the lease on session ${sessionId} was lost`,
+    );
     this.name = "LeaseLost";
   }
 }
@@ -217,7 +225,8 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
   };
   const renew = async () => {
     const now = Date.now();
-    if (now >= heldUntil) return loseIt(); // renewals failed for a whole lease: another may hold it
+    // Renewals failed for a whole lease: another may hold it now.
+    if (now >= heldUntil) return loseIt(new LeaseLost(item.sessionId, true));
     const values = Object.entries(item.renewal(now));
     try {
       const renewed = await doc.send(

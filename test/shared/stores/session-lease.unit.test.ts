@@ -2,7 +2,8 @@ import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
-import { RunCancelled, SessionLeases } from "../../../shared/stores/session-lease";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { LeaseLost, RunCancelled, SessionLeases } from "../../../shared/stores/session-lease";
 
 let dynamo: LocalDynamo;
 const table = "leases";
@@ -88,6 +89,31 @@ describe("session lease", () => {
     expect(held!.signal.aborted).toBe(true);
     await held!.release(); // leaves the other holder's lease alone
     expect(await leases.tryAcquire(session)).toBeUndefined();
+  });
+
+  it("says so when its renewals could not reach the table for a whole lease, rather than that another run took it", async () => {
+    const client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: "local",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      maxAttempts: 1,
+    });
+    let down = false;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        if (down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+        return next(args);
+      },
+      { step: "initialize" },
+    );
+    const leases = new SessionLeases(client, table, 300);
+    const held = await leases.tryAcquire(randomUUID());
+    down = true;
+    await new Promise((r) => setTimeout(r, 450));
+    expect(held!.signal.aborted).toBe(true);
+    expect(held!.signal.reason).toBeInstanceOf(LeaseLost);
+    expect((held!.signal.reason as LeaseLost).unrenewed).toBe(true);
+    client.destroy();
   });
 
   it("carries a cancel request to its holder through the heartbeat, and holds on until released", async () => {
