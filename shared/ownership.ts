@@ -22,6 +22,7 @@ export async function ownedSession(
 ): Promise<SessionRecord> {
   if (!SessionId.safeParse(sessionId).success) throw notFound();
   const session = await owners.session(sessionId!, userId);
-  if (session?.userId !== userId) throw notFound();
+  // One whose deletion began is gone to its owner too, though a store failed before it finished.
+  if (session?.userId !== userId || session.deleting) throw notFound();
   return session;
 }

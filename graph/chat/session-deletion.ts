@@ -39,7 +39,7 @@ export async function deleteSession(
     config.CHECKPOINT_TTL_DAYS,
     config.SESSION_LEASE_MS,
   );
-  const { session, lease } = await owners.leaseWaiting(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
+  const { session, lease } = await owners.leaseToDelete(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
   if (!session) throw errors.notFound();
   if (!lease) throw errors.busy();
   try {

@@ -34,6 +34,8 @@ export interface SessionRecord {
   dataFiles: DataFileSummary[];
   /** tools whose calls wait for approval in this session: names, or "*" for every one */
   approveTools?: string[] | "*";
+  /** a deletion began and has not finished (a store failed part-way): the session is gone to its owner */
+  deleting?: true;
 }
 
 /**
@@ -109,9 +111,33 @@ export class SessionOwners {
    * Takes the lease of `userId`'s session, kept on the session's owner record so that the owner
    * check, the project and the lease are one conditional update (and the record's expiry is
    * pushed back in the same write). Only when that fails is the record read, to tell a session
-   * that is not the caller's from one another run holds.
+   * that is not the caller's (or one being deleted) from one another run holds.
    */
-  async lease(sessionId: string, userId: string, runId?: string): Promise<SessionLeaseAttempt> {
+  lease(sessionId: string, userId: string, runId?: string): Promise<SessionLeaseAttempt> {
+    return this.take(sessionId, userId, { runId });
+  }
+
+  /** The lease, waiting for it with backoff for at most `waitMs`; answers at once for a session that is not the caller's. */
+  leaseWaiting(sessionId: string, userId: string, waitMs: number, runId?: string): Promise<SessionLeaseAttempt> {
+    return waiting(() => this.take(sessionId, userId, { runId }), waitMs);
+  }
+
+  /**
+   * The lease for deleting the session, waiting as leaseWaiting does. The same write marks the
+   * record `deleting`, which it keeps until the deletion removes it: a deletion that fails
+   * part-way (the transcript gone, the graph state not yet) leaves a session that takes no turn
+   * and that ownership checks (shared/ownership.ts) answer as gone, until a retried deletion,
+   * which this lease still admits, finishes it.
+   */
+  leaseToDelete(sessionId: string, userId: string, waitMs: number): Promise<SessionLeaseAttempt> {
+    return waiting(() => this.take(sessionId, userId, { deleting: true }), waitMs);
+  }
+
+  private async take(
+    sessionId: string,
+    userId: string,
+    { runId, deleting = false }: { runId?: string; deleting?: boolean },
+  ): Promise<SessionLeaseAttempt> {
     const token = randomUUID();
     const now = Date.now();
     const ttl = this.expiry();
@@ -122,8 +148,8 @@ export class SessionOwners {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: sessionId, sk: OWNER_SORT_KEY },
-          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${holder}`,
-          ConditionExpression: "user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)",
+          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${deleting ? ", deleting = :true" : ""}${holder}`,
+          ConditionExpression: `user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)${deleting ? "" : " AND attribute_not_exists(deleting)"}`,
           ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute]
             ? { "#e": CHECKPOINT_TABLE.ttlAttribute }
             : undefined,
@@ -134,6 +160,7 @@ export class SessionOwners {
             ":now": now,
             ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
             ...(runId ? { ":run": runId } : {}),
+            ...(deleting ? { ":true": true } : {}),
           },
           ReturnValues: "ALL_NEW",
         }),
@@ -143,17 +170,7 @@ export class SessionOwners {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
     const session = await this.session(sessionId, userId);
-    return session?.userId === userId ? { session } : {};
-  }
-
-  /** The lease, waiting for it with backoff for at most `waitMs`; answers at once for a session that is not the caller's. */
-  async leaseWaiting(sessionId: string, userId: string, waitMs: number, runId?: string): Promise<SessionLeaseAttempt> {
-    const deadline = Date.now() + waitMs;
-    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-      const attempt = await this.lease(sessionId, userId, runId);
-      if (attempt.lease || !attempt.session || Date.now() + delay > deadline) return attempt;
-      await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
-    }
+    return session?.userId === userId && (deleting || !session.deleting) ? { session } : {};
   }
 
   /**
@@ -398,6 +415,16 @@ export class SessionOwners {
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** A lease attempt repeated with backoff for at most `waitMs`, until it holds the lease or finds the session not the caller's. */
+async function waiting(attempt: () => Promise<SessionLeaseAttempt>, waitMs: number): Promise<SessionLeaseAttempt> {
+  const deadline = Date.now() + waitMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    const tried = await attempt();
+    if (tried.lease || !tried.session || Date.now() + delay > deadline) return tried;
+    await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
+  }
+}
+
 const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   userId: item.user_id as string,
   projectId: item.project_id as string | null | undefined,
@@ -405,6 +432,7 @@ const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   ...(item.approve_tools === "*" || Array.isArray(item.approve_tools)
     ? { approveTools: item.approve_tools as string[] | "*" }
     : {}),
+  ...(item.deleting === true ? { deleting: true as const } : {}),
   dataFiles: Object.entries(item)
     .filter(([name]) => name.startsWith(DATA_FILE_PREFIX))
     .map(([, value]) => value as DataFileSummary)

@@ -7,7 +7,9 @@ import { ChatService } from "../../../graph/chat/service";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
-import { AppError } from "../../../shared/errors";
+import { AppError, sessionNotFound } from "../../../shared/errors";
+import { deleteSession } from "../../../graph/chat/session-deletion";
+import { ownedSession } from "../../../shared/ownership";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import { apiEvent, context } from "../../support/events";
 import { failingModel, ScriptedModel } from "../../support/models";
@@ -200,5 +202,39 @@ describe("deleting a session", () => {
     expect((await del("del"))!.statusCode).toBe(204);
     expect(await counts()).toEqual({ dynamo: 0, conversations: 0, traces: 0, sessions: 0 });
     expect((await del("del"))!.statusCode).toBe(404);
+  });
+
+  it("half-done (a store failed part-way) leaves a session that takes no turn and shows nothing, until a retry finishes it", async () => {
+    const { tableName, checkpointer } = await harness.stateTables();
+    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
+    const runtime = await buildChatRuntime({
+      config,
+      dynamo: harness.dynamo.client,
+      conversations: harness.conversations,
+      store: harness.store,
+    });
+    const { sessionId } = await runtime.chat.reply({ userId: "half", message: "my secret is 1234" });
+    const backends = { config, dynamo: harness.dynamo.client, conversations: harness.conversations };
+    const errors = { notFound: sessionNotFound, busy: () => new AppError(409, "session_busy", "busy") };
+    const failing = {
+      deleteThread: async () => {
+        throw Object.assign(new Error("Throughput exceeds the current capacity"), { name: "ThrottlingException" });
+      },
+    };
+    await expect(deleteSession(backends, "half", sessionId, errors, failing)).rejects.toThrow(/capacity/);
+    // The transcript went first; the graph state is still there, but nothing may use it.
+    expect((await checkpointer.getTuple({ configurable: { thread_id: sessionId } }))?.checkpoint).toBeDefined();
+    await expect(
+      runtime.chat.reply({ userId: "half", sessionId, message: "what is my secret?" }),
+    ).rejects.toMatchObject({ status: 404, code: "session_not_found" });
+    await expect(
+      ownedSession(new SessionOwners(harness.dynamo.client, tableName), "half", sessionId),
+    ).rejects.toMatchObject({
+      status: 404,
+    });
+    // The user's retry finishes the deletion.
+    await deleteSession(backends, "half", sessionId, errors);
+    expect(await checkpointer.getTuple({ configurable: { thread_id: sessionId } })).toBeUndefined();
+    await expect(deleteSession(backends, "half", sessionId, errors)).rejects.toMatchObject({ status: 404 });
   });
 });
