@@ -34,8 +34,12 @@ export interface SessionRecord {
   dataFiles: DataFileSummary[];
   /** tools whose calls wait for approval in this session: names, or "*" for every one */
   approveTools?: string[] | "*";
-  /** a deletion began and has not finished (a store failed part-way): the session is gone to its owner */
-  deleting?: true;
+  /**
+   * A deletion began: "running" while it holds the lease (a turn waits for it, as for any holder),
+   * "stalled" once it let go without finishing (a store failed part-way): gone to its owner until
+   * a retried deletion finishes it.
+   */
+  deleting?: "running" | "stalled";
 }
 
 /**
@@ -170,7 +174,7 @@ export class SessionOwners {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
     const session = await this.session(sessionId, userId);
-    return session?.userId === userId && (deleting || !session.deleting) ? { session } : {};
+    return session?.userId === userId && (deleting || session.deleting !== "stalled") ? { session } : {};
   }
 
   /**
@@ -432,7 +436,9 @@ const recordOf = (item: Record<string, unknown>): SessionRecord => ({
   ...(item.approve_tools === "*" || Array.isArray(item.approve_tools)
     ? { approveTools: item.approve_tools as string[] | "*" }
     : {}),
-  ...(item.deleting === true ? { deleting: true as const } : {}),
+  ...(item.deleting === true
+    ? { deleting: typeof item.lease_until === "number" && item.lease_until >= Date.now() ? "running" : "stalled" }
+    : {}),
   dataFiles: Object.entries(item)
     .filter(([name]) => name.startsWith(DATA_FILE_PREFIX))
     .map(([, value]) => value as DataFileSummary)
