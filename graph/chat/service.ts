@@ -16,7 +16,12 @@ import {
 import { toStorableDeep, toStorableText } from "../../shared/text";
 import type { ConversationMessage, ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
-import type { DataFileSummary, SessionLeaseAttempt, SessionOwners } from "../../shared/stores/session-owners";
+import type {
+  DataFileSummary,
+  LeaseHolder,
+  SessionLeaseAttempt,
+  SessionOwners,
+} from "../../shared/stores/session-owners";
 import type { Admission, UserUsage } from "../../shared/stores/user-usage";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
@@ -259,15 +264,18 @@ export class ChatService {
     // project's own quotas may apply), its lease given back when refused.
     let admission = isNew ? await this.deps.usage?.admit(turn.userId, turn.projectId ?? null) : undefined;
     const sessionId = turn.sessionId ?? randomUUID();
+    // Named before the lease, which keeps it while the turn runs (LeaseHolder).
+    const humanId = turn.message === undefined ? undefined : (turn.messageId ?? randomUUID());
     // One conditional write checks the session is the caller's, reads its project and settings and
     // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
     // lease, so a turn never writes into a session deleted meanwhile.
-    const taken = await (isNew ? this.claimSession(sessionId, turn) : this.takeSession(sessionId, turn)).catch(
-      async (err) => {
-        await this.countTokens(turn.userId, admission, []);
-        throw err;
-      },
-    );
+    const holder = holderOf(turn, humanId);
+    const taken = await (
+      isNew ? this.claimSession(sessionId, turn, holder) : this.takeSession(sessionId, turn, holder)
+    ).catch(async (err) => {
+      await this.countTokens(turn.userId, admission, []);
+      throw err;
+    });
     const { lease, projectId, dataFiles } = taken;
     if (!isNew)
       admission = await this.deps.usage?.admit(turn.userId, projectId).catch(async (err) => {
@@ -289,6 +297,7 @@ export class ChatService {
         await Promise.all([lease.release(), this.countTokens(turn.userId, admission, steps)]);
       }
     };
+    if (taken.unfinished) await this.finishUnfinished(sessionId, taken.unfinished);
     await this.checkStart(isNew, sessionId, turn).catch(refuse);
     let images = attached;
     if (inline.length > 0) {
@@ -301,7 +310,7 @@ export class ChatService {
       turn.message === undefined
         ? undefined
         : new HumanMessage({
-            id: turn.messageId ?? randomUUID(),
+            id: humanId!,
             content: humanContent(turn.message, images) as never,
           });
     // Checkpoints from here on are this run's (it holds the session's lease).
@@ -479,6 +488,24 @@ export class ChatService {
   }
 
   /**
+   * An earlier turn that never let go of the lease itself (its process died, at its timeout or
+   * out of memory, or it lost the lease) may have written the graph state and not the transcript:
+   * the undo that keeps the two together runs in that turn's process. Its message not in the
+   * transcript, it is taken out of the state now, as its own undo would have. One transcript read,
+   * only after such a turn; a failure is reported and the turn goes on, as it would have before.
+   */
+  private async finishUnfinished(sessionId: string, messageId: string) {
+    if (!this.deps.conversations) return;
+    try {
+      const recorded = await this.deps.conversations.get(sessionId);
+      if (recorded?.messages.some((m) => m.message_id === messageId)) return;
+      await this.undoTurn(sessionId, messageId);
+    } catch (err) {
+      this.deps.onUndoFailure?.(err);
+    }
+  }
+
+  /**
    * Takes a failed turn back out of the graph state: its human message and everything after it
    * are removed (LangGraph's RemoveMessage, written as a new checkpoint by the agent node). The
    * order of writes is state first (the run), transcript second (recordTurn); this undoes the
@@ -588,12 +615,12 @@ export class ChatService {
   }
 
   /** A new session is claimed for the caller, in the turn's project for good, its settings set, its lease held. */
-  private async claimSession(sessionId: string, turn: GraphTurn): Promise<TakenSession> {
+  private async claimSession(sessionId: string, turn: GraphTurn, holder: LeaseHolder): Promise<TakenSession> {
     const projectId = turn.projectId ?? null;
     const settings = startingSettings(this.deps.projectSettings ?? {}, projectId, turn.settings);
     let lease: Lease | undefined;
     try {
-      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, projectId, settings, turn.options?.runId);
+      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, projectId, settings, holder);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
@@ -607,18 +634,13 @@ export class ChatService {
    * while the session is busy), one naming none runs in the session's. (A session recorded before
    * projects were kept takes the turn's.)
    */
-  private async takeSession(sessionId: string, turn: GraphTurn): Promise<TakenSession> {
+  private async takeSession(sessionId: string, turn: GraphTurn, holder: LeaseHolder): Promise<TakenSession> {
     let attempt: SessionLeaseAttempt;
     try {
       attempt =
         turn.ifBusy === "queue"
-          ? await this.deps.owners.leaseWaiting(
-              sessionId,
-              turn.userId,
-              this.queueWait(turn.deadline),
-              turn.options?.runId,
-            )
-          : await this.deps.owners.lease(sessionId, turn.userId, turn.options?.runId);
+          ? await this.deps.owners.leaseWaiting(sessionId, turn.userId, this.queueWait(turn.deadline), holder)
+          : await this.deps.owners.lease(sessionId, turn.userId, holder);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
@@ -636,6 +658,7 @@ export class ChatService {
     if (!lease) throw sessionBusy();
     return {
       lease,
+      ...(attempt.unfinished ? { unfinished: attempt.unfinished } : {}),
       projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
       settings: session.settings,
       dataFiles: session.dataFiles,
@@ -652,7 +675,15 @@ interface TakenSession {
   dataFiles?: DataFileSummary[];
   /** the tools whose calls wait for approval in this session */
   approveTools?: string[] | "*";
+  /** the message of an earlier turn that did not let go of the lease itself (SessionLeaseAttempt) */
+  unfinished?: string;
 }
+
+/** A turn's lease holder: its Agent Server run, and the message it adds (none for a run that continues). */
+const holderOf = (turn: GraphTurn, messageId: string | undefined): LeaseHolder => ({
+  ...(turn.options?.runId ? { runId: turn.options.runId } : {}),
+  turn: messageId ? { messageId } : {},
+});
 
 /** Aborted when the lease is lost or the deadline passes, whichever comes first. */
 function runSignal(leaseSignal: AbortSignal, deadline: number | undefined): AbortSignal {

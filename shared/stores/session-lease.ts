@@ -200,6 +200,8 @@ export interface HeldLeaseItem {
   renewal: (now: number) => Record<string, number>;
   /** "delete": the item is the lease; "remove": the lease is two attributes on an item that stays */
   release: "delete" | "remove";
+  /** ("remove") more attributes the holder's release removes with the lease's */
+  alsoRemove?: string[];
   /** how often to look for a cancel request between heartbeats (CANCEL_POLL_MS) */
   cancelPollMs?: number;
 }
@@ -289,7 +291,10 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
         await doc.send(
           item.release === "delete"
             ? new DeleteCommand(held)
-            : new UpdateCommand({ ...held, UpdateExpression: "REMOVE #t, lease_until" }),
+            : new UpdateCommand({
+                ...held,
+                UpdateExpression: `REMOVE ${["#t", "lease_until", ...(item.alsoRemove ?? [])].join(", ")}`,
+              }),
         );
       } catch (err) {
         // Already expired and taken by another run (or the session deleted): not ours to touch.

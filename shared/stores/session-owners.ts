@@ -66,7 +66,28 @@ export const DATA_FILE_SUMMARY_COLUMN_BYTES = 1024;
 export interface SessionLeaseAttempt {
   session?: SessionRecord;
   lease?: Lease;
+  /**
+   * (A turn's lease) the message a turn added and never saw through: that turn's lease was not
+   * let go by the turn itself (its process died, or lost the lease), so its messages may be in the
+   * graph state and not in the transcript. The taker checks and takes them out (ChatService).
+   */
+  unfinished?: string;
 }
+
+/**
+ * Who holds a lease. A run of the Agent Server API names itself (`runId`); a chat turn or run of
+ * the graph names the message it adds, if any (`turn`): kept on the record (LEASE_MESSAGE) while
+ * it runs and removed when it lets go, so the next turn learns of one that died between writing
+ * the graph state and the transcript. A lease for anything else (a state write, a deletion)
+ * leaves that mark as it is.
+ */
+export interface LeaseHolder {
+  runId?: string;
+  turn?: { messageId?: string };
+}
+
+/** The owner record's attribute naming the message of the turn holding the lease (LeaseHolder). */
+export const LEASE_MESSAGE = "lease_message";
 
 /**
  * Who owns each chat session, kept in the thread's own partition of the checkpoint table:
@@ -95,7 +116,7 @@ export class SessionOwners {
     userId: string,
     projectId: string | null,
     settings: SessionSettings,
-    runId?: string,
+    { runId, turn }: LeaseHolder = {},
   ): Promise<Lease | undefined> {
     const token = randomUUID();
     const now = Date.now();
@@ -106,9 +127,10 @@ export class SessionOwners {
       lease_token: token,
       lease_until: now + this.leaseMs,
       ...(runId ? { [LEASE_RUN_ATTRIBUTE]: runId } : {}),
+      ...(turn?.messageId ? { [LEASE_MESSAGE]: turn.messageId } : {}),
     };
     if (!(await this.put(sessionId, item))) return undefined;
-    return this.held(sessionId, token, now);
+    return this.held(sessionId, token, now, turn !== undefined);
   }
 
   /**
@@ -117,13 +139,18 @@ export class SessionOwners {
    * pushed back in the same write). Only when that fails is the record read, to tell a session
    * that is not the caller's (or one being deleted) from one another run holds.
    */
-  lease(sessionId: string, userId: string, runId?: string): Promise<SessionLeaseAttempt> {
-    return this.take(sessionId, userId, { runId });
+  lease(sessionId: string, userId: string, holder: LeaseHolder = {}): Promise<SessionLeaseAttempt> {
+    return this.take(sessionId, userId, holder);
   }
 
   /** The lease, waiting for it with backoff for at most `waitMs`; answers at once for a session that is not the caller's. */
-  leaseWaiting(sessionId: string, userId: string, waitMs: number, runId?: string): Promise<SessionLeaseAttempt> {
-    return waiting(() => this.take(sessionId, userId, { runId }), waitMs);
+  leaseWaiting(
+    sessionId: string,
+    userId: string,
+    waitMs: number,
+    holder: LeaseHolder = {},
+  ): Promise<SessionLeaseAttempt> {
+    return waiting(() => this.take(sessionId, userId, holder), waitMs);
   }
 
   /**
@@ -140,13 +167,16 @@ export class SessionOwners {
   private async take(
     sessionId: string,
     userId: string,
-    { runId, deleting = false }: { runId?: string; deleting?: boolean },
+    { runId, turn, deleting = false }: LeaseHolder & { deleting?: boolean },
   ): Promise<SessionLeaseAttempt> {
     const token = randomUUID();
     const now = Date.now();
     const ttl = this.expiry();
+    // A turn's message, or none; any other holder leaves the mark of a turn that did not finish.
+    const message = turn?.messageId ? `, ${LEASE_MESSAGE} = :msg` : "";
+    const removes = [...(runId ? [] : [LEASE_RUN_ATTRIBUTE]), ...(turn && !turn.messageId ? [LEASE_MESSAGE] : [])];
     // The run it is held for, or none (an earlier holder's name never outlives its lease).
-    const holder = runId ? `, ${LEASE_RUN_ATTRIBUTE} = :run` : ` REMOVE ${LEASE_RUN_ATTRIBUTE}`;
+    const holder = `${runId ? `, ${LEASE_RUN_ATTRIBUTE} = :run` : ""}${message}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`;
     try {
       const out = await this.doc.send(
         new UpdateCommand({
@@ -165,11 +195,21 @@ export class SessionOwners {
             ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
             ...(runId ? { ":run": runId } : {}),
             ...(deleting ? { ":true": true } : {}),
+            ...(turn?.messageId ? { ":msg": turn.messageId } : {}),
           },
-          ReturnValues: "ALL_NEW",
+          // The record as it was: what the session is (this write changes only the lease's
+          // attributes and the expiry), and the mark of a turn that did not finish, in one request.
+          ReturnValues: "ALL_OLD",
         }),
       );
-      return { session: recordOf(out.Attributes!), lease: this.held(sessionId, token, now) };
+      const before = out.Attributes!;
+      const unfinished =
+        turn && typeof before[LEASE_MESSAGE] === "string" ? (before[LEASE_MESSAGE] as string) : undefined;
+      return {
+        session: recordOf(before),
+        lease: this.held(sessionId, token, now, turn !== undefined),
+        ...(unfinished ? { unfinished } : {}),
+      };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
@@ -197,7 +237,7 @@ export class SessionOwners {
     );
   }
 
-  private held(sessionId: string, token: string, now: number): Lease {
+  private held(sessionId: string, token: string, now: number, turn = false): Lease {
     return holdLease(this.doc, {
       sessionId,
       tableName: this.tableName,
@@ -209,6 +249,8 @@ export class SessionOwners {
       // The record's own TTL is the session's, not the lease's: a heartbeat only moves lease_until.
       renewal: (at) => ({ lease_until: at + this.leaseMs }),
       release: "remove",
+      // A turn that lets go saw its writes through (or undid them): its mark goes with the lease.
+      ...(turn ? { alsoRemove: [LEASE_MESSAGE] } : {}),
     });
   }
 

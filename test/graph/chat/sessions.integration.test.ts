@@ -1,5 +1,6 @@
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createSessionsHandler } from "../../../functions/sessions";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { firstWords, nameSession } from "../../../graph/chat/naming";
@@ -236,5 +237,82 @@ describe("deleting a session", () => {
     await deleteSession(backends, "half", sessionId, errors);
     expect(await checkpointer.getTuple({ configurable: { thread_id: sessionId } })).toBeUndefined();
     await expect(deleteSession(backends, "half", sessionId, errors)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe("a turn whose process died between its two writes", () => {
+  /** A session with one recorded turn, then a turn that wrote the graph state and died before the transcript (or after, `recorded`). */
+  async function crashedTurn(user: string, recorded: boolean) {
+    const { tableName } = await harness.stateTables();
+    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
+    const runtime = await buildChatRuntime({
+      config,
+      dynamo: harness.dynamo.client,
+      conversations: harness.conversations,
+      store: harness.store,
+    });
+    const { sessionId } = await runtime.chat.reply({ userId: user, message: "hello there" });
+    // The dying turn: its lease (a long one, so no heartbeat runs), its messages in the state...
+    const owners = new SessionOwners(harness.dynamo.client, tableName, undefined, 3_600_000);
+    const { lease } = await owners.lease(sessionId, user, { turn: { messageId: "dying-human" } });
+    expect(lease).toBeDefined();
+    const config2 = { configurable: { thread_id: sessionId } };
+    await runtime.graph.updateState(
+      config2,
+      {
+        messages: [
+          new HumanMessage({ id: "dying-human", content: "my pin is 9999" }),
+          new AIMessage({ id: "dying-ai", content: "Noted." }),
+        ],
+      },
+      "agent",
+    );
+    if (recorded)
+      await harness.conversations.recordTurn({
+        sessionId,
+        userId: user,
+        projectId: null,
+        sessionName: "hello there",
+        turnId: "dying-ai",
+        messages: [
+          { role: "user", content: "my pin is 9999", created_at: new Date().toISOString(), message_id: "dying-human" },
+          { role: "assistant", content: "Noted.", created_at: new Date().toISOString(), message_id: "dying-ai" },
+        ],
+        trace: [],
+      });
+    // ...and no release: the process is gone, and its lease runs out.
+    await DynamoDBDocumentClient.from(harness.dynamo.client).send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { pk: sessionId, sk: "session" },
+        UpdateExpression: "SET lease_until = :past",
+        ExpressionAttributeValues: { ":past": Date.now() - 1 },
+      }),
+    );
+    await runtime.chat.reply({ userId: user, sessionId, message: "what did I tell you?" });
+    const state = await runtime.graph.getState(config2);
+    const ids = ((state.values as { messages: BaseMessage[] }).messages ?? []).map((m) => m.id);
+    const transcript = (await harness.conversations.get(sessionId))!.messages.map((m) => m.content);
+    // The turn that let go cleanly took its own mark with its lease: the next turn reads no transcript.
+    const owner = await DynamoDBDocumentClient.from(harness.dynamo.client).send(
+      new GetCommand({ TableName: tableName, Key: { pk: sessionId, sk: "session" }, ConsistentRead: true }),
+    );
+    expect(owner.Item).not.toHaveProperty("lease_message");
+    expect(owner.Item).not.toHaveProperty("lease_until");
+    return { ids, transcript };
+  }
+
+  it("is taken out of the graph state by the next turn when the transcript never got it", async () => {
+    const { ids, transcript } = await crashedTurn("died-early", false);
+    expect(ids).not.toContain("dying-human");
+    expect(ids).not.toContain("dying-ai");
+    expect(transcript).not.toContain("my pin is 9999");
+    expect(transcript).toContain("what did I tell you?");
+  });
+
+  it("stays when the transcript has it (the process died after both writes)", async () => {
+    const { ids, transcript } = await crashedTurn("died-late", true);
+    expect(ids).toEqual(expect.arrayContaining(["dying-human", "dying-ai"]));
+    expect(transcript).toContain("my pin is 9999");
   });
 });

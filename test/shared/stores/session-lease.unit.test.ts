@@ -141,7 +141,7 @@ describe("a cancel naming its run (SessionOwners, the owner record's lease)", ()
     const owners = new SessionOwners(dynamo.client, table, 1, 150);
     const session = randomUUID();
     const settings = { memory: true, private: false, tools: {} } as never;
-    const a = (await owners.claimLeased(session, "u", null, settings, "run-a"))!;
+    const a = (await owners.claimLeased(session, "u", null, settings, { runId: "run-a" }))!;
     expect(await owners.requestCancel(session, "u", "interrupt", "run-b")).toBe(false);
     await a.release();
     // The next holder is an /api/chat turn (no run): a cancel naming the earlier run finds nothing.
@@ -150,7 +150,7 @@ describe("a cancel naming its run (SessionOwners, the owner record's lease)", ()
     await new Promise((r) => setTimeout(r, 200)); // past a heartbeat
     expect(turn.signal.aborted).toBe(false);
     await turn.release();
-    const b = (await owners.lease(session, "u", "run-b")).lease!;
+    const b = (await owners.lease(session, "u", { runId: "run-b" })).lease!;
     expect(await owners.requestCancel(session, "u", "interrupt", "run-b")).toBe(true);
     await new Promise<void>((resolve) => b.signal.addEventListener("abort", () => resolve()));
     expect(b.signal.reason).toBeInstanceOf(RunCancelled);
