@@ -10,6 +10,7 @@ import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
 import { AppError, sessionNotFound } from "../../../shared/errors";
 import { deleteSession } from "../../../graph/chat/session-deletion";
+import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { ownedSession } from "../../../shared/ownership";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import { apiEvent, context } from "../../support/events";
@@ -45,6 +46,19 @@ async function service({ modelMs = 150, leaseMs }: { modelMs?: number; leaseMs?:
     queueWaitMs: 5000,
   });
   return { chat, checkpointer, tableName };
+}
+
+/** The chat runtime as the functions build it, on a table of its own, with the harness's stores. */
+async function productionRuntime() {
+  const { tableName } = await harness.stateTables();
+  const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
+  const runtime = await buildChatRuntime({
+    config,
+    dynamo: harness.dynamo.client,
+    conversations: harness.conversations,
+    store: harness.store,
+  });
+  return { tableName, config, runtime };
 }
 
 const humans = (messages: BaseMessage[]) => messages.filter((m) => m.getType() === "human").map((m) => m.content);
@@ -148,14 +162,7 @@ describe("session names", () => {
 
 describe("deleting a session", () => {
   it("leaves no checkpoint items, conversation, traces or session row", async () => {
-    const { tableName } = await harness.stateTables();
-    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
-    const runtime = await buildChatRuntime({
-      config,
-      dynamo: harness.dynamo.client,
-      conversations: harness.conversations,
-      store: harness.store,
-    });
+    const { tableName, config, runtime } = await productionRuntime();
     const { sessionId } = await runtime.chat.reply({ userId: "del", message: "what is my favourite colour?" });
     await runtime.chat.reply({ userId: "del", sessionId, message: "remember that I like tea" });
     const counts = async () => {
@@ -206,14 +213,8 @@ describe("deleting a session", () => {
   });
 
   it("half-done (a store failed part-way) leaves a session that takes no turn and shows nothing, until a retry finishes it", async () => {
-    const { tableName, checkpointer } = await harness.stateTables();
-    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
-    const runtime = await buildChatRuntime({
-      config,
-      dynamo: harness.dynamo.client,
-      conversations: harness.conversations,
-      store: harness.store,
-    });
+    const { tableName, config, runtime } = await productionRuntime();
+    const checkpointer = new DynamoDBSaver({ client: harness.dynamo.client, tableName });
     const { sessionId } = await runtime.chat.reply({ userId: "half", message: "my secret is 1234" });
     const backends = { config, dynamo: harness.dynamo.client, conversations: harness.conversations };
     const errors = { notFound: sessionNotFound, busy: () => new AppError(409, "session_busy", "busy") };
@@ -243,14 +244,7 @@ describe("deleting a session", () => {
 describe("a turn whose process died between its two writes", () => {
   /** A session with one recorded turn, then a turn that wrote the graph state and died before the transcript (or after, `recorded`). */
   async function crashedTurn(user: string, recorded: boolean) {
-    const { tableName } = await harness.stateTables();
-    const config = loadConfig({ AUTH_MODE: "local", CHECKPOINT_TABLE: tableName });
-    const runtime = await buildChatRuntime({
-      config,
-      dynamo: harness.dynamo.client,
-      conversations: harness.conversations,
-      store: harness.store,
-    });
+    const { tableName, runtime } = await productionRuntime();
     const { sessionId } = await runtime.chat.reply({ userId: user, message: "hello there" });
     // The dying turn: its lease (a long one, so no heartbeat runs), its messages in the state...
     const owners = new SessionOwners(harness.dynamo.client, tableName, undefined, 3_600_000);
