@@ -81,7 +81,9 @@ export function createSessionsHandler(
       if (!id.success) throw badRequest("invalid_session_id", "session id must be a UUID");
       const sessionId = id.data;
       // Ownership before effect: every route naming a session, before it reads or writes anything of it.
-      const session = await ownedSession(owners, userId, sessionId);
+      const session = await ownedSession(owners, userId, sessionId, sessionNotFound, {
+        toDelete: event.httpMethod === "DELETE",
+      });
 
       // What the owner record says (the same read as the ownership check): a client showing one
       // session's settings, such as the playground's thread list, needs no page of the session list.

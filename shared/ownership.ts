@@ -19,10 +19,13 @@ export async function ownedSession(
   userId: string,
   sessionId: string | undefined,
   notFound: () => AppError = sessionNotFound,
+  { toDelete = false }: { toDelete?: boolean } = {},
 ): Promise<SessionRecord> {
   if (!SessionId.safeParse(sessionId).success) throw notFound();
   const session = await owners.session(sessionId!, userId);
-  // One whose deletion began is gone to its owner too, though a store failed before it finished.
-  if (session?.userId !== userId || session.deleting) throw notFound();
+  if (session?.userId !== userId) throw notFound();
+  // One whose deletion began is gone to its owner too, though a store failed before it finished;
+  // only a deletion (`toDelete`, the retry that finishes it) still finds it.
+  if (session.deleting && !toDelete) throw notFound();
   return session;
 }

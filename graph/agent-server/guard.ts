@@ -26,7 +26,10 @@ export async function guardThread(
 ) {
   const threadId = event.pathParameters?.thread_id;
   try {
-    await threads.assertOwned(userId, threadId);
+    // A thread's deletion still finds one whose earlier deletion stopped part-way, to finish it.
+    await threads.assertOwned(userId, threadId, {
+      toDelete: event.httpMethod === "DELETE" && event.resource === "/threads/{thread_id}",
+    });
   } catch (err) {
     const key = `${event.httpMethod} ${event.resource}`;
     if (!(err instanceof AppError && err.status === 404 && RUN_ROUTES.has(key) && asksToCreate(event.body))) throw err;

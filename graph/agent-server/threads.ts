@@ -81,7 +81,9 @@ export class ThreadService {
     // A thread's project is fixed when it starts, as a session's is: metadata.project_id names it.
     const project = identifier().safeParse(metadata.project_id);
     if (!(await this.owners.claim(threadId, userId, project.success ? project.data : null))) {
-      const existing = (await this.owners.owner(threadId)) === userId ? await this.get(userId, threadId) : undefined;
+      // The caller's own, unless its deletion began: its id stays taken until the deletion finishes.
+      const owned = await this.owners.session(threadId);
+      const existing = owned?.userId === userId && !owned.deleting ? await this.get(userId, threadId) : undefined;
       if (existing && body.if_exists === "do_nothing") return existing;
       throw new AppError(409, "thread_exists", "Thread already exists");
     }
@@ -333,9 +335,9 @@ export class ThreadService {
    * id that cannot be a thread's is 400, as LangGraph's server answers it (it names nothing, so
    * nobody learns anything); anything but the caller's own thread is 404.
    */
-  async assertOwned(userId: string, threadId: string | undefined) {
+  async assertOwned(userId: string, threadId: string | undefined, options: { toDelete?: boolean } = {}) {
     if (!ThreadId.safeParse(threadId).success) throw malformedId("thread_id");
-    await ownedSession(this.owners, userId, threadId, () => threadNotFound(threadId));
+    await ownedSession(this.owners, userId, threadId, () => threadNotFound(threadId), options);
   }
 
   /**

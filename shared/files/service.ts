@@ -334,8 +334,8 @@ export class FileService {
 
   async download(userId: string, fileId: string) {
     const record = await this.deps.records.find(fileId);
-    if (!record || record.user_id !== userId || (await this.deps.owners.owner(record.session_id)) !== userId)
-      throw fileNotFound();
+    if (!record || record.user_id !== userId) throw fileNotFound();
+    await ownedSession(this.deps.owners, userId, record.session_id, fileNotFound);
     if (record.status !== "ready") throw new AppError(409, "file_not_ready", `the file is ${record.status}`);
     const ttl = this.deps.config.FILES_URL_TTL_SECONDS;
     return {

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
 import { pngBytes } from "../support/images";
 import { apiCaller } from "../support/api-call";
+import { QueryCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { localStackDynamo } from "../support/local-stack";
 
 // Must show: a CSV uploaded through the presigned flow, asked about and queried in chat, and
 // unreadable to anyone else, all over HTTP against the stack `npm start` runs.
@@ -335,5 +337,46 @@ describe("attachments on the local stack", () => {
       expect([res.status, res.body.error.code]).toEqual([status, code]);
     }
     expect((await call("GET", `/api/sessions/${session}/files`, "kai")).body.files).toHaveLength(1);
+  });
+});
+
+describe("a session whose deletion stopped part-way (its owner record marked deleting, its lease let go)", () => {
+  it("serves none of its files nor its thread, keeps its id taken, and a retried DELETE /threads/{id} finishes it", async () => {
+    const user = "half-deleted";
+    const sessionId = await newSession(user);
+    const { fileId } = await upload(user, sessionId, "notes.csv", SALES);
+    expect((await call("GET", `/api/files/${fileId}`, user)).status).toBe(200);
+    // What a deletion leaves when a store fails after its lease write: the mark, no lease.
+    const { client, table } = localStackDynamo(stack);
+    await client.send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: sessionId }, sk: { S: "session" } },
+        UpdateExpression: "SET deleting = :t",
+        ExpressionAttributeValues: { ":t": { BOOL: true } },
+      }),
+    );
+    expect((await call("GET", `/api/files/${fileId}`, user)).status).toBe(404);
+    expect((await call("GET", `/api/sessions/${sessionId}`, user)).status).toBe(404);
+    expect((await call("GET", `/threads/${sessionId}`, user)).status).toBe(404);
+    expect((await call("POST", "/api/chat", user, { message: "still there?", session_id: sessionId })).status).toBe(
+      404,
+    );
+    const again = await call("POST", "/threads", user, { thread_id: sessionId, if_exists: "do_nothing" });
+    expect(again.status).toBe(409);
+    expect(JSON.stringify(again.body)).not.toContain("region,amount");
+    // Anyone else's retry finds nothing; the owner's finishes the deletion.
+    expect((await call("DELETE", `/threads/${sessionId}`, "someone-else")).status).toBe(404);
+    expect((await call("DELETE", `/threads/${sessionId}`, user)).status).toBe(204);
+    expect((await call("DELETE", `/threads/${sessionId}`, user)).status).toBe(404);
+    const left = await client.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": { S: sessionId } },
+      }),
+    );
+    expect(left.Count).toBe(0);
+    client.destroy();
   });
 });
