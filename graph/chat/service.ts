@@ -291,13 +291,19 @@ export class ChatService {
     const signal = runSignal(lease.signal, turn.deadline);
     // A failed turn's model calls cost as much as a finished one's: their tokens count too.
     const settle = async (ended: { outcome?: RunOutcome; error?: unknown }, steps: TraceStep[]) => {
+      // A turn that lost its lease neither recorded nor undid what it wrote: its mark stays for the
+      // next holder to repair. A recorded turn stands however its release fares: a lease left behind
+      // expires, and its mark names a message the transcript has, which the next turn leaves alone.
+      const release = () =>
+        ended.error
+          ? lease.release(lease.signal.reason instanceof LeaseLost ? { mark: "keep" } : {})
+          : lease.release().catch((err) => this.deps.onUndoFailure?.(err));
       try {
         await turn.settle?.(ended);
       } finally {
-        await Promise.all([lease.release(), this.countTokens(turn.userId, admission, steps)]);
+        await Promise.all([release(), this.countTokens(turn.userId, admission, steps)]);
       }
     };
-    if (taken.unfinished) await this.finishUnfinished(sessionId, taken.unfinished);
     await this.checkStart(isNew, sessionId, turn).catch(refuse);
     let images = attached;
     if (inline.length > 0) {
@@ -369,6 +375,9 @@ export class ChatService {
           created_at: new Date().toISOString(),
           message_id: answer.messageId,
         });
+      // A turn that lost its lease records nothing: the next holder may already have taken its
+      // messages out of the state (repairUnfinished), and would not learn of a transcript written after.
+      if (lease.signal.reason instanceof LeaseLost) throw leaseLost(lease.signal.reason, lease.signal.reason);
       const saved =
         said.length === 0
           ? undefined
@@ -409,8 +418,9 @@ export class ChatService {
         ...(sessionName ? { sessionName } : {}),
       };
     } catch (err) {
-      // A turn is in both the graph state and the transcript, or in neither. Not when the lease
-      // was lost: the session is another run's now, and its messages follow this one's. A run
+      // A turn is in both the graph state and the transcript, or in neither. A turn that lost its
+      // lease undoes nothing (another run may be writing now): it keeps its mark on the owner record
+      // instead (settle), and whoever takes the lease next takes the turn out (repairUnfinished). A run
       // stopped by another (RunCancelled) still holds the lease: "interrupt" keeps what it wrote
       // in the graph state, "rollback" takes it back out. A run without a new message has nothing
       // to take back: what it wrote stays, as LangGraph leaves a failed run's steps.
@@ -492,16 +502,18 @@ export class ChatService {
    * out of memory, or it lost the lease) may have written the graph state and not the transcript:
    * the undo that keeps the two together runs in that turn's process. Its message not in the
    * transcript, it is taken out of the state now, as its own undo would have. One transcript read,
-   * only after such a turn; a failure is reported and the turn goes on, as it would have before.
+   * only after such a turn. If that fails, the turn is refused (503) and the lease let go with the
+   * earlier turn's mark put back, so the next turn tries again.
    */
-  private async finishUnfinished(sessionId: string, messageId: string) {
+  private async repairUnfinished(sessionId: string, lease: Lease, messageId: string) {
     if (!this.deps.conversations) return;
     try {
       const recorded = await this.deps.conversations.get(sessionId);
       if (recorded?.messages.some((m) => m.message_id === messageId)) return;
-      await this.undoTurn(sessionId, messageId);
+      await this.removeTurn(sessionId, messageId);
     } catch (err) {
-      this.deps.onUndoFailure?.(err);
+      await lease.release({ mark: { restore: messageId } });
+      throw storeUnavailable(err);
     }
   }
 
@@ -514,17 +526,18 @@ export class ChatService {
    * the model a valid conversation, and the failure is reported.
    */
   private async undoTurn(sessionId: string, humanId: string) {
+    await this.removeTurn(sessionId, humanId).catch((err) => this.deps.onUndoFailure?.(err));
+  }
+
+  /** The turn whose human message is `humanId`, and everything after it, out of the graph state. */
+  private async removeTurn(sessionId: string, humanId: string) {
     const config = { configurable: { thread_id: sessionId } };
-    try {
-      const state = await this.deps.graph.getState(config);
-      const messages = ((state.values as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
-      const start = messages.findIndex((m) => m.id === humanId);
-      if (start < 0) return;
-      const removals = messages.slice(start).map((m) => new RemoveMessage({ id: m.id! }));
-      await this.deps.graph.updateState(config, { messages: removals }, "agent");
-    } catch (err) {
-      this.deps.onUndoFailure?.(err);
-    }
+    const state = await this.deps.graph.getState(config);
+    const messages = ((state.values as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
+    const start = messages.findIndex((m) => m.id === humanId);
+    if (start < 0) return;
+    const removals = messages.slice(start).map((m) => new RemoveMessage({ id: m.id! }));
+    await this.deps.graph.updateState(config, { messages: removals }, "agent");
   }
 
   /**
@@ -649,6 +662,8 @@ export class ChatService {
       await lease?.release();
       throw sessionNotFound();
     }
+    // First, before anything can refuse the turn and let the lease go: the mark is this write's now.
+    if (lease && attempt.unfinished) await this.repairUnfinished(sessionId, lease, attempt.unfinished);
     const mismatch =
       session.projectId !== undefined && turn.projectId !== undefined && turn.projectId !== session.projectId;
     if (mismatch) {
@@ -658,7 +673,6 @@ export class ChatService {
     if (!lease) throw sessionBusy();
     return {
       lease,
-      ...(attempt.unfinished ? { unfinished: attempt.unfinished } : {}),
       projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
       settings: session.settings,
       dataFiles: session.dataFiles,
@@ -675,8 +689,6 @@ interface TakenSession {
   dataFiles?: DataFileSummary[];
   /** the tools whose calls wait for approval in this session */
   approveTools?: string[] | "*";
-  /** the message of an earlier turn that did not let go of the lease itself (SessionLeaseAttempt) */
-  unfinished?: string;
 }
 
 /** A turn's lease holder: its Agent Server run, and the message it adds (none for a run that continues). */

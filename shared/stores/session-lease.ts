@@ -36,7 +36,13 @@ export interface Lease {
    * the lease is still held then, so the run may tidy its thread before it releases it.
    */
   readonly signal: AbortSignal;
-  release(): Promise<void>;
+  /**
+   * Lets the lease go. A lease that carries a turn's mark (HeldLeaseItem.mark) clears it by
+   * default: the turn saw its writes through or undid them. `keep` leaves it for the next holder
+   * to repair (the turn did neither); `restore` puts back the mark of an earlier turn that this
+   * holder took over but could not repair.
+   */
+  release(options?: { mark?: "clear" | "keep" | { restore: string } }): Promise<void>;
 }
 
 export class LeaseLost extends Error {
@@ -200,8 +206,8 @@ export interface HeldLeaseItem {
   renewal: (now: number) => Record<string, number>;
   /** "delete": the item is the lease; "remove": the lease is two attributes on an item that stays */
   release: "delete" | "remove";
-  /** ("remove") more attributes the holder's release removes with the lease's */
-  alsoRemove?: string[];
+  /** ("remove") the attribute naming the turn that holds the lease, which its release clears, keeps or restores */
+  mark?: string;
   /** how often to look for a cancel request between heartbeats (CANCEL_POLL_MS) */
   cancelPollMs?: number;
 }
@@ -284,16 +290,26 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
   lost.signal.addEventListener("abort", () => clearInterval(cancelPoll), { once: true });
   return {
     signal: lost.signal,
-    release: async () => {
+    release: async (options) => {
       clearInterval(heartbeat);
       clearInterval(cancelPoll);
+      const mark = item.mark === undefined ? "keep" : (options?.mark ?? "clear");
+      const restore = typeof mark === "object" ? mark.restore : undefined;
       try {
         await doc.send(
           item.release === "delete"
             ? new DeleteCommand(held)
             : new UpdateCommand({
                 ...held,
-                UpdateExpression: `REMOVE ${["#t", "lease_until", ...(item.alsoRemove ?? [])].join(", ")}`,
+                UpdateExpression: `${restore !== undefined ? "SET #m = :m " : ""}REMOVE #t, lease_until${mark === "clear" ? ", #m" : ""}`,
+                ExpressionAttributeNames: {
+                  ...held.ExpressionAttributeNames,
+                  ...(mark === "keep" ? {} : { "#m": item.mark! }),
+                },
+                ExpressionAttributeValues: {
+                  ...held.ExpressionAttributeValues,
+                  ...(restore !== undefined ? { ":m": restore } : {}),
+                },
               }),
         );
       } catch (err) {

@@ -249,8 +249,8 @@ export class SessionOwners {
       // The record's own TTL is the session's, not the lease's: a heartbeat only moves lease_until.
       renewal: (at) => ({ lease_until: at + this.leaseMs }),
       release: "remove",
-      // A turn that lets go saw its writes through (or undid them): its mark goes with the lease.
-      ...(turn ? { alsoRemove: [LEASE_MESSAGE] } : {}),
+      // A turn's lease carries its mark, which its release clears, keeps or restores.
+      ...(turn ? { mark: LEASE_MESSAGE } : {}),
     });
   }
 

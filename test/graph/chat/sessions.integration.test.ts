@@ -256,7 +256,12 @@ describe("deleting a session", () => {
 
 describe("a turn whose process died between its two writes", () => {
   /** A session with one recorded turn, then a turn that wrote the graph state and died before the transcript (or after, `recorded`). */
-  async function crashedTurn(user: string, recorded: boolean) {
+  async function crashedTurn(
+    user: string,
+    recorded: boolean,
+    /** what happens between the crash and the next turn that succeeds */
+    meanwhile: (chat: ChatService, sessionId: string, tableName: string) => Promise<void> = async () => {},
+  ) {
     const { tableName, runtime } = await productionRuntime();
     const { sessionId } = await runtime.chat.reply({ userId: user, message: "hello there" });
     // The dying turn: its lease (a long one, so no heartbeat runs), its messages in the state...
@@ -296,6 +301,7 @@ describe("a turn whose process died between its two writes", () => {
         ExpressionAttributeValues: { ":past": Date.now() - 1 },
       }),
     );
+    await meanwhile(runtime.chat, sessionId, tableName);
     await runtime.chat.reply({ userId: user, sessionId, message: "what did I tell you?" });
     const state = await runtime.graph.getState(config2);
     const ids = ((state.values as { messages: BaseMessage[] }).messages ?? []).map((m) => m.id);
@@ -315,6 +321,35 @@ describe("a turn whose process died between its two writes", () => {
     expect(ids).not.toContain("dying-ai");
     expect(transcript).not.toContain("my pin is 9999");
     expect(transcript).toContain("what did I tell you?");
+  });
+
+  it("is taken out even when the first request after it is refused (another project): the refusal repairs first", async () => {
+    const { ids } = await crashedTurn("died-then-refused", false, async (chat, sessionId) => {
+      await expect(
+        chat.reply({ userId: "died-then-refused", sessionId, projectId: "elsewhere", message: "hi" }),
+      ).rejects.toMatchObject({ status: 409, code: "project_mismatch" });
+    });
+    expect(ids).not.toContain("dying-human");
+  });
+
+  it("refuses the turn (503) and keeps the mark for the next one when the transcript cannot be read", async () => {
+    const { ids } = await crashedTurn("died-then-outage", false, async (chat, sessionId, tableName) => {
+      const get = vi.spyOn(harness.conversations, "get").mockRejectedValueOnce(new Error("PGRST002: no schema cache"));
+      try {
+        await expect(chat.reply({ userId: "died-then-outage", sessionId, message: "hi" })).rejects.toMatchObject({
+          status: 503,
+          code: "store_unavailable",
+        });
+      } finally {
+        get.mockRestore();
+      }
+      const owner = await DynamoDBDocumentClient.from(harness.dynamo.client).send(
+        new GetCommand({ TableName: tableName, Key: { pk: sessionId, sk: "session" }, ConsistentRead: true }),
+      );
+      expect(owner.Item).toMatchObject({ lease_message: "dying-human" });
+      expect(owner.Item).not.toHaveProperty("lease_until");
+    });
+    expect(ids).not.toContain("dying-human");
   });
 
   it("stays when the transcript has it (the process died after both writes)", async () => {
