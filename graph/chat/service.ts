@@ -295,9 +295,9 @@ export class ChatService {
       // next holder to repair. A recorded turn stands however its release fares: a lease left behind
       // expires, and its mark names a message the transcript has, which the next turn leaves alone.
       const release = () =>
-        ended.error
-          ? lease.release(lease.signal.reason instanceof LeaseLost ? { mark: "keep" } : {})
-          : lease.release().catch((err) => this.deps.onUndoFailure?.(err));
+        lease
+          .release(ended.error && lease.signal.reason instanceof LeaseLost ? { mark: "keep" } : {})
+          .catch((err) => this.deps.onUndoFailure?.(err));
       try {
         await turn.settle?.(ended);
       } finally {

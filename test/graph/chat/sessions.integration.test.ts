@@ -1,4 +1,4 @@
-import { ScanCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBClient, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createSessionsHandler } from "../../../functions/sessions";
@@ -357,4 +357,107 @@ describe("a turn whose process died between its two writes", () => {
     expect(ids).toEqual(expect.arrayContaining(["dying-human", "dying-ai"]));
     expect(transcript).toContain("my pin is 9999");
   });
+});
+
+describe("a turn that loses its lease mid-run", () => {
+  it("records nothing, keeps its mark, and the next holder takes it out of the state", async () => {
+    const { chat, checkpointer, tableName } = await service({ modelMs: 600, leaseMs: 300 });
+    const { sessionId } = await chat.reply({ userId: "lost", message: "start" });
+    const doc = DynamoDBDocumentClient.from(harness.dynamo.client);
+    const key = { pk: sessionId, sk: "session" };
+    // Another process takes the session over while the model answers (as after a long pause of this one).
+    const turn = chat.reply({ userId: "lost", sessionId, message: "my pin is 9999", messageId: "lost-human" });
+    await new Promise((r) => setTimeout(r, 200));
+    await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: "SET lease_token = :t, lease_until = :u",
+        ExpressionAttributeValues: { ":t": "other", ":u": Date.now() + 60_000 },
+      }),
+    );
+    await expect(turn).rejects.toMatchObject({ status: 409, code: "session_busy" });
+    const transcript = (await harness.conversations.get(sessionId))!.messages.map((m) => m.content);
+    expect(transcript).not.toContain("my pin is 9999");
+    expect(
+      (await doc.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }))).Item,
+    ).toMatchObject({
+      lease_message: "lost-human",
+    });
+    // The other holder is gone; the next turn finds the mark and takes the lost turn out.
+    await doc.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: "SET lease_until = :past",
+        ExpressionAttributeValues: { ":past": Date.now() - 1 },
+      }),
+    );
+    await chat.reply({ userId: "lost", sessionId, message: "again" });
+    const state = await checkpointer.getTuple({ configurable: { thread_id: sessionId } });
+    const ids = (state!.checkpoint.channel_values.messages as BaseMessage[]).map((m) => m.id);
+    expect(ids).not.toContain("lost-human");
+    expect(humans(state!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["start", "again"]);
+  }, 20_000);
+});
+
+describe("a turn whose lease could not be renewed (the table did not answer for a whole lease)", () => {
+  it("answers 503, keeps its mark though it lets the lease go, and the next turn takes it out of the state", async () => {
+    const { checkpointer, tableName } = await harness.stateTables();
+    // The lease's own client, whose renewals fail while `down` (its release does not); the graph state's stays healthy.
+    const client = new DynamoDBClient({
+      endpoint: harness.dynamo.endpoint,
+      region: "local",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      maxAttempts: 1,
+    });
+    let down = false;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (down && context.commandName === "UpdateItemCommand" && input.UpdateExpression?.startsWith("SET #r0"))
+          throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+        return next(args);
+      },
+      { step: "initialize" },
+    );
+    const model = slowModel();
+    const original = model._generate.bind(model);
+    model._generate = async (...args) => {
+      await new Promise((r) => setTimeout(r, 700));
+      return original(...args);
+    };
+    const chat = new ChatService({
+      graph: buildChatGraph({ model, tools: [], checkpointer }),
+      owners: new SessionOwners(client, tableName, undefined, 300),
+      conversations: harness.conversations,
+      recursionLimit: 6,
+    });
+    const fast = new ChatService({
+      graph: buildChatGraph({ model: slowModel(), tools: [], checkpointer }),
+      owners: new SessionOwners(harness.dynamo.client, tableName),
+      conversations: harness.conversations,
+      recursionLimit: 6,
+    });
+    const { sessionId } = await fast.reply({ userId: "unrenewed", message: "start" });
+    const turn = chat.reply({
+      userId: "unrenewed",
+      sessionId,
+      message: "my pin is 9999",
+      messageId: "unrenewed-human",
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    down = true;
+    await expect(turn).rejects.toMatchObject({ status: 503, code: "state_unavailable" });
+    const owner = await DynamoDBDocumentClient.from(harness.dynamo.client).send(
+      new GetCommand({ TableName: tableName, Key: { pk: sessionId, sk: "session" }, ConsistentRead: true }),
+    );
+    expect(owner.Item).toMatchObject({ lease_message: "unrenewed-human" });
+    await fast.reply({ userId: "unrenewed", sessionId, message: "again" });
+    const state = await checkpointer.getTuple({ configurable: { thread_id: sessionId } });
+    expect(humans(state!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(["start", "again"]);
+    const transcript = (await harness.conversations.get(sessionId))!.messages.map((m) => m.content);
+    expect(transcript).not.toContain("my pin is 9999");
+    client.destroy();
+  }, 20_000);
 });
