@@ -1,6 +1,7 @@
 /**
  * An error with an HTTP status and a stable code, shaped for clients as
- * `{"error":{"code","message"}}`. Anything else that escapes a handler is a 500.
+ * `{"error":{"code","message"}}`. Anything else that escapes a handler is answered as
+ * asAppError says.
  */
 export class AppError extends Error {
   constructor(
@@ -47,8 +48,20 @@ const THROTTLED = new Set([
   "TooManyRequestsException",
   "SlowDown",
 ]);
-/** Node's codes for a connection that failed or dropped, and the SDK's name for a request it timed out. */
-const NETWORK = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
+/** Node's (and its fetch's) codes for a connection that failed, dropped or timed out. */
+const NETWORK = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_SOCKET",
+]);
+/** The statuses a service answers when it is down or overloaded for now, not misconfigured (a 502 may be either). */
+const PASSING = new Set([500, 503, 504]);
 
 /**
  * What an error answers the caller with. An AppError is itself. A dependency that failed after
@@ -59,19 +72,36 @@ const NETWORK = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EN
  */
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  const e = (err ?? {}) as { name?: string; code?: string; $fault?: string; $metadata?: unknown; cause?: unknown };
-  if (e.name === "TimeoutError" && (e.cause as { package?: string } | undefined)?.package === "@middy/core")
+  type Failure = {
+    name?: string;
+    code?: string;
+    status?: unknown;
+    $fault?: string;
+    $metadata?: unknown;
+    cause?: unknown;
+  };
+  const e = (err ?? {}) as Failure;
+  // Middy's early timeout, or one of the functions' own deadlines (AbortSignal.timeout).
+  const middy = (e.cause as { package?: string } | undefined)?.package === "@middy/core";
+  if (e.name === "TimeoutError" && (middy || err instanceof DOMException))
     return new AppError(504, "request_timeout", "the request did not finish in the time it has; try again", {
       cause: err,
     });
-  const awsFault = e.$metadata !== undefined && (e.$fault === "server" || THROTTLED.has(e.name ?? ""));
-  if (awsFault || e.name === "TimeoutError" || NETWORK.has(e.code ?? ""))
+  const status = (e.$metadata as { httpStatusCode?: number } | undefined)?.httpStatusCode;
+  const awsFault =
+    e.$metadata !== undefined && ((e.$fault === "server" && PASSING.has(status ?? 0)) || THROTTLED.has(e.name ?? ""));
+  // The PostgREST transport's error keeps the status Supabase answered (shared/stores/postgrest.ts):
+  // 0 when it could not be reached at all.
+  const supabase = typeof e.status === "number" && (e.status === 0 || PASSING.has(e.status));
+  const network = NETWORK.has(e.code ?? "") || NETWORK.has((e.cause as Failure | undefined)?.code ?? "");
+  if (awsFault || supabase || network || e.name === "TimeoutError")
     return new AppError(
       503,
       "service_unavailable",
       "a service this request needs is busy or unavailable; try again shortly",
       {
         cause: err,
+        headers: { "retry-after": "1" },
       },
     );
   return new AppError(500, "internal_error", "internal error", { cause: err });

@@ -44,8 +44,9 @@ function loggingFailures(handleRecord: (record: SQSRecord) => Promise<void>, log
   };
 }
 
-const reasonOf = (err: unknown) =>
-  err instanceof Error ? `${err.name}: ${(err as { reason?: string }).reason ?? err.message}` : String(err);
+/** What went wrong, in words: a parse error's reason (zod's, shared/http.ts), else its message. */
+const detailOf = (err: unknown) => (err as { reason?: string }).reason ?? (err as Error).message;
+const reasonOf = (err: unknown) => (err instanceof Error ? `${err.name}: ${detailOf(err)}` : String(err));
 
 /**
  * How a consumer's records run within one batch. "parallel" is Powertools' default: every
@@ -116,7 +117,7 @@ export function parseRecord<T>(record: SQSRecord, parse: (body: string) => T, wh
   try {
     return parse(record.body);
   } catch (err) {
-    throw new UnusableRecord(`${what}: ${(err as { reason?: string }).reason ?? (err as Error).message}`, {
+    throw new UnusableRecord(`${what}: ${detailOf(err)}`, {
       cause: err,
     });
   }

@@ -37,9 +37,10 @@ export function supabaseRest(
 export function postgrestRpc(rest: PostgrestClient): Rpc {
   return {
     async call(fn, args) {
-      const { data, error } = await rest.rpc(fn, args);
-      // PostgREST's error is thrown with the function named, instead of read as "no rows".
-      if (error) throw new Error(`${fn} failed: ${error.message}`, { cause: error });
+      const { data, error, status } = await rest.rpc(fn, args);
+      // PostgREST's error is thrown with the function named, instead of read as "no rows", and the
+      // status it answered (a 503 is Supabase down for now: shared/errors.ts asAppError).
+      if (error) throw Object.assign(new Error(`${fn} failed: ${error.message}`, { cause: error }), { status });
       return data;
     },
   };

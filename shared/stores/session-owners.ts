@@ -432,7 +432,8 @@ export class SessionOwners {
     );
     if (!out.Item) return undefined;
     const expiresAt = out.Item[CHECKPOINT_TABLE.ttlAttribute] as number | undefined;
-    const owned = forUser !== undefined && out.Item.user_id === forUser;
+    // A session being deleted is not kept alive by its owner's reads (they answer 404).
+    const owned = forUser !== undefined && out.Item.user_id === forUser && out.Item.deleting !== true;
     if (
       owned &&
       this.ttlDays !== undefined &&

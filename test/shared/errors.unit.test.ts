@@ -40,6 +40,32 @@ describe("what an error that is not an AppError answers", () => {
     }
   });
 
+  it("also: Supabase answering 5xx, a fetch that could not connect, and a 503 says when to retry", () => {
+    const cases = [
+      // The PostgREST transport's error for a 503 (shared/stores/postgrest.ts keeps the status).
+      Object.assign(new Error("record_turn failed: Could not query the database for the schema cache"), {
+        status: 503,
+      }),
+      // postgrest-js's answer when its fetch failed: status 0.
+      Object.assign(new Error("record_turn failed: TypeError: fetch failed"), { status: 0 }),
+      // Node's fetch: the network error is the cause.
+      new TypeError("fetch failed", {
+        cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+      }),
+      new TypeError("fetch failed", { cause: { code: "UND_ERR_CONNECT_TIMEOUT" } }),
+    ];
+    for (const err of cases) {
+      const app = asAppError(err);
+      expect([app.status, app.code], (err as Error).message).toEqual([503, "service_unavailable"]);
+      expect(app.headers).toEqual({ "retry-after": "1" });
+    }
+  });
+
+  it("a server fault that is not passing (a configuration error answered 502) and a 4xx from Supabase stay 500", () => {
+    expect(asAppError(unmodeled("KMSAccessDeniedException", "server", 502)).status).toBe(500);
+    expect(asAppError(Object.assign(new Error("insert failed: violates check"), { status: 400 })).status).toBe(500);
+  });
+
   it("the function running out of time (middy's early timeout): 504 request_timeout", () => {
     const timeout = Object.assign(
       new Error("[AbortError]: The operation was aborted.", { cause: { package: "@middy/core" } }),

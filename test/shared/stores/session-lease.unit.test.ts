@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { CHECKPOINT_TABLE } from "../../../shared/stores/checkpoint-table";
 import { LeaseLost, RunCancelled, SessionLeases } from "../../../shared/stores/session-lease";
 
 let dynamo: LocalDynamo;
@@ -155,5 +157,33 @@ describe("a cancel naming its run (SessionOwners, the owner record's lease)", ()
     await new Promise<void>((resolve) => b.signal.addEventListener("abort", () => resolve()));
     expect(b.signal.reason).toBeInstanceOf(RunCancelled);
     await b.release();
+  });
+});
+
+describe("a session's owner record", () => {
+  it("is kept alive by its owner's reads, unless its deletion began (those reads answer 404)", async () => {
+    const { SessionOwners } = await import("../../../shared/stores/session-owners");
+    const owners = new SessionOwners(dynamo.client, table, 1);
+    const doc = DynamoDBDocumentClient.from(dynamo.client);
+    const expiry = async (session: string) =>
+      (await doc.send(new GetCommand({ TableName: table, Key: { pk: session, sk: "session" }, ConsistentRead: true })))
+        .Item?.[CHECKPOINT_TABLE.ttlAttribute];
+    const soon = Math.floor(Date.now() / 1000) + 60;
+    for (const deleting of [false, true]) {
+      const session = randomUUID();
+      await owners.claim(session, "u");
+      await doc.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { pk: session, sk: "session" },
+          UpdateExpression: `SET #e = :soon${deleting ? ", deleting = :t" : ""}`,
+          ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
+          ExpressionAttributeValues: { ":soon": soon, ...(deleting ? { ":t": true } : {}) },
+        }),
+      );
+      await owners.session(session, "u");
+      if (deleting) expect(await expiry(session)).toBe(soon);
+      else expect(await expiry(session)).toBeGreaterThan(soon);
+    }
   });
 });
