@@ -2,6 +2,7 @@ import pLimit from "p-limit";
 import { randomUUID } from "node:crypto";
 import * as z from "../../shared/zod";
 import type { Backends } from "../../shared/backends";
+import { repairUnfinished } from "../chat/unfinished-turn";
 import { AppError, notFound } from "../../shared/errors";
 import { AgentRuns, isWaiting, type RunRecord } from "../../shared/stores/agent-runs";
 import { threadJson } from "../../shared/stores/agent-json";
@@ -203,8 +204,17 @@ export class ThreadService {
     threadId: string,
     update: { values?: z.infer<typeof StateValues> | null; asNode?: string; checkpointId?: string },
   ) {
-    const { lease } = await this.owners.lease(threadId, userId);
+    // Taken as a turn takes it (LeaseHolder.turn): a turn that died unfinished is taken out of the
+    // state first, so it cannot later take this write out with it.
+    const { lease, unfinished } = await this.owners.lease(threadId, userId, { turn: {} });
     if (!lease) throw threadBusy();
+    if (unfinished)
+      await repairUnfinished(
+        { graph: this.chatGraph(), conversations: this.backends.conversations },
+        threadId,
+        lease,
+        unfinished,
+      );
     try {
       // A run waiting its turn (a background run not begun) holds the thread as the lease's holder does.
       if ((await this.runs.list(threadId)).some(isWaiting)) throw threadBusy();

@@ -1,6 +1,6 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { type BaseMessage, HumanMessage, isAIMessage, RemoveMessage, ToolMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage, isAIMessage, ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
 import { AppError, badRequest, notFound, sessionNotFound, storeUnavailable } from "../../shared/errors";
@@ -23,6 +23,7 @@ import type {
   SessionOwners,
 } from "../../shared/stores/session-owners";
 import type { Admission, UserUsage } from "../../shared/stores/user-usage";
+import { removeTurn, repairUnfinished } from "./unfinished-turn";
 import type { ExtractionMessage } from "../memory/message";
 import type { FileRecord } from "../../shared/files/records";
 import { attachedImages, checkInlineImages, imageRefOf, type InlineImage } from "./attachments";
@@ -498,26 +499,6 @@ export class ChatService {
   }
 
   /**
-   * An earlier turn that never let go of the lease itself (its process died, at its timeout or
-   * out of memory, or it lost the lease) may have written the graph state and not the transcript:
-   * the undo that keeps the two together runs in that turn's process. Its message not in the
-   * transcript, it is taken out of the state now, as its own undo would have. One transcript read,
-   * only after such a turn. If that fails, the turn is refused (503) and the lease let go with the
-   * earlier turn's mark put back, so the next turn tries again.
-   */
-  private async repairUnfinished(sessionId: string, lease: Lease, messageId: string) {
-    if (!this.deps.conversations) return;
-    try {
-      const recorded = await this.deps.conversations.get(sessionId);
-      if (recorded?.messages.some((m) => m.message_id === messageId)) return;
-      await this.removeTurn(sessionId, messageId);
-    } catch (err) {
-      await lease.release({ mark: { restore: messageId } });
-      throw storeUnavailable(err);
-    }
-  }
-
-  /**
    * Takes a failed turn back out of the graph state: its human message and everything after it
    * are removed (LangGraph's RemoveMessage, written as a new checkpoint by the agent node). The
    * order of writes is state first (the run), transcript second (recordTurn); this undoes the
@@ -526,18 +507,7 @@ export class ChatService {
    * the model a valid conversation, and the failure is reported.
    */
   private async undoTurn(sessionId: string, humanId: string) {
-    await this.removeTurn(sessionId, humanId).catch((err) => this.deps.onUndoFailure?.(err));
-  }
-
-  /** The turn whose human message is `humanId`, and everything after it, out of the graph state. */
-  private async removeTurn(sessionId: string, humanId: string) {
-    const config = { configurable: { thread_id: sessionId } };
-    const state = await this.deps.graph.getState(config);
-    const messages = ((state.values as { messages?: BaseMessage[] }).messages ?? []) as BaseMessage[];
-    const start = messages.findIndex((m) => m.id === humanId);
-    if (start < 0) return;
-    const removals = messages.slice(start).map((m) => new RemoveMessage({ id: m.id! }));
-    await this.deps.graph.updateState(config, { messages: removals }, "agent");
+    await removeTurn(this.deps.graph, sessionId, humanId).catch((err) => this.deps.onUndoFailure?.(err));
   }
 
   /**
@@ -663,7 +633,7 @@ export class ChatService {
       throw sessionNotFound();
     }
     // First, before anything can refuse the turn and let the lease go: the mark is this write's now.
-    if (lease && attempt.unfinished) await this.repairUnfinished(sessionId, lease, attempt.unfinished);
+    if (lease && attempt.unfinished) await repairUnfinished(this.deps, sessionId, lease, attempt.unfinished);
     const mismatch =
       session.projectId !== undefined && turn.projectId !== undefined && turn.projectId !== session.projectId;
     if (mismatch) {

@@ -10,6 +10,7 @@ import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
 import { AppError, sessionNotFound } from "../../../shared/errors";
 import { deleteSession } from "../../../graph/chat/session-deletion";
+import { ThreadService } from "../../../graph/agent-server/threads";
 import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { ownedSession } from "../../../shared/ownership";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
@@ -260,7 +261,12 @@ describe("a turn whose process died between its two writes", () => {
     user: string,
     recorded: boolean,
     /** what happens between the crash and the next turn that succeeds */
-    meanwhile: (chat: ChatService, sessionId: string, tableName: string) => Promise<void> = async () => {},
+    meanwhile: (
+      chat: ChatService,
+      sessionId: string,
+      tableName: string,
+      runtime: Awaited<ReturnType<typeof buildChatRuntime>>,
+    ) => Promise<void> = async () => {},
   ) {
     const { tableName, runtime } = await productionRuntime();
     const { sessionId } = await runtime.chat.reply({ userId: user, message: "hello there" });
@@ -301,7 +307,7 @@ describe("a turn whose process died between its two writes", () => {
         ExpressionAttributeValues: { ":past": Date.now() - 1 },
       }),
     );
-    await meanwhile(runtime.chat, sessionId, tableName);
+    await meanwhile(runtime.chat, sessionId, tableName, runtime);
     await runtime.chat.reply({ userId: user, sessionId, message: "what did I tell you?" });
     const state = await runtime.graph.getState(config2);
     const ids = ((state.values as { messages: BaseMessage[] }).messages ?? []).map((m) => m.id);
@@ -349,6 +355,23 @@ describe("a turn whose process died between its two writes", () => {
       expect(owner.Item).toMatchObject({ lease_message: "dying-human" });
       expect(owner.Item).not.toHaveProperty("lease_until");
     });
+    expect(ids).not.toContain("dying-human");
+  });
+
+  it("is taken out before a client's state write lands on it, so the write survives the repair", async () => {
+    let written: string[] = [];
+    const { ids } = await crashedTurn("died-then-state-write", false, async (_chat, sessionId, _table, runtime) => {
+      const threads = new ThreadService(runtime, runtime.graph);
+      await threads.updateState("died-then-state-write", sessionId, {
+        values: { messages: [{ type: "human", id: "client-edit", content: "a note the client wrote" }] },
+        asNode: "agent",
+      });
+      const state = await runtime.graph.getState({ configurable: { thread_id: sessionId } });
+      written = ((state.values as { messages: BaseMessage[] }).messages ?? []).map((m) => m.id!);
+    });
+    expect(written).toContain("client-edit");
+    expect(written).not.toContain("dying-human");
+    expect(ids).toContain("client-edit");
     expect(ids).not.toContain("dying-human");
   });
 
