@@ -62,6 +62,19 @@ async function productionRuntime() {
   return { tableName, config, runtime };
 }
 
+/** DELETE /api/sessions/{id} as `user`, through the sessions function's handler. */
+const deleteThroughRoute = (handler: ReturnType<typeof createSessionsHandler>, sessionId: string, user: string) =>
+  handler(
+    apiEvent({
+      method: "DELETE",
+      resource: "/api/sessions/{id}",
+      path: `/api/sessions/${sessionId}`,
+      pathParameters: { id: sessionId },
+      headers: { "x-user-id": user },
+    }),
+    context(),
+  );
+
 const humans = (messages: BaseMessage[]) => messages.filter((m) => m.getType() === "human").map((m) => m.content);
 
 describe("double-texting", () => {
@@ -196,17 +209,7 @@ describe("deleting a session", () => {
       dynamo: harness.dynamo.client,
       conversations: harness.conversations,
     }));
-    const del = (user: string) =>
-      handler(
-        apiEvent({
-          method: "DELETE",
-          resource: "/api/sessions/{id}",
-          path: `/api/sessions/${sessionId}`,
-          pathParameters: { id: sessionId },
-          headers: { "x-user-id": user },
-        }),
-        context(),
-      );
+    const del = (user: string) => deleteThroughRoute(handler, sessionId, user);
     expect((await del("someone-else"))!.statusCode).toBe(404);
     expect((await del("del"))!.statusCode).toBe(204);
     expect(await counts()).toEqual({ dynamo: 0, conversations: 0, traces: 0, sessions: 0 });
@@ -237,17 +240,7 @@ describe("deleting a session", () => {
     });
     // The user's retry, through the route, finishes the deletion; anyone else's still finds nothing.
     const handler = createSessionsHandler(() => backends);
-    const del = (user: string) =>
-      handler(
-        apiEvent({
-          method: "DELETE",
-          resource: "/api/sessions/{id}",
-          path: `/api/sessions/${sessionId}`,
-          pathParameters: { id: sessionId },
-          headers: { "x-user-id": user },
-        }),
-        context(),
-      );
+    const del = (user: string) => deleteThroughRoute(handler, sessionId, user);
     expect((await del("someone-else"))!.statusCode).toBe(404);
     expect((await del("half"))!.statusCode).toBe(204);
     expect(await checkpointer.getTuple({ configurable: { thread_id: sessionId } })).toBeUndefined();
