@@ -105,6 +105,8 @@ export async function buildChatRuntime(backends: Backends, logger?: Logger): Pro
       removeCheckpointsSince: (threadId, since) => checkpointer.deleteCheckpointsSince(threadId, since),
       onUndoFailure: (error) =>
         logger?.error("failed turn left in the graph state", { error, metric: "TurnUndoFailed" }),
+      onReleaseFailure: (error) =>
+        logger?.warn("session lease not let go: it expires on its own", { error, metric: "LeaseReleaseFailed" }),
       onExtractionPublishFailure: (error) =>
         logger?.error("extraction hand-off failed", { error, metric: "ExtractionPublishFailed" }),
       usage: new UserUsage(dynamo, config.CHECKPOINT_TABLE, config.USER_QUOTAS),

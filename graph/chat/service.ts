@@ -149,6 +149,8 @@ export interface ChatServiceDeps {
   extractionQueue?: QueuePublisher;
   /** a failed turn that could not be taken back out of the graph state is reported here */
   onUndoFailure?: (err: unknown) => void;
+  /** a lease that could not be let go is reported here (it expires on its own) and never fails the turn */
+  onReleaseFailure?: (err: unknown) => void;
   /** a failed hand-off is reported here and never fails the reply */
   onExtractionPublishFailure?: (err: unknown) => void;
   /** the settings new sessions start with, per project (config PROJECT_SETTINGS) */
@@ -298,7 +300,7 @@ export class ChatService {
       const release = () =>
         lease
           .release(ended.error && lease.signal.reason instanceof LeaseLost ? { mark: "keep" } : {})
-          .catch((err) => this.deps.onUndoFailure?.(err));
+          .catch((err) => this.deps.onReleaseFailure?.(err));
       try {
         await turn.settle?.(ended);
       } finally {
