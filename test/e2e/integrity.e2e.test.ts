@@ -1,4 +1,4 @@
-import { QueryCommand } from "@aws-sdk/client-dynamodb";
+import { partitionItems } from "../support/scan";
 import fc from "fast-check";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,14 +64,7 @@ describe("A deleted session never comes back", () => {
       expect((await send("DELETE", `/api/sessions/${sessionId}`, user)).status).toBe(404);
       const next = await send("POST", "/api/chat", user, JSON.stringify({ message: "back?", session_id: sessionId }));
       expect(next.status).toBe(404);
-      const items = await dynamo.send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: "pk = :pk",
-          ExpressionAttributeValues: { ":pk": { S: sessionId } },
-        }),
-      );
-      expect(items.Count).toBe(0);
+      expect(await partitionItems(dynamo, table, sessionId)).toEqual([]);
     }
     dynamo.destroy();
     expect(deleted).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
-import { type DynamoDBClient, QueryCommand } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { partitionItems } from "../support/scan";
 import { Client } from "@langchain/langgraph-sdk";
 import { randomUUID } from "node:crypto";
 import { readdirSync } from "node:fs";
@@ -57,16 +58,7 @@ beforeAll(() => {
 });
 afterAll(() => dynamo?.destroy());
 
-const partition = async (pk: string) =>
-  (
-    await dynamo.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: "pk = :pk",
-        ExpressionAttributeValues: { ":pk": { S: pk } },
-      }),
-    )
-  ).Items ?? [];
+const partition = (pk: string) => partitionItems(dynamo, table, pk);
 
 /** A ready CSV file in the session, uploaded through its signed URL. */
 async function uploadFile(user: string, sessionId: string) {
