@@ -176,13 +176,13 @@ export class SessionOwners {
     const message = turn?.messageId ? `, ${LEASE_MESSAGE} = :msg` : "";
     const removes = [...(runId ? [] : [LEASE_RUN_ATTRIBUTE]), ...(turn && !turn.messageId ? [LEASE_MESSAGE] : [])];
     // The run it is held for, or none (an earlier holder's name never outlives its lease).
-    const holder = `${runId ? `, ${LEASE_RUN_ATTRIBUTE} = :run` : ""}${message}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`;
+    const holderClauses = `${runId ? `, ${LEASE_RUN_ATTRIBUTE} = :run` : ""}${message}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`;
     try {
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: sessionId, sk: OWNER_SORT_KEY },
-          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${deleting ? ", deleting = :true" : ""}${holder}`,
+          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${deleting ? ", deleting = :true" : ""}${holderClauses}`,
           ConditionExpression: `user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)${deleting ? "" : " AND attribute_not_exists(deleting)"}`,
           ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute]
             ? { "#e": CHECKPOINT_TABLE.ttlAttribute }
