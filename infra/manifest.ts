@@ -221,7 +221,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "DELETE", path: "/api/me" },
       { method: "DELETE", path: "/api/admin/users/{id}" },
     ],
-    grants: ["checkpoints", "supabase", "attachments:erase"],
+    // crons: an erasure removes the user's crons' schedules, which name the user.
+    grants: ["checkpoints", "supabase", "attachments:erase", "crons"],
     defers: "the store clients, and LangGraph's checkpoint package for an erasure",
   },
   {
@@ -292,7 +293,20 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/store/items/search" },
       { method: "POST", path: "/store/namespaces" },
     ]),
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:runs", "send:webhooks", "crons"],
+    // The chat graph's runs read the session's files (data tools, images) as /api/chat's turns do,
+    // and DELETE /threads/{id} removes the thread's files with it.
+    grants: [
+      "checkpoints",
+      "supabase",
+      "bedrock-chat",
+      "send:extraction",
+      "send:runs",
+      "send:webhooks",
+      "crons",
+      "attachments:chat",
+      "attachments:delete",
+      "invoke:data",
+    ],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -307,7 +321,15 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       // Answered when the run is over: as long as this function may wait, not API Gateway's 29 s.
       { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/join", streaming: true },
     ]),
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:webhooks"],
+    grants: [
+      "checkpoints",
+      "supabase",
+      "bedrock-chat",
+      "send:extraction",
+      "send:webhooks",
+      "attachments:chat",
+      "invoke:data",
+    ],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -319,7 +341,16 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     memoryMB: 1024,
     // One run per invocation: a batch would share one 15-minute limit.
     source: { queue: "runs", batchSize: 1 },
-    grants: ["checkpoints", "supabase", "bedrock-chat", "send:extraction", "send:webhooks", "crons"],
+    grants: [
+      "checkpoints",
+      "supabase",
+      "bedrock-chat",
+      "send:extraction",
+      "send:webhooks",
+      "crons",
+      "attachments:chat",
+      "invoke:data",
+    ],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {

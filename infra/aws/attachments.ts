@@ -4,29 +4,7 @@ import type { Function as LambdaFunction } from "aws-cdk-lib/aws-lambda";
 import { BlockPublicAccess, Bucket, BucketEncryption, EventType, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { LambdaDestination } from "aws-cdk-lib/aws-s3-notifications";
 import { Construct } from "constructs";
-
-/** Every object is under users/<user>/sessions/<session>/<file> (shared/files/keys.ts). */
-export const USERS_PREFIX = "users/";
-/** A user's large exports: users/<user>/exports/<export>.json. */
-const EXPORTS_OBJECTS = `${USERS_PREFIX}*/exports/*`;
-
-/** What a function may do with attachments: each grant of the manifest names one of these. */
-export type AttachmentAccess = "files" | "chat" | "delete" | "read" | "erase";
-
-const ACTIONS: Record<AttachmentAccess, string[]> = {
-  // A presigned URL acts with its signer's permissions: PutObject for uploads, GetObject for
-  // downloads and the completion check, DeleteObject for DELETE and rejected uploads.
-  files: ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"],
-  // A chat turn reads its session's files and stores the images a message carries inline (a PUT
-  // the bucket takes only onto no object, so it cannot replace one).
-  chat: ["s3:GetObject", "s3:PutObject"],
-  delete: ["s3:DeleteObject"],
-  // The data function reads the files it is asked about; it writes and deletes nothing.
-  read: ["s3:GetObject"],
-  // A user's export signs download links (GetObject); erasure lists what is under the user's folder
-  // too, since an upload never completed has no record (ListBucket, on the bucket: grant below).
-  erase: ["s3:DeleteObject", "s3:GetObject"],
-};
+import { attachmentPermissions, EXPORTS_OBJECTS, USERS_PREFIX, type AttachmentAccess } from "../grants";
 
 /**
  * Files of chat sessions: a private, encrypted, SSL-only bucket whose objects expire, under
@@ -83,22 +61,23 @@ export class Attachments extends Construct {
 
   grant(fn: LambdaFunction, access: AttachmentAccess) {
     fn.addEnvironment("ATTACHMENTS_BUCKET", this.bucket.bucketName);
-    fn.addToRolePolicy(
-      new PolicyStatement({ actions: ACTIONS[access], resources: [this.bucket.arnForObjects(`${USERS_PREFIX}*`)] }),
-    );
-    if (access === "erase") {
-      fn.addToRolePolicy(
-        new PolicyStatement({
-          actions: ["s3:ListBucket"],
-          resources: [this.bucket.bucketArn],
-          conditions: { StringLike: { "s3:prefix": [`${USERS_PREFIX}*`] } },
-        }),
-      );
-      // An export too large to answer inline is written to the user's exports folder (shared/files/keys.ts).
-      fn.addToRolePolicy(
-        new PolicyStatement({ actions: ["s3:PutObject"], resources: [this.bucket.arnForObjects(EXPORTS_OBJECTS)] }),
-      );
+    // One statement per pattern, in the order infra/grants.ts gives them: listing is a bucket action,
+    // limited to the prefix by condition.
+    const byKeys = new Map<string, string[]>();
+    for (const { action, keys } of attachmentPermissions(access)) {
+      const key = action === "s3:ListBucket" ? `list:${keys}` : keys;
+      byKeys.set(key, [...(byKeys.get(key) ?? []), action]);
     }
+    for (const [key, actions] of byKeys)
+      fn.addToRolePolicy(
+        key.startsWith("list:")
+          ? new PolicyStatement({
+              actions,
+              resources: [this.bucket.bucketArn],
+              conditions: { StringLike: { "s3:prefix": [key.slice("list:".length)] } },
+            })
+          : new PolicyStatement({ actions, resources: [this.bucket.arnForObjects(key)] }),
+      );
   }
 
   /** The function settles each upload when its object lands (the complete route does the same). */

@@ -38,6 +38,7 @@ import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
 import { loadConfig } from "../../shared/config";
 import { Attachments } from "./attachments";
+import { ATTACHMENT_ACCESS, DOCUMENT_ADMIN_ACTIONS } from "../grants";
 import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS } from "../../shared/cors";
 import { BedrockAccess } from "./bedrock-access";
 import { Monitoring } from "./monitoring";
@@ -272,13 +273,11 @@ export class AgentStack extends Stack {
           fn.addEnvironment("RUNS_QUEUE_URL", queues.get("runs")!.queue.queueUrl);
           return queues.get("runs")!.queue.grantSendMessages(fn);
         case "attachments":
-          return this.attachments.grant(fn, "files");
         case "attachments:chat":
-          return this.attachments.grant(fn, "chat");
         case "attachments:delete":
-          return this.attachments.grant(fn, "delete");
         case "attachments:read":
-          return this.attachments.grant(fn, "read");
+        case "attachments:erase":
+          return this.attachments.grant(fn, ATTACHMENT_ACCESS[name]!);
         case "invoke:data": {
           const data = functions.get("data")!;
           fn.addEnvironment("DATA_FUNCTION_NAME", data.functionName);
@@ -287,8 +286,6 @@ export class AgentStack extends Stack {
             new PolicyStatement({ actions: ["lambda:InvokeFunction"], resources: [data.functionArn] }),
           );
         }
-        case "attachments:erase":
-          return this.attachments.grant(fn, "erase");
         case "documents":
           return this.documentsBucket.grantRead(fn, `${settings.documentsPrefix}*`);
         case "documents:admin":
@@ -298,7 +295,7 @@ export class AgentStack extends Stack {
           // grantDelete add s3:Abort* and s3:DeleteObject* wildcards).
           return fn.addToRolePolicy(
             new PolicyStatement({
-              actions: ["s3:PutObject", "s3:DeleteObject"],
+              actions: DOCUMENT_ADMIN_ACTIONS,
               resources: [this.documentsBucket.arnForObjects(`${settings.documentsPrefix}*`)],
             }),
           );

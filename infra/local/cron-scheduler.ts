@@ -55,6 +55,11 @@ export class LocalCronScheduler implements CronScheduler {
     await this.queue.publish(entry.firing);
   }
 
+  /** What each schedule sends when it fires, as EventBridge Scheduler keeps it (a scan of what the stack holds reads it). */
+  schedules(): CronFiring[] {
+    return [...this.jobs.values()].map((entry) => entry.firing);
+  }
+
   /** Stops every timer (the stack's close). */
   stop() {
     for (const { job } of this.jobs.values()) job.stop();

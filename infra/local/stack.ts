@@ -19,7 +19,8 @@ import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { RpcConversationStore } from "../../shared/stores/rpc-conversations";
 import type { Wiring } from "../../shared/wiring";
-import { deployedFunctions, queueSettings, type QueueName } from "../manifest";
+import { deployedFunctions, queueSettings, type FunctionSpec, type QueueName } from "../manifest";
+import { grantedBackends } from "./granted-backends";
 import {
   lambdaContext,
   MalformedPath,
@@ -194,13 +195,17 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     };
     // Every function of the manifest, built by its own createHandler on these stand-ins, exactly
     // as Lambda builds it on AWS's; there is no authorizer locally (shared/identity.ts).
-    const wiring: Wiring = { config: () => config, backends: async () => backends };
+    // Each function gets what its grants give it in AWS, no more (granted-backends.ts).
+    const wiringOf = (fn: FunctionSpec): Wiring => {
+      const granted = grantedBackends(fn, backends, dynamo!.endpoint);
+      return { config: () => config, backends: async () => granted };
+    };
     const routes: Route[] = [];
     for (const fn of deployedFunctions({ intercom: true })) {
       // No authorizer locally (shared/identity.ts); the data function's stand-in is the pool above.
       if (fn.kind === "authorizer" || fn.kind === "engine") continue;
       const module = (await import(`../../functions/${fn.name}.ts`)) as { createHandler(wiring: Wiring): unknown };
-      const handler = module.createHandler(wiring);
+      const handler = module.createHandler(wiringOf(fn));
       // A completed local upload tells the upload function, as the bucket's notification does in
       // AWS: asynchronously, a failed invocation retried twice.
       if (fn.kind === "upload")

@@ -32,6 +32,20 @@ export interface FileObjects {
   deleteUnder(prefix: string): Promise<void>;
 }
 
+/**
+ * The S3 actions each method needs of its caller's role (a presigned URL acts with its signer's),
+ * beside the implementation that makes the calls: the local stack holds each function to its
+ * grants with it (infra/local/granted-backends.ts). deleteUnder lists the prefix, then deletes.
+ */
+export const S3_ACTIONS: Record<keyof FileObjects, readonly string[]> = {
+  uploadUrl: ["s3:PutObject"],
+  downloadUrl: ["s3:GetObject"],
+  read: ["s3:GetObject"],
+  write: ["s3:PutObject"],
+  delete: ["s3:DeleteObject"],
+  deleteUnder: ["s3:ListBucket", "s3:DeleteObject"],
+};
+
 export interface BucketOptions {
   /**
    * Objects are written once and never replaced (the attachments bucket): every PUT, presigned or

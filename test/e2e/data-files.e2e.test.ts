@@ -1,4 +1,5 @@
 import { localStackForTests } from "../support/local-stack";
+import { Client } from "@langchain/langgraph-sdk";
 import { apiCaller } from "../support/api-call";
 
 // A data file the API accepted never breaks its session: every data file of a session is a table
@@ -55,5 +56,26 @@ describe("data files of one session", () => {
     expect(done.body).toMatchObject({ status: "rejected", reason: expect.stringMatching(/columns take \d+ KB/) });
     const listed = (await call("GET", `/api/sessions/${session}/files`, "ann")).body.files;
     expect(listed).toEqual([expect.objectContaining({ name: "wide.csv", status: "rejected" })]);
+  });
+
+  it("are queried by the Agent Server's runs as by the chat routes: waited for, streamed and in the background", async () => {
+    const session = (await call("POST", "/api/chat", "ann", { message: "hi" })).body.session_id as string;
+    expect((await upload("ann", session, "orders.csv", "item,qty\nkettle,3\n")).body).toMatchObject({
+      status: "ready",
+    });
+    const sdk = new Client({ apiUrl: local.stack.url, defaultHeaders: { "x-user-id": "ann" } });
+    const input = (sql: string) => ({ messages: [{ role: "user", content: `run \`${sql}\`` }] });
+    const lastReply = async () => {
+      const state = await sdk.threads.getState<{ messages: { content: unknown }[] }>(session);
+      return JSON.stringify(state.values.messages.at(-1)?.content);
+    };
+    // Each run asks for a value no earlier run answered, so a reply from the one before cannot pass.
+    await sdk.runs.wait(session, "chat", { input: input("SELECT qty * 10 AS q FROM orders") });
+    expect(await lastReply()).toContain("30");
+    for await (const _ of sdk.runs.stream(session, "chat", { input: input("SELECT qty * 20 AS q FROM orders") }));
+    expect(await lastReply()).toContain("60");
+    const background = await sdk.runs.create(session, "chat", { input: input("SELECT qty * 30 AS q FROM orders") });
+    await sdk.runs.join(session, background.run_id);
+    expect(await lastReply()).toContain("90");
   });
 });

@@ -93,7 +93,7 @@ async function fill(user: string) {
   return { sessions: [first, second, thread.thread_id], fileId, threadId: thread.thread_id };
 }
 
-/** Every string any DynamoDB table, bucket folder or Postgres table holds, one per item, file or row. */
+/** Every string any DynamoDB table, bucket folder, cron schedule or Postgres table holds, one per item, file, schedule or row. */
 async function everything(): Promise<string[]> {
   const found: string[] = [];
   const { client } = localStackDynamo(stack());
@@ -116,6 +116,8 @@ async function everything(): Promise<string[]> {
       else found.push(`file ${path}: ${readFileSync(path).toString("latin1")}`);
     }
   };
+  // The crons' schedules: each keeps the firing it sends (EventBridge Scheduler's target input).
+  for (const firing of stack().crons.schedules()) found.push(`schedule: ${JSON.stringify(firing)}`);
   walk(join(localStackDataDir(stack()), "attachments"));
   walk(stack().dropDir);
   const db = stack().postgres;
