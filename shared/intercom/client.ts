@@ -40,8 +40,8 @@ export interface IntercomClientOptions {
 }
 
 /**
- * A small fetch client: bearer token, a pinned Intercom-Version, and retries on 429 and
- * 5xx that honour Retry-After (seconds), else exponential backoff.
+ * A small fetch client: bearer token, a pinned Intercom-Version, and retries on 429 (and, for
+ * reads, 5xx) that honour Retry-After (seconds), else exponential backoff.
  */
 export class IntercomClient {
   private readonly baseUrl: string;
@@ -93,7 +93,9 @@ export class IntercomClient {
         body: body ? JSON.stringify(body) : undefined,
       });
       if (res.ok) return (await res.json()) as T;
-      const retriable = res.status === 429 || res.status >= 500;
+      // 429 is a refusal before Intercom acted. A 5xx is not: a write it answers so may have landed,
+      // and sent again the customer would read the reply twice, so only reads are retried on it.
+      const retriable = res.status === 429 || (res.status >= 500 && method === "GET");
       if (!retriable || attempt >= attempts) {
         throw new IntercomError(
           res.status,

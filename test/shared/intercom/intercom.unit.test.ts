@@ -81,4 +81,22 @@ describe("Intercom client requests (Intercom REST API 2.11 shapes)", () => {
     await expect(client.getConversation("x")).rejects.toBeInstanceOf(IntercomError);
     expect(server.requests).toHaveLength(1);
   });
+
+  it("sends a reply, note or snooze once on a 5xx, which may come after Intercom took it; 429 is retried", async () => {
+    // A 5xx does not say the write was not made: sent again, the customer could read the reply twice.
+    reply = () => ({ status: 502, body: { type: "error.list" } });
+    await expect(client.reply("1", "991", "comment", "Hello")).rejects.toMatchObject({ status: 502 });
+    await expect(client.reply("1", "991", "note", "Internal")).rejects.toMatchObject({ status: 502 });
+    await expect(client.snooze("1", "991", new Date())).rejects.toMatchObject({ status: 502 });
+    expect(server.requests).toHaveLength(3);
+    // 429 is Intercom refusing the request before acting on it: sent again after Retry-After.
+    let calls = 0;
+    reply = () =>
+      ++calls === 1
+        ? { status: 429, body: { type: "error.list" }, headers: { "retry-after": "0.01" } }
+        : { status: 200, body: { id: "1" } };
+    server.requests.length = 0;
+    await client.reply("1", "991", "comment", "Hello");
+    expect(server.requests).toHaveLength(2);
+  });
 });
