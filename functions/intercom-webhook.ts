@@ -12,24 +12,20 @@ import type { QueuePublisher } from "../shared/queue";
 import { secretSource } from "../shared/secrets";
 import { OnceMarkers } from "../shared/stores/once-markers";
 import type { RouteSchemas } from "../shared/request-schemas";
-import { storable } from "../shared/text";
+import { intercomField } from "../shared/intercom/support-message";
 
 const logger = createLogger("intercom-webhook");
 
-/**
- * Intercom's ids are short; every field that reaches storage or a queue is capped and must be
- * storable text (shared/text.ts). An id over the cap is a 400: a 5xx would be retried forever.
- */
-const field = (max: number) => storable(z.string().check(z.maxLength(max)));
-const Author = z.object({ type: field(64), id: z.optional(field(128)) });
-const Part = z.object({ id: field(128), author: Author });
+// An id over its cap is a 400: a 5xx would be retried forever.
+const Author = z.object({ type: intercomField(64), id: z.optional(intercomField(128)) });
+const Part = z.object({ id: intercomField(128), author: Author });
 const Notification = z.object({
   type: z.literal("notification_event"),
-  id: field(256).check(z.minLength(1)),
-  topic: field(128).check(z.minLength(1)),
+  id: intercomField(256).check(z.minLength(1)),
+  topic: intercomField(128).check(z.minLength(1)),
   data: z.object({
     item: z.looseObject({
-      id: z.optional(field(128)),
+      id: z.optional(intercomField(128)),
       source: z.optional(z.partial(Part, { id: true })),
       conversation_parts: z.optional(z.object({ conversation_parts: z.array(Part) })),
     }),

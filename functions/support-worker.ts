@@ -1,6 +1,6 @@
 import { makeIdempotent } from "@aws-lambda-powertools/idempotency";
 import type { SQSRecord } from "aws-lambda";
-import * as z from "../shared/zod";
+import { SupportMessage } from "../shared/intercom/support-message";
 import { buildSupportRuntime, type SupportRuntime } from "../graph/support/runtime";
 import { awsWiring, type Wiring } from "../shared/wiring";
 import { runDeadline } from "../shared/deadline";
@@ -11,14 +11,6 @@ import { createMetrics } from "../shared/metrics";
 
 const logger = createLogger("support-worker");
 const metrics = createMetrics("support-worker");
-
-export const SupportMessage = z.object({
-  notification_id: z.string().check(z.minLength(1)),
-  conversation_id: z.string().check(z.minLength(1)),
-  part_id: z.string().check(z.minLength(1)),
-  topic: z.string().check(z.minLength(1)),
-});
-type SupportMessage = z.infer<typeof SupportMessage>;
 
 /**
  * SQS consumer: runs the support graph for one customer part per message, on the
