@@ -110,9 +110,11 @@ export async function runQueued(
     const target = runs.find((r) => r.runId === runId);
     if (!target) return; // deleted before it ran
     if (target.status === "running" && redelivered) {
-      await deps.runs.finish(threadId, runId, "error", WORKER_LOST);
-      // It held the thread busy while it waited; nothing may be left to settle it otherwise.
-      if (target.userId) await deps.threads.settleWaiting(target.userId, threadId);
+      // A copy delivered while its first worker still runs it (the thread's lease held) is not a loss.
+      if (await deps.threads.owners.leaseHeld(threadId)) return;
+      if (await markLost(deps, target))
+        // It held the thread busy while it waited; nothing may be left to settle it otherwise.
+        if (target.userId) await deps.threads.settleWaiting(target.userId, threadId);
       return;
     }
     if (target.status !== "pending") return;
@@ -180,7 +182,7 @@ async function runClaimed(deps: BackgroundDeps, run: RunRecord, deadline?: numbe
  * failed run), so a join ends, a cancel finds nothing to stop and the thread takes runs again.
  */
 export async function runAsItStands(
-  deps: Pick<BackgroundDeps, "runs" | "threads">,
+  deps: Pick<BackgroundDeps, "runs" | "threads" | "runDeps">,
   run: RunRecord,
 ): Promise<RunRecord> {
   if (run.status !== "running" || !run.startedAt) return run;
@@ -188,10 +190,25 @@ export async function runAsItStands(
   // Read again: it may have ended, and let the lease go, between the two reads.
   const now = await deps.runs.get(run.threadId, run.runId);
   if (now?.status !== "running") return now ?? run;
-  await deps.runs.finish(run.threadId, run.runId, "error", WORKER_LOST);
+  if (!(await markLost(deps, now))) return (await deps.runs.get(run.threadId, run.runId)) ?? now;
   const owner = run.userId ?? (await deps.threads.owners.owner(run.threadId));
   if (owner) await deps.threads.records.update(owner, run.threadId, { status: "error" });
   return { ...now, status: "error", error: WORKER_LOST };
+}
+
+/**
+ * Ends a run whose worker was lost (a crash, a timeout) as failed, and posts its webhook as any
+ * ending does. Only from `running`: of the readers and redeliveries that find it lost at once, or a
+ * worker that finished it meanwhile, one ends it, and only that one posts. False when it was not this one.
+ */
+async function markLost(deps: Pick<BackgroundDeps, "runs" | "runDeps">, run: RunRecord): Promise<boolean> {
+  if (!(await deps.runs.finish(run.threadId, run.runId, "error", WORKER_LOST, { from: "running" }))) return false;
+  const ended = { ...run, status: "error" as const, error: WORKER_LOST, updatedAt: new Date().toISOString() };
+  await notifyRunEnded(deps.runDeps, run.kwargs?.webhook, ended, {
+    ...(run.startedAt ? { startedAt: run.startedAt } : {}),
+    error: WORKER_LOST.message,
+  });
+  return true;
 }
 
 /**
@@ -220,7 +237,7 @@ export async function joinRunResult(
  * run that began still holds its thread: runAsItStands) until then or the deadline (undefined).
  */
 export async function runEnded(
-  deps: Pick<BackgroundDeps, "runs" | "threads">,
+  deps: Pick<BackgroundDeps, "runs" | "threads" | "runDeps">,
   threadId: string,
   runId: string,
   { deadline, pollMs = 250 }: { deadline: number; pollMs?: number },

@@ -1,6 +1,7 @@
 import { type AgentRuns, LIVE, type RunRecord } from "../../shared/stores/agent-runs";
 import type { RunEvent, RunEventLog } from "../../shared/stores/run-events";
 import { runAsItStands } from "./background";
+import type { RunDeps } from "./runs";
 import type { ThreadService } from "./threads";
 
 /**
@@ -11,7 +12,7 @@ import type { ThreadService } from "./threads";
  * a run that waits its turn has any event.
  */
 export async function* joinRun(
-  deps: { runs: AgentRuns; events: RunEventLog; threads: ThreadService },
+  deps: { runs: AgentRuns; events: RunEventLog; threads: ThreadService; runDeps: RunDeps },
   run: RunRecord,
   afterId: number,
   signal?: AbortSignal,

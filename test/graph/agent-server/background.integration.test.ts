@@ -22,11 +22,18 @@ beforeAll(async () => {
 });
 afterAll(() => dynamo.close());
 
-/** The run store, and a thread service that records which threads it was asked to settle. */
-const deps = (settled: unknown[] = []) =>
+/**
+ * The run store, a thread service that records which threads it was asked to settle (and says
+ * whether a thread's lease is held), and a webhooks queue that records what it was sent.
+ */
+const deps = (settled: unknown[] = [], { leaseHeld = false, posted = [] as unknown[] } = {}) =>
   ({
     runs,
-    threads: { settleWaiting: async (...args: unknown[]) => void settled.push(args) },
+    threads: {
+      settleWaiting: async (...args: unknown[]) => void settled.push(args),
+      owners: { leaseHeld: async () => leaseHeld },
+    },
+    runDeps: { webhooks: { publish: async (message: unknown) => void posted.push(message) } },
   }) as unknown as BackgroundDeps;
 
 async function pending(threadId: string, n: number): Promise<RunRecord[]> {
@@ -102,6 +109,33 @@ describe("the run worker's order", () => {
     expect(started).toEqual([]);
     expect(await runs.get(thread, lost!.runId)).toMatchObject({ status: "error", error: { code: "worker_lost" } });
     expect((await runs.get(thread, cancelled!.runId))!.status).toBe("interrupted");
+  });
+
+  it("posts a lost run's webhook, once however many redeliveries find it, and leaves a run whose worker holds the lease", async () => {
+    const thread = randomUUID();
+    const [lost] = await pending(thread, 1);
+    await runs.put({ ...lost!, kwargs: { assistant_id: "chat", webhook: "https://hooks.example/done" } });
+    await runs.transition(thread, lost!.runId, "pending", "running");
+    const { started, run } = recorder();
+    const message = { thread_id: thread, run_id: lost!.runId };
+    // A copy delivered while its first worker still holds the thread: the run goes on.
+    const posted: unknown[] = [];
+    await runQueued(deps([], { leaseHeld: true, posted }), message, { redelivered: true }, run);
+    expect((await runs.get(thread, lost!.runId))!.status).toBe("running");
+    expect(posted).toEqual([]);
+    // Its worker gone: two redeliveries at once end it as lost, and one posts its webhook.
+    await Promise.all([
+      runQueued(deps([], { posted }), message, { redelivered: true }, run),
+      runQueued(deps([], { posted }), message, { redelivered: true }, run),
+    ]);
+    expect(await runs.get(thread, lost!.runId)).toMatchObject({ status: "error", error: { code: "worker_lost" } });
+    expect(posted).toEqual([
+      expect.objectContaining({
+        url: "https://hooks.example/done",
+        payload: expect.objectContaining({ run_id: lost!.runId, status: "error", error: expect.any(String) }),
+      }),
+    ]);
+    expect(started).toEqual([]);
   });
 
   it("lets one delete a run unless a worker runs it", async () => {
