@@ -6,7 +6,7 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from "@aws-sdk/client-scheduler";
-import type { CronFiring, CronScheduler } from "./cron-scheduler";
+import { type CronFiring, type CronScheduler, SCHEDULED_TIME } from "./cron-scheduler";
 import { eventBridgeExpression } from "./schedules";
 
 export interface EventBridgeCronOptions {
@@ -20,7 +20,7 @@ export interface EventBridgeCronOptions {
 
 /**
  * Crons on EventBridge Scheduler: one schedule per cron, in the stack's group, named by the cron's
- * id, sending `{cron_id, user_id}` to the run worker's queue at each firing, in UTC. A schedule
+ * id, sending `{cron_id, user_id, scheduled_time}` to the run worker's queue at each firing, in UTC. A schedule
  * that cannot be delivered is retried by the scheduler and then counted (the stack alarms on it).
  */
 export class EventBridgeCrons implements CronScheduler {
@@ -30,7 +30,7 @@ export class EventBridgeCrons implements CronScheduler {
   ) {}
 
   async put(cron: { cronId: string; userId: string; schedule: string; endTime?: string; enabled: boolean }) {
-    const firing: CronFiring = { cron_id: cron.cronId, user_id: cron.userId };
+    const firing: CronFiring = { cron_id: cron.cronId, user_id: cron.userId, scheduled_time: SCHEDULED_TIME };
     const input = {
       Name: cron.cronId,
       GroupName: this.options.group,

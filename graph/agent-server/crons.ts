@@ -48,7 +48,11 @@ export const CronCount = z.object({
 });
 
 /** The run worker's message when a cron fires (EventBridge Scheduler's input, or the local timer's). */
-export const CronFiringMessage = z.object({ cron_id: z.uuid(), user_id: storableText({ min: 1, max: 256 }) });
+export const CronFiringMessage = z.object({
+  cron_id: z.uuid(),
+  user_id: storableText({ min: 1, max: 256 }),
+  scheduled_time: z.optional(z.iso.datetime()),
+});
 
 export interface CronDeps extends BackgroundDeps {
   crons: AgentCrons;
@@ -280,8 +284,9 @@ export async function fireCron(
         multitask_strategy: body.multitask_strategy ?? "enqueue",
         metadata: { ...body.metadata, cron_id: cron.cronId },
       },
-      // One run per firing: a redelivered firing (same message id) finds its run made.
-      { publish: false, runId: uuid5(`${cron.cronId}:${deliveryId}`, FIRINGS) },
+      // One run per firing: a copy of the firing (the same scheduled time, or for a schedule made
+      // before firings carried it, the same message) finds its run made.
+      { publish: false, runId: uuid5(`${cron.cronId}:${firing.scheduled_time ?? deliveryId}`, FIRINGS) },
     );
     // A firing delivered again after its worker stopped finds its run running: lost, not run again.
     await runQueued(deps, { thread_id: cron.threadId, run_id: run.runId }, { redelivered, deadline });

@@ -41,7 +41,7 @@ export class LocalCronScheduler implements CronScheduler {
       const due = entry.job.nextRun(entry.last);
       if (entry.job.isRunning() && due && due <= at) {
         entry.last = at;
-        await this.queue.publish(entry.firing);
+        await this.queue.publish({ ...entry.firing, scheduled_time: due.toISOString() });
         fired.push(cronId);
       }
     }
@@ -52,7 +52,9 @@ export class LocalCronScheduler implements CronScheduler {
     const entry = this.jobs.get(cronId);
     if (!entry) return;
     entry.last = new Date();
-    await this.queue.publish(entry.firing);
+    // Schedules run to the minute (five fields): the firing's minute, as EventBridge Scheduler names it.
+    const scheduled = new Date(Math.floor(entry.last.getTime() / 60_000) * 60_000);
+    await this.queue.publish({ ...entry.firing, scheduled_time: scheduled.toISOString() });
   }
 
   /** What each schedule sends when it fires, as EventBridge Scheduler keeps it (a scan of what the stack holds reads it). */

@@ -47,6 +47,29 @@ describe("crons", () => {
     expect(await local.stack.crons.fireDue(new Date(Date.now() + 7 * 86_400_000))).not.toContain(cron.cron_id);
   });
 
+  it("make one run of a firing that reaches the queue twice, as two messages (a scheduler's retried send)", async () => {
+    const user = freshUser("crons");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    const cron = await client.crons.createForThread(thread.thread_id, "chat", {
+      schedule: "0 9 * * *",
+      input: human("hi"),
+    });
+    const firing = { cron_id: cron.cron_id, user_id: user, scheduled_time: cron.next_run_date };
+    await local.stack.queues.runs.publish(firing);
+    await local.stack.queues.runs.publish(firing);
+    await local.stack.queues.runs.drained();
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(1);
+    // The next firing is a run of its own.
+    await local.stack.queues.runs.publish({
+      ...firing,
+      scheduled_time: new Date(Date.parse(cron.next_run_date) + 86_400_000).toISOString(),
+    });
+    await local.stack.queues.runs.drained();
+    expect(await client.runs.list(thread.thread_id)).toHaveLength(2);
+    await client.crons.delete(cron.cron_id);
+  });
+
   it("refuses bad schedules, anyone else's thread or cron, and bad runs, before scheduling anything", async () => {
     const owner = clientFor();
     const thread = await owner.threads.create();

@@ -19,6 +19,10 @@ describe("the run worker's messages", () => {
       record("no-run", JSON.stringify({ thread_id: "6f9619ff-8b86-4011-b42d-00cf4fc964ff" })),
       record("foreign-ids", JSON.stringify({ thread_id: "../x", run_id: "6f9619ff-8b86-4011-b42d-00cf4fc964ff" })),
       record("nul", '{"thread_id":"\\u0000","run_id":"x"}'),
+      record(
+        "bad-time",
+        JSON.stringify({ cron_id: "6f9619ff-8b86-4011-b42d-00cf4fc964ff", user_id: "u", scheduled_time: "yesterday" }),
+      ),
     ];
     const response = await worker({ Records: bad } as SQSEvent, context());
     expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(bad.map((r) => r.messageId).sort());

@@ -49,7 +49,12 @@ describe("crons on EventBridge Scheduler", () => {
       Target: {
         Arn: options.queueArn,
         RoleArn: options.roleArn,
-        Input: JSON.stringify({ cron_id: cron.cronId, user_id: "ann" }),
+        // The scheduler writes each firing's scheduled time in place of its context attribute.
+        Input: JSON.stringify({
+          cron_id: cron.cronId,
+          user_id: "ann",
+          scheduled_time: "<aws.scheduler.scheduled-time>",
+        }),
         RetryPolicy: { MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 },
       },
     });
