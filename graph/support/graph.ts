@@ -38,7 +38,8 @@ const unlessFailed =
 
 /**
  * initialize -> (ignored: end) -> plan -> gather -> coverage -> (plan again | write_draft | escalate)
- * write_draft -> validate_draft -> respond -> finish; any failure -> escalate_to_team -> finish.
+ * write_draft -> validate_draft -> respond -> (finish | escalate: a reply whose delivery is unknown);
+ * any failure -> escalate_to_team -> finish.
  * The nodes are module-level factories (nodes.ts); this only wires them.
  */
 export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckpointSaver }) {
@@ -65,7 +66,7 @@ export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckp
       .addConditionalEdges(NODES.coverage, route, [NODES.plan, NODES.draft, NODES.escalate])
       .addConditionalEdges(NODES.draft, route, [NODES.validate, NODES.escalate])
       .addConditionalEdges(NODES.validate, route, [NODES.respond, NODES.escalate])
-      .addConditionalEdges(NODES.respond, unlessFailed(NODES.finalize), [NODES.finalize, NODES.escalate])
+      .addConditionalEdges(NODES.respond, route, [NODES.finalize, NODES.escalate])
       .addEdge(NODES.escalate, NODES.finalize)
       .addEdge(NODES.finalize, END)
       .compile({ checkpointer: deps.checkpointer })

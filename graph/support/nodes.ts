@@ -286,12 +286,14 @@ export const validateNode =
       TOOL_NAMES.validate,
       validatePrompt(question(state), gatheredOf(state), state.draft!.reply),
     );
-    await deps.intercom.reply(
-      state.conversation_id,
-      deps.adminId,
-      "note",
-      `Validation ${verdict.valid ? "passed" : "failed"}: ${verdict.reasoning}${verdict.issues.length ? ` Issues: ${verdict.issues.join("; ")}` : ""}`,
-    );
+    // Noted once per part: a redelivery that runs the graph again does not note it twice.
+    if (await deps.answered.claim(`${answeredKey(state)}#validation-note`))
+      await deps.intercom.reply(
+        state.conversation_id,
+        deps.adminId,
+        "note",
+        `Validation ${verdict.valid ? "passed" : "failed"}: ${verdict.reasoning}${verdict.issues.length ? ` Issues: ${verdict.issues.join("; ")}` : ""}`,
+      );
     return verdict.valid
       ? { validate: verdict, next_node: "respond" }
       : {
@@ -304,13 +306,26 @@ export const validateNode =
 export const respondNode =
   (deps: SupportDeps): Node =>
   async (state) => {
-    // Claimed before sending: a redelivered message finds the part answered and sends nothing.
-    if (!(await deps.answered.claim(`intercom-answered#${state.conversation_id}#${state.part_id}`))) {
-      return { response_delivery: "duplicate", next_node: "finalize" };
+    // Claimed before sending, and marked sent once Intercom took it: a redelivered message finds
+    // the part answered and sends nothing. One claimed by a delivery that stopped before Intercom
+    // answered (its process died mid-request) may or may not have reached the customer: it is not
+    // sent again, and the team is told instead of the part being dropped.
+    const key = answeredKey(state);
+    if (!(await deps.answered.claim(key))) {
+      if (await deps.answered.claimed(`${key}#sent`)) return { response_delivery: "duplicate", next_node: "finalize" };
+      return {
+        next_node: "escalate",
+        escalation_reason:
+          "an earlier attempt to answer stopped before Intercom confirmed its reply, which may not have reached the customer",
+      };
     }
     await deps.intercom.reply(state.conversation_id, deps.adminId, "comment", state.draft!.reply);
+    await deps.answered.claim(`${key}#sent`);
     return { response: state.draft!.reply, response_delivery: "sent", next_node: "finalize" };
   };
+
+/** The once-marker of a customer part: claimed before it is answered (SupportDeps.answered). */
+const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conversation_id}#${state.part_id}`;
 
 /** Notes the reason for a person; never throws, so the conversation is always snoozed after. */
 export const escalateNode =

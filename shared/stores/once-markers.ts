@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
-import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { IDEMPOTENCY_TABLE } from "../idempotency";
 
 /**
@@ -38,6 +38,18 @@ export class OnceMarkers {
       if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
+  }
+
+  /** Whether `key` was claimed (and has not expired), without claiming it: one consistent read. */
+  async claimed(key: string): Promise<boolean> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { [IDEMPOTENCY_TABLE.partitionKey]: key },
+        ConsistentRead: true,
+      }),
+    );
+    return Item !== undefined;
   }
 
   /** Gives a claim back, when what it guarded did not happen after all. */

@@ -63,6 +63,8 @@ async function run(
   mcp?: ExternalTools,
   /** the part the first notification names; the customer's own part unless given */
   notified?: (ids: { conversation_id: string; part_id: string }) => string,
+  /** what happened before this delivery (an earlier one that died part-way) */
+  before?: (ids: { conversation_id: string; part_id: string }) => Promise<void>,
 ) {
   const model = new ScriptedDecisions(decisions);
   const graph = buildSupportGraph({
@@ -83,6 +85,7 @@ async function run(
       { configurable: { thread_id: supportThreadId(conversation_id) } },
     );
   const invoke = () => invokePart(part_id);
+  await before?.({ conversation_id, part_id });
   const state = await invokePart(notified ? notified({ conversation_id, part_id }) : part_id);
   const actions = () => intercom.actions.filter((a) => a.conversation_id === conversation_id).map((a) => a.kind);
   return { state, model, actions, invoke, invokePart, conversation_id, part_id };
@@ -171,7 +174,27 @@ describe("support graph routing", () => {
     const again = await invoke();
     expect(again.response_delivery).toBe("duplicate");
     expect(actions().filter((k) => k === "reply")).toHaveLength(1);
+    // Nor notes its validation twice: the team reads one note per answered part.
+    expect(actions().filter((k) => k === "note")).toHaveLength(1);
     expect(again.hops).toHaveLength(2); // both runs' hops are kept, never rewritten
+  });
+
+  it("hands a part to the team when an earlier delivery claimed it and stopped before Intercom confirmed the reply", async () => {
+    // The earlier delivery's process died between claiming the part and hearing back from Intercom:
+    // the reply may or may not have reached the customer, so it is neither sent again nor dropped.
+    const { state, actions } = await run(
+      { support_plan: plan, support_coverage: covered(true), support_draft: draft, support_validate: valid(true) },
+      undefined,
+      undefined,
+      undefined,
+      async ({ conversation_id, part_id }) =>
+        void (await new OnceMarkers(harness.dynamo.client, "support-markers").claim(
+          `intercom-answered#${conversation_id}#${part_id}`,
+        )),
+    );
+    expect(state.response_delivery).toBe("escalated");
+    expect(actions()).toEqual(["note", "note", "snooze"]);
+    expect(intercom.actions.filter((a) => a.kind === "note").at(-1)!.body).toMatch(/may not have reached the customer/);
   });
 
   it("answers nothing for a notified part that is not a customer's part of the conversation, then the real one once", async () => {
