@@ -83,6 +83,27 @@ describe("reconciliation", () => {
     ]);
   });
 
+  it("keeps the later turn's fact current whichever turn's extraction lands first (a late or redelivered message)", async () => {
+    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
+    const current = async (user: string) => (await store.listMemories(user, { limit: 10 })).map((m) => m.content);
+    // In order: the later statement replaces the earlier.
+    await extractor.process({ ...turn("gil", "my favourite colour is blue"), turn_at: at(0) });
+    await extractor.process({ ...turn("gil", "my favourite colour is red"), turn_at: at(30) });
+    expect(await current("gil")).toEqual(["My favourite colour is red"]);
+    // Out of order: the earlier statement arrives after the later one, and is kept as replaced.
+    await extractor.process({ ...turn("hal", "my favourite colour is red"), turn_at: at(30) });
+    const late = await extractor.process({ ...turn("hal", "my favourite colour is blue"), turn_at: at(0) });
+    expect(late).toMatchObject({ superseded: 0 });
+    expect(await current("hal")).toEqual(["My favourite colour is red"]);
+    expect((await rows("hal")).map((r) => [r.content, r.superseded_by === null])).toEqual([
+      ["My favourite colour is red", true],
+      ["My favourite colour is blue", false],
+    ]);
+    // Redelivered again, the earlier statement does not come back either.
+    await extractor.process({ ...turn("hal", "my favourite colour is blue"), turn_at: at(0) });
+    expect(await current("hal")).toEqual(["My favourite colour is red"]);
+  });
+
   it("changes nothing when the same turn is processed twice", async () => {
     const t = turn("cy", "I work at Acme Corp. I live in Porto.");
     expect(await extractor.process(t)).toMatchObject({ added: 2 });
