@@ -74,13 +74,14 @@ export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: Extrac
     });
     if (created) result.added++;
     else result.duplicates++;
-    if (changed.length > 0) {
+    // Settled by subject even when no neighbour had it: another turn's memory of the subject may be
+    // landing at the same moment (supersede_memories sees both, whichever settles second).
+    if (changed.length > 0 || fact.subject)
       result.superseded += await deps.store.supersedeMemories(
         scope.userId,
         changed.map((m) => m.id),
         id,
       );
-    }
   }
   return result;
 }

@@ -1,8 +1,8 @@
 -- A memory remembers when it was said (stated_at: when its turn began, which the extraction message
 -- carries as turn_at), so reconciliation keeps the later statement current whichever turn's
--- extraction lands first: a message can arrive late, or be redelivered after a later turn's. A
--- memory stored before this, or without a turn time (the store_memory tool's), has none, and counts
--- as said before any that has one; a new one without a time supersedes as before.
+-- extraction lands first: a message can arrive late, be redelivered after a later turn's, or be
+-- reconciled at the same moment as another turn's. A memory with no turn time (stored through a
+-- tool or the store API, or before this) was said when it was stored (created_at).
 -- Idempotent: the local stack applies every migration at each boot. create or replace keeps each
 -- function's grants (014 and 007 set them).
 
@@ -43,9 +43,12 @@ begin
 end;
 $$;
 
--- As 007's (same user, same project), and by statement time: of the old memories, one said after
--- the new one (an earlier turn's extraction that arrived late) stays current and the new one is kept
--- as replaced by it; the others are replaced by whichever is current. Counts the old ones replaced.
+-- As 007's (same user, same project), and by when each was said: of the new memory, the old ones
+-- named and (when the new one has a subject) every current memory of its subject, the one said last
+-- stays current and replaces the others, so a late extraction of an earlier turn is kept as replaced.
+-- Under a lock per user, project and subject: two turns reconciled at the same moment, each before
+-- the other's memory was stored, meet here, and the second to settle sees both. Counts the memories
+-- other than the new one that it replaced.
 create or replace function supersede_memories(
   p_user_id text,
   p_old_ids uuid[],
@@ -56,37 +59,34 @@ set search_path = public
 as $$
 declare
   v_project text;
-  v_stated  timestamptz;
-  v_newer   uuid;
+  v_subject text;
+  v_contenders uuid[];
   v_count   int;
 begin
-  select n.project_id, n.stated_at into v_project, v_stated
+  select n.project_id, n.metadata->>'subject' into v_project, v_subject
     from agent_memories n where n.id = p_new_id and n.user_id = p_user_id;
   if not found then
     return 0;
   end if;
-  if v_stated is not null then
-    select m.id into v_newer from agent_memories m
-     where m.id = any(p_old_ids) and m.id <> p_new_id
-       and m.user_id = p_user_id and m.project_id is not distinct from v_project
-       and m.superseded_by is null and m.stated_at > v_stated
-     order by m.stated_at desc
-     limit 1;
-  end if;
-  if v_newer is not null then
-    update agent_memories set superseded_by = v_newer, updated_at = now()
-     where id = p_new_id and superseded_by is null;
+  perform pg_advisory_xact_lock(
+    hashtextextended(p_user_id || chr(31) || coalesce(v_project, '') || chr(31) || coalesce(v_subject, ''), 16)
+  );
+  select array_agg(m.id order by coalesce(m.stated_at, m.created_at) desc, m.created_at desc, m.id desc)
+    into v_contenders
+    from agent_memories m
+   where m.user_id = p_user_id and m.project_id is not distinct from v_project
+     and m.superseded_by is null
+     and (m.id = p_new_id or m.id = any(p_old_ids) or (v_subject is not null and m.metadata->>'subject' = v_subject));
+  if v_contenders is null then
+    return 0;
   end if;
   with changed as (
     update agent_memories m
-       set superseded_by = coalesce(v_newer, p_new_id), updated_at = now()
-     where m.id = any(p_old_ids) and m.id <> p_new_id and m.id is distinct from v_newer
-       and m.user_id = p_user_id and m.project_id is not distinct from v_project
-       and m.superseded_by is null
-       and (v_stated is null or m.stated_at is null or m.stated_at <= v_stated)
-    returning 1
+       set superseded_by = v_contenders[1], updated_at = now()
+     where m.id = any(v_contenders) and m.id <> v_contenders[1]
+    returning m.id
   )
-  select count(*)::int into v_count from changed;
+  select count(*)::int into v_count from changed where changed.id <> p_new_id;
   return v_count;
 end;
 $$;

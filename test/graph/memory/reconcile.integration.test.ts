@@ -104,6 +104,26 @@ describe("reconciliation", () => {
     expect(await current("hal")).toEqual(["My favourite colour is red"]);
   });
 
+  it("keeps the later turn's fact current when both turns are reconciled at the same moment", async () => {
+    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
+    for (let trial = 0; trial < 6; trial++) {
+      const user = `ivy-${trial}`;
+      // Each reads its neighbours before the other's memory is stored: neither sees the other.
+      const [early, late] = [
+        { ...turn(user, "my favourite colour is blue"), turn_at: at(0) },
+        { ...turn(user, "my favourite colour is red"), turn_at: at(30) },
+      ];
+      await Promise.all(
+        trial % 2
+          ? [extractor.process(late), extractor.process(early)]
+          : [extractor.process(early), extractor.process(late)],
+      );
+      expect((await store.listMemories(user, { limit: 10 })).map((m) => m.content)).toEqual([
+        "My favourite colour is red",
+      ]);
+    }
+  });
+
   it("changes nothing when the same turn is processed twice", async () => {
     const t = turn("cy", "I work at Acme Corp. I live in Porto.");
     expect(await extractor.process(t)).toMatchObject({ added: 2 });
