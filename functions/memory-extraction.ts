@@ -23,24 +23,24 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
     metrics,
     logger,
     // Parallel: each record is one model call waiting on the network, and a batch of 10 in turn
-    // would not fit the timeout; reconciliation converges whatever order two turns land in.
+    // would not fit the timeout; reconciliation converges whatever order two turns land in (supersede_memories, 016).
     processing: "parallel",
     runtime,
     forBatch: ({ extractor, idempotency }, context) => {
       idempotency.config.registerLambdaContext(context);
-      processTurn ??= makeIdempotent((turn: ExtractionMessage) => extractor.process(turn), idempotency);
-      return async (record: SQSRecord) => {
-        const turn = parseRecord(record, parseExtractionMessage, "invalid message");
-        const result = (await processTurn!(turn)) as {
-          facts: number;
-          added: number;
-          duplicates: number;
-          superseded: number;
-        };
+      // Counted where the turn is processed, not where its result is answered: a redelivered turn
+      // is answered from its idempotency record, and counting it again would inflate the metrics.
+      processTurn ??= makeIdempotent(async (turn: ExtractionMessage) => {
+        const result = await extractor.process(turn);
         metrics.addMetric("FactsExtracted", MetricUnit.Count, result.facts);
         metrics.addMetric("MemoriesAdded", MetricUnit.Count, result.added);
         metrics.addMetric("MemoryDuplicates", MetricUnit.Count, result.duplicates);
         metrics.addMetric("MemoriesSuperseded", MetricUnit.Count, result.superseded);
+        return result;
+      }, idempotency);
+      return async (record: SQSRecord) => {
+        const turn = parseRecord(record, parseExtractionMessage, "invalid message");
+        const result = await processTurn!(turn);
         logger.info("turn processed", {
           messageId: record.messageId,
           sessionId: turn.session_id,

@@ -1,3 +1,4 @@
+import { Metrics } from "@aws-lambda-powertools/metrics";
 import { randomUUID } from "node:crypto";
 import { createExtractionHandler } from "../../functions/memory-extraction";
 import { buildExtractionRuntime } from "../../graph/memory/runtime";
@@ -48,6 +49,25 @@ describe("memory extraction consumer", () => {
     await queue.stop();
     expect((await memoriesOf("u-twice")).map((m) => m.content)).toEqual(["I prefer window seats on long flights"]);
     expect(dlq.depth).toBe(0);
+  });
+
+  it("counts a turn's memories once, however often it is delivered", async () => {
+    const added = vi.spyOn(Metrics.prototype, "addMetric");
+    try {
+      const { queue } = await consumer();
+      const body = message("u-metrics", "I prefer aisle seats on short flights");
+      queue.send(body);
+      await queue.drained();
+      queue.send(body);
+      await queue.drained();
+      await queue.stop();
+      const count = (name: string) =>
+        added.mock.calls.filter(([metric]) => metric === name).reduce((n, [, , value]) => n + Number(value), 0);
+      expect(count("MemoriesAdded")).toBe(1);
+      expect(count("FactsExtracted")).toBe(1);
+    } finally {
+      added.mockRestore();
+    }
   });
 
   it("dead-letters a poison message after 3 receives while the rest of its batch succeeds", async () => {
