@@ -35,12 +35,14 @@ const subjectOfMemory = (m: MemoryMatch) => (typeof m.metadata.subject === "stri
  * Folds new facts into the user's memories, with rules and similarity rather than a second
  * model call (cheaper, deterministic, and the same offline):
  *
- * - the same subject with other content: the new fact supersedes the old memory, which is kept;
- * - the same words (content hash), or similarity at or above the threshold: a duplicate, skipped;
+ * - the same subject with other content: of the two, the one said last stays current and the
+ *   other is kept as replaced (supersede_memories, by when each was said);
+ * - the same words: a duplicate, stored again only to count from its latest saying;
+ * - similarity at or above the threshold: a duplicate, skipped;
  * - anything else: a new memory.
  *
- * Re-running it on the same facts changes nothing: inserts dedup on the content hash, and a
- * supersession already made is not made again.
+ * Re-running it on the same facts changes nothing but that time: inserts dedup on the content
+ * hash, and a supersession already made is not made again.
  */
 export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: ExtractedFact[]): Promise<ReconcileResult> {
   const result: ReconcileResult = { added: 0, duplicates: 0, superseded: 0 };
@@ -58,7 +60,10 @@ export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: Extrac
     const changed = neighbours.filter(
       (m) => m !== same && subjectOfMemory(m) === fact.subject && normalise(m.content) !== normalise(fact.content),
     );
-    if (changed.length === 0 && (same || neighbours.some((m) => m.similarity >= deps.duplicateThreshold))) {
+    // A fact said again word for word, with a subject, is stored again all the same: its memory then
+    // counts from this saying, against a later fact of its subject that lands after it.
+    const again = same !== undefined && fact.subject !== undefined;
+    if (!again && changed.length === 0 && (same || neighbours.some((m) => m.similarity >= deps.duplicateThreshold))) {
       result.duplicates++;
       continue;
     }

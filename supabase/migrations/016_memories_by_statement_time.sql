@@ -7,8 +7,13 @@
 -- function's grants (014 and 007 set them).
 
 alter table agent_memories add column if not exists stated_at timestamptz;
+-- supersede_memories reads a subject's current memories.
+create index if not exists agent_memories_current_subject
+  on agent_memories (user_id, project_id, (metadata->>'subject')) where superseded_by is null;
 
--- As 014's, and the memory keeps its statement time: a fact said again keeps the later of the two.
+-- As 014's, and the memory keeps when it was last said: a fact said again (current or replaced) is
+-- brought back, its time the later of the two sayings, one without a time (a tool's, the store
+-- API's) said now. Every call answers the memory's row, so the not-found branch of 014 is gone.
 create or replace function insert_memory(
   p_user_id           text,
   p_project_id        text,
@@ -30,16 +35,10 @@ begin
     insert into agent_memories as m (user_id, project_id, content, embedding, category, tags, metadata, source_session_id, stated_at)
     values (p_user_id, p_project_id, btrim(p_content), p_embedding, p_category, coalesce(p_tags, '{}'), coalesce(p_metadata, '{}'::jsonb), p_source_session_id, p_turn_at)
     on conflict (user_id, project_id, content_hash) do update
-      set superseded_by = null, updated_at = now(), stated_at = greatest(m.stated_at, excluded.stated_at)
-      where m.superseded_by is not null
+      set superseded_by = null,
+          updated_at = now(),
+          stated_at = greatest(coalesce(m.stated_at, m.created_at), coalesce(excluded.stated_at, now()))
     returning m.id, (m.xmax = 0);
-  if not found then
-    return query
-      select m.id, false from agent_memories m
-       where m.user_id is not distinct from p_user_id
-         and m.project_id is not distinct from p_project_id
-         and m.content_hash = md5(lower(regexp_replace(btrim(p_content), '\s+', ' ', 'g')));
-  end if;
 end;
 $$;
 

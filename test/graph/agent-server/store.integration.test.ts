@@ -27,6 +27,15 @@ async function bury(userId: string, n: number) {
     await store.insertMemory({ userId, projectId: null, content: `filler fact number ${i}`, embedding: embedding! });
 }
 
+describe("an item put again", () => {
+  it("reads the value put last: A, then B, then A again is A", async () => {
+    const ns = ["memories", "zed"];
+    for (const content of ["My dog is called Rex", "My dog is called Bolt", "My dog is called Rex"])
+      await items.put("zed", { namespace: ns, key: "pet", value: { content } });
+    expect((await items.get("zed", ns, "pet"))!.value.content).toBe("My dog is called Rex");
+  });
+});
+
 describe("the store past 200 items", () => {
   it("gets, replaces and deletes an item however many newer memories the user has", async () => {
     const ns = ["memories", "dana"];

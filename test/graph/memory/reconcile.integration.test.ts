@@ -104,6 +104,16 @@ describe("reconciliation", () => {
     expect(await current("hal")).toEqual(["My favourite colour is red"]);
   });
 
+  it("counts a fact said again from its latest saying: blue, blue again, then red said between them arriving late", async () => {
+    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
+    await extractor.process({ ...turn("jo", "my favourite colour is blue"), turn_at: at(0) });
+    await extractor.process({ ...turn("jo", "my favourite colour is blue"), turn_at: at(60) });
+    await extractor.process({ ...turn("jo", "my favourite colour is red"), turn_at: at(30) });
+    expect((await store.listMemories("jo", { limit: 10 })).map((m) => m.content)).toEqual([
+      "My favourite colour is blue",
+    ]);
+  });
+
   it("keeps the later turn's fact current when both turns are reconciled at the same moment", async () => {
     const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
     for (let trial = 0; trial < 6; trial++) {
