@@ -43,6 +43,10 @@ export async function createBackgroundRun(
   if (!deps.runsQueue && publish)
     throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
   const { assistant } = await checkRun(deps.runDeps, userId, body);
+  // Made already (a firing delivered twice): the run as it is, before its strategy stops anything,
+  // which under interrupt or rollback would be that very run.
+  const made = runId === undefined ? undefined : await deps.runs.get(threadId, runId);
+  if (made) return made;
   const strategy = body.multitask_strategy ?? "reject";
   // interrupt and rollback stop what is live now; the new run then waits its turn like enqueue.
   if (strategy === "interrupt" || strategy === "rollback") await stopLiveRuns(deps.runDeps, threadId, userId, strategy);
@@ -110,8 +114,9 @@ export async function runQueued(
     const target = runs.find((r) => r.runId === runId);
     if (!target) return; // deleted before it ran
     if (target.status === "running" && redelivered) {
-      // A copy delivered while its first worker still runs it (the thread's lease held) is not a loss.
-      if (await deps.threads.owners.leaseHeld(threadId)) return;
+      // A copy delivered while its first worker still runs it (holding the thread's lease) is not a
+      // loss; a lease another run or turn holds says nothing of this one.
+      if (await deps.threads.owners.leaseHeld(threadId, runId)) return;
       if (await markLost(deps, target))
         // It held the thread busy while it waited; nothing may be left to settle it otherwise.
         if (target.userId) await deps.threads.settleWaiting(target.userId, threadId);
@@ -186,7 +191,8 @@ export async function runAsItStands(
   run: RunRecord,
 ): Promise<RunRecord> {
   if (run.status !== "running" || !run.startedAt) return run;
-  if (await deps.threads.owners.leaseHeld(run.threadId)) return run;
+  // Begun, it holds the lease until its record says how it ended: held by anyone else, it is lost.
+  if (await deps.threads.owners.leaseHeld(run.threadId, run.runId)) return run;
   // Read again: it may have ended, and let the lease go, between the two reads.
   const now = await deps.runs.get(run.threadId, run.runId);
   if (now?.status !== "running") return now ?? run;

@@ -403,17 +403,22 @@ export class SessionOwners {
     return ids;
   }
 
-  /** Whether a run holds the session's lease now (a strongly consistent read of its owner record). */
-  async leaseHeld(sessionId: string): Promise<boolean> {
+  /**
+   * Whether a run holds the session's lease now, or (naming `runId`) that Agent Server run does
+   * (LEASE_RUN_ATTRIBUTE): a strongly consistent read of its owner record.
+   */
+  async leaseHeld(sessionId: string, runId?: string): Promise<boolean> {
     const out = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
         Key: { pk: sessionId, sk: OWNER_SORT_KEY },
         ConsistentRead: true,
-        ProjectionExpression: "lease_until",
+        ProjectionExpression: "lease_until, #run",
+        ExpressionAttributeNames: { "#run": LEASE_RUN_ATTRIBUTE },
       }),
     );
-    return typeof out.Item?.lease_until === "number" && out.Item.lease_until > Date.now();
+    const held = typeof out.Item?.lease_until === "number" && out.Item.lease_until > Date.now();
+    return held && (runId === undefined || out.Item?.[LEASE_RUN_ATTRIBUTE] === runId);
   }
 
   /** The owner, or undefined for a session that does not exist. */

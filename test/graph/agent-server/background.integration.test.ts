@@ -26,12 +26,19 @@ afterAll(() => dynamo.close());
  * The run store, a thread service that records which threads it was asked to settle (and says
  * whether a thread's lease is held), and a webhooks queue that records what it was sent.
  */
-const deps = (settled: unknown[] = [], { leaseHeld = false, posted = [] as unknown[] } = {}) =>
+const deps = (
+  settled: unknown[] = [],
+  { leaseHolder = undefined as string | undefined, posted = [] as unknown[] } = {},
+) =>
   ({
     runs,
     threads: {
       settleWaiting: async (...args: unknown[]) => void settled.push(args),
-      owners: { leaseHeld: async () => leaseHeld },
+      // As SessionOwners.leaseHeld: held at all, or (naming a run) by that run.
+      owners: {
+        leaseHeld: async (_thread: string, runId?: string) =>
+          leaseHolder !== undefined && (runId === undefined || runId === leaseHolder),
+      },
     },
     runDeps: { webhooks: { publish: async (message: unknown) => void posted.push(message) } },
   }) as unknown as BackgroundDeps;
@@ -120,10 +127,13 @@ describe("the run worker's order", () => {
     const message = { thread_id: thread, run_id: lost!.runId };
     // A copy delivered while its first worker still holds the thread: the run goes on.
     const posted: unknown[] = [];
-    await runQueued(deps([], { leaseHeld: true, posted }), message, { redelivered: true }, run);
+    await runQueued(deps([], { leaseHolder: lost!.runId, posted }), message, { redelivered: true }, run);
     expect((await runs.get(thread, lost!.runId))!.status).toBe("running");
     expect(posted).toEqual([]);
-    // Its worker gone: two redeliveries at once end it as lost, and one posts its webhook.
+    // Its worker gone, while another run holds the thread: lost all the same.
+    await runQueued(deps([], { leaseHolder: randomUUID(), posted }), message, { redelivered: true }, run);
+    expect((await runs.get(thread, lost!.runId))!.status).toBe("error");
+    // Two more redeliveries at once: it was ended once, and its webhook posted once.
     await Promise.all([
       runQueued(deps([], { posted }), message, { redelivered: true }, run),
       runQueued(deps([], { posted }), message, { redelivered: true }, run),
@@ -272,6 +282,39 @@ describe("a background run its queue does not take", () => {
     expect(await runs.list(thread)).toEqual([]);
     expect(settled).toEqual([["ann", thread]]);
   });
+});
+
+describe("a background run made under a chosen id (a cron's firing)", () => {
+  it.each(["interrupt", "rollback"] as const)(
+    "is made once, and a second copy of its firing under %s stops nothing, not even its own run",
+    async (strategy) => {
+      const thread = randomUUID();
+      const runId = randomUUID();
+      const runDeps = {
+        runs,
+        assistant: async () => ({ assistant_id: "chat", graph_id: "chat", configurable: {} }),
+        maxMessageBytes: 10_000,
+        webhookHosts: [],
+        threads: { busy: async () => true },
+        requestCancel: async () => false,
+      };
+      const background = {
+        runs,
+        events: new RunEventLog(dynamo.client, table),
+        runDeps,
+        threads: { owners: { leaseHeld: async () => false }, settleWaiting: async () => {} },
+      } as unknown as BackgroundDeps;
+      const body = {
+        assistant_id: "chat",
+        input: { messages: [{ role: "user", content: "hi" }] },
+        multitask_strategy: strategy,
+      } as RunCreateBody;
+      const first = await createBackgroundRun(background, "ann", thread, body, { publish: false, runId });
+      const again = await createBackgroundRun(background, "ann", thread, body, { publish: false, runId });
+      expect(again).toMatchObject({ runId, status: "pending", createdAt: first.createdAt });
+      expect((await runs.list(thread)).map((r) => [r.runId, r.status])).toEqual([[runId, "pending"]]);
+    },
+  );
 });
 
 describe("a run's outcome", () => {
