@@ -286,14 +286,18 @@ export const validateNode =
       TOOL_NAMES.validate,
       validatePrompt(question(state), gatheredOf(state), state.draft!.reply),
     );
-    // Noted once per part: a redelivery that runs the graph again does not note it twice.
-    if (await deps.answered.claim(`${answeredKey(state)}#validation-note`))
+    // Marked once posted: a redelivery that runs the graph again does not note it twice (one that
+    // died between the two notes it again, which the team can bear better than no note).
+    const noted = `${answeredKey(state)}#validation-note`;
+    if (!(await deps.answered.claimed(noted))) {
       await deps.intercom.reply(
         state.conversation_id,
         deps.adminId,
         "note",
         `Validation ${verdict.valid ? "passed" : "failed"}: ${verdict.reasoning}${verdict.issues.length ? ` Issues: ${verdict.issues.join("; ")}` : ""}`,
       );
+      await deps.answered.claim(noted);
+    }
     return verdict.valid
       ? { validate: verdict, next_node: "respond" }
       : {

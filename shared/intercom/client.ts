@@ -40,8 +40,8 @@ export interface IntercomClientOptions {
 }
 
 /**
- * A small fetch client: bearer token, a pinned Intercom-Version, and retries on 429 (and, for
- * reads, 5xx) that honour Retry-After (seconds), else exponential backoff.
+ * A small fetch client: bearer token, a pinned Intercom-Version, and retries on 429 (and 5xx,
+ * except for a reply the customer reads) that honour Retry-After (seconds), else exponential backoff.
  */
 export class IntercomClient {
   private readonly baseUrl: string;
@@ -62,23 +62,31 @@ export class IntercomClient {
 
   /** A reply the customer sees (`comment`) or an internal note (`note`), as the bot admin. */
   reply(conversationId: string, adminId: string, messageType: "comment" | "note", body: string): Promise<unknown> {
-    return this.request("POST", `/conversations/${encodeURIComponent(conversationId)}/reply`, {
-      message_type: messageType,
-      type: "admin",
-      admin_id: adminId,
-      body,
-    });
+    return this.request(
+      "POST",
+      `/conversations/${encodeURIComponent(conversationId)}/reply`,
+      { message_type: messageType, type: "admin", admin_id: adminId, body },
+      // Only what the customer reads is never sent twice: a note the team reads twice, or a second
+      // snooze, does no harm, and a note lost to one 5xx would leave the part with nobody.
+      { retryServerErrors: messageType === "note" },
+    );
   }
 
   snooze(conversationId: string, adminId: string, until: Date): Promise<unknown> {
-    return this.request("POST", `/conversations/${encodeURIComponent(conversationId)}/parts`, {
-      message_type: "snoozed",
-      admin_id: adminId,
-      snoozed_until: Math.floor(until.getTime() / 1000),
-    });
+    return this.request(
+      "POST",
+      `/conversations/${encodeURIComponent(conversationId)}/parts`,
+      { message_type: "snoozed", admin_id: adminId, snoozed_until: Math.floor(until.getTime() / 1000) },
+      { retryServerErrors: true },
+    );
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    { retryServerErrors = method === "GET" }: { retryServerErrors?: boolean } = {},
+  ): Promise<T> {
     const attempts = this.options.maxAttempts ?? 4;
     const token = typeof this.options.token === "string" ? this.options.token : await this.options.token();
     for (let attempt = 1; ; attempt++) {
@@ -94,8 +102,8 @@ export class IntercomClient {
       });
       if (res.ok) return (await res.json()) as T;
       // 429 is a refusal before Intercom acted. A 5xx is not: a write it answers so may have landed,
-      // and sent again the customer would read the reply twice, so only reads are retried on it.
-      const retriable = res.status === 429 || (res.status >= 500 && method === "GET");
+      // so it is retried only where landing twice does no harm (reads, notes, snoozes).
+      const retriable = res.status === 429 || (res.status >= 500 && retryServerErrors);
       if (!retriable || attempt >= attempts) {
         throw new IntercomError(
           res.status,
