@@ -39,23 +39,36 @@ const OBJECT_ACTIONS: Record<AttachmentAccess, string[]> = {
   // The data function reads the files it is asked about; it writes and deletes nothing.
   read: ["s3:GetObject"],
   // A user's export signs download links (GetObject); erasure lists what is under the user's folder
-  // too, since an upload never completed has no record (ListBucket, below).
+  // too, since an upload never completed has no record (LISTS, below).
   erase: ["s3:DeleteObject", "s3:GetObject"],
 };
 
 /**
+ * Where an access may list the bucket. The erasure lists a user's folder. The files and chat
+ * functions list nothing, but S3 answers a GetObject of a key that is not there with 404 only to a
+ * caller that may list the bucket, and with 403 AccessDenied to any other: without it, completing
+ * an upload whose bytes never came, or reading an image the bucket's lifecycle expired, failed as a
+ * 500 rather than as the 409 or 404 the code answers for a missing object. Their listing carries no
+ * prefix condition (a GetObject has no s3:prefix to match); the bucket holds nothing but users/, so
+ * it names no more than their object actions reach. The data function does not list: its role
+ * reads objects and nothing else, and a file gone from under it is an engine error either way.
+ */
+const LISTS: Partial<Record<AttachmentAccess, string>> = {
+  files: "*",
+  chat: "*",
+  erase: `${USERS_PREFIX}*`,
+};
+
+/**
  * The permissions an attachments access gives, in the order the stack writes them: its object
- * actions on users/*, then (erase) listing under users/ and writing the user's exports.
+ * actions on users/*, its listing, and (erase) writing the user's exports.
  */
 export function attachmentPermissions(access: AttachmentAccess): ObjectPermission[] {
+  const list = LISTS[access];
   return [
     ...OBJECT_ACTIONS[access].map((action) => ({ action, keys: `${USERS_PREFIX}*` })),
-    ...(access === "erase"
-      ? [
-          { action: "s3:ListBucket", keys: `${USERS_PREFIX}*` },
-          { action: "s3:PutObject", keys: EXPORTS_OBJECTS },
-        ]
-      : []),
+    ...(list ? [{ action: "s3:ListBucket", keys: list }] : []),
+    ...(access === "erase" ? [{ action: "s3:PutObject", keys: EXPORTS_OBJECTS }] : []),
   ];
 }
 

@@ -8,8 +8,9 @@ import { attachmentPermissions, EXPORTS_OBJECTS, USERS_PREFIX, type AttachmentAc
 
 /**
  * Files of chat sessions: a private, encrypted, SSL-only bucket whose objects expire, under
- * per-user prefixes. Functions get named object actions on that prefix only (no List, no bucket
- * actions), each as the manifest's grants say; the upload function hears each new object.
+ * per-user prefixes. Functions get named object actions on that prefix only, and those that read
+ * may list the bucket (infra/grants.ts says why), each as the manifest's grants say; the upload
+ * function hears each new object.
  */
 export class Attachments extends Construct {
   readonly bucket: Bucket;
@@ -45,7 +46,7 @@ export class Attachments extends Construct {
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketArn}>/${USERS_PREFIX}*]`,
         reason:
-          "Objects are per user and session under users/; each function gets named object actions on that prefix only (no List, no bucket actions).",
+          "Objects are per user and session under users/; each function gets named object actions on that prefix only (and, where it reads, listing, so a missing key reads as 404).",
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${bucketArn}>/${EXPORTS_OBJECTS}]`,
@@ -68,16 +69,18 @@ export class Attachments extends Construct {
       const key = action === "s3:ListBucket" ? `list:${keys}` : keys;
       byKeys.set(key, [...(byKeys.get(key) ?? []), action]);
     }
-    for (const [key, actions] of byKeys)
+    for (const [key, actions] of byKeys) {
+      const prefix = key.startsWith("list:") ? key.slice("list:".length) : undefined;
       fn.addToRolePolicy(
-        key.startsWith("list:")
-          ? new PolicyStatement({
+        prefix === undefined
+          ? new PolicyStatement({ actions, resources: [this.bucket.arnForObjects(key)] })
+          : new PolicyStatement({
               actions,
               resources: [this.bucket.bucketArn],
-              conditions: { StringLike: { "s3:prefix": [key.slice("list:".length)] } },
-            })
-          : new PolicyStatement({ actions, resources: [this.bucket.arnForObjects(key)] }),
+              ...(prefix === "*" ? {} : { conditions: { StringLike: { "s3:prefix": [prefix] } } }),
+            }),
       );
+    }
   }
 
   /** The function settles each upload when its object lands (the complete route does the same). */

@@ -1,4 +1,5 @@
 import { DynamoDBServiceException } from "@aws-sdk/client-dynamodb";
+import { S3ServiceException } from "@aws-sdk/client-s3";
 import type { Backends } from "../../shared/backends";
 import { S3_ACTIONS, type FileObjects } from "../../shared/files/objects";
 import type { ObjectSource } from "../../shared/ingest/object-source";
@@ -70,7 +71,7 @@ export function grantedBackends(spec: FunctionSpec, all: Backends, dynamoEndpoin
   };
 }
 
-/** What IAM answers a call its role does not allow; the SDK surfaces it as this service error. */
+/** What DynamoDB answers a call the role does not allow (400 AccessDeniedException); Supabase's secret read is refused so too. */
 export class AccessDenied extends DynamoDBServiceException {
   constructor(functionName: string, what: string) {
     super({
@@ -81,6 +82,19 @@ export class AccessDenied extends DynamoDBServiceException {
     });
     // The SDK's exceptions set their own prototype, as each modeled one does after super().
     Object.setPrototypeOf(this, AccessDenied.prototype);
+  }
+}
+
+/** What S3 answers an action the role does not allow: 403 AccessDenied. */
+export class S3AccessDenied extends S3ServiceException {
+  constructor(functionName: string, what: string) {
+    super({
+      name: "AccessDenied",
+      $fault: "client",
+      $metadata: { httpStatusCode: 403 },
+      message: `local IAM: function ${functionName} is not authorized to ${what}: add the grant to its entry in infra/manifest.ts`,
+    });
+    Object.setPrototypeOf(this, S3AccessDenied.prototype);
   }
 }
 
@@ -112,15 +126,24 @@ const tablesOf = (input: TableInput): string[] => [
 ];
 
 /** A bucket's objects, each method allowed only where every action it needs is granted on its key. */
-function heldTo(objects: FileObjects, permissions: ObjectPermission[], functionName: string): FileObjects {
+export function heldTo(objects: FileObjects, permissions: ObjectPermission[], functionName: string): FileObjects {
   const allowed = (action: string, key: string) =>
     permissions.some((p) => p.action === action && keyMatches(p.keys, key));
   const check = (method: keyof FileObjects, keys: string[]) => {
     for (const action of S3_ACTIONS[method])
       for (const key of keys)
-        if (!allowed(action, key)) throw new AccessDenied(functionName, `perform ${action} on ${key}`);
+        if (!allowed(action, key)) throw new S3AccessDenied(functionName, `perform ${action} on ${key}`);
   };
   // Each call goes to the stand-in itself: it keeps state (its upload hook) that the stack set on it.
+  // A read of a key that is not there is AccessDenied to a caller that may not list the bucket, as
+  // S3 answers it (403, not 404).
+  const read = async (key: string) => {
+    check("read", [key]);
+    const bytes = await objects.read(key);
+    if (bytes === undefined && !allowed("s3:ListBucket", key))
+      throw new S3AccessDenied(functionName, `read ${key}, which is not there, without s3:ListBucket`);
+    return bytes;
+  };
   const guarded = <M extends keyof FileObjects>(method: M, keysOf: (...args: Parameters<FileObjects[M]>) => string[]) =>
     (async (...args: Parameters<FileObjects[M]>) => {
       check(method, keysOf(...args));
@@ -129,7 +152,7 @@ function heldTo(objects: FileObjects, permissions: ObjectPermission[], functionN
   return {
     uploadUrl: guarded("uploadUrl", (key) => [key]),
     downloadUrl: guarded("downloadUrl", (key) => [key]),
-    read: guarded("read", (key) => [key]),
+    read,
     write: guarded("write", (key) => [key]),
     delete: guarded("delete", (keys) => keys),
     deleteUnder: guarded("deleteUnder", (prefix) => [prefix]),

@@ -40,6 +40,7 @@ export interface FileObjects {
 export const S3_ACTIONS: Record<keyof FileObjects, readonly string[]> = {
   uploadUrl: ["s3:PutObject"],
   downloadUrl: ["s3:GetObject"],
+  // (and listing, for a key that is not there to read as missing: S3 answers 403 without it)
   read: ["s3:GetObject"],
   write: ["s3:PutObject"],
   delete: ["s3:DeleteObject"],
@@ -123,12 +124,22 @@ export class S3FileObjects implements FileObjects {
 
   async delete(keys: string[]): Promise<void> {
     for (let i = 0; i < keys.length; i += 1000) {
-      await this.s3.send(
+      const out = await this.s3.send(
         new DeleteObjectsCommand({
           Bucket: this.bucket,
           Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true },
         }),
       );
+      // S3 answers 200 with the keys it could not delete listed (AccessDenied, InternalError): a
+      // deletion that left objects behind must fail, so its caller (an erasure) is retried.
+      const failed = out.Errors ?? [];
+      if (failed.length > 0)
+        throw new Error(
+          `S3 did not delete ${failed.length} of ${Math.min(1000, keys.length - i)} objects: ${failed
+            .slice(0, 3)
+            .map((e) => `${e.Key} (${e.Code})`)
+            .join(", ")}`,
+        );
     }
   }
 

@@ -48,6 +48,15 @@ async function until(check: () => boolean, what: string) {
 }
 
 describe("signed upload URLs", () => {
+  it("answers a completion whose bytes never came 409 upload_missing, as S3 answers the missing key to a role that may list", async () => {
+    // Without s3:ListBucket, S3 answers a GetObject of a missing key 403, not 404: the local stack
+    // holds the files function to its grants as S3 would (infra/local/granted-backends.ts).
+    const session = await newSession("nia");
+    const grant = await create("nia", session, "later.csv", 12);
+    const done = await call("POST", `/api/sessions/${session}/files/${grant.file_id}/complete`, "nia");
+    expect([done.status, done.body.error?.code ?? done.body.code]).toEqual([409, "upload_missing"]);
+  });
+
   it("answer the headers the PUT must carry: its type, and If-None-Match (the object is written once)", async () => {
     const session = await newSession("ann");
     const grant = await create("ann", session, "a.csv", 8);

@@ -25,6 +25,8 @@ function statementsOf(fn: typeof stack.chatFunction) {
 const onBucket = (fn: typeof stack.chatFunction) =>
   statementsOf(fn).filter((s) => JSON.stringify(s.Resource).includes(bucketId));
 const usersPrefix = { "Fn::Join": ["", [{ "Fn::GetAtt": [bucketId, "Arn"] }, "/users/*"]] };
+/** Listing the bucket, so a GetObject of a missing key is 404, not 403 (infra/grants.ts). */
+const listing = { Effect: "Allow", Action: "s3:ListBucket", Resource: { "Fn::GetAtt": [bucketId, "Arn"] } };
 
 describe("attachments bucket", () => {
   it("is private, encrypted, SSL-only, and expires objects by the setting", () => {
@@ -64,10 +66,11 @@ describe("attachments bucket", () => {
     });
   });
 
-  it("grants the chat functions GetObject, and PutObject for inline images, under users/ only", () => {
+  it("grants the chat functions GetObject, and PutObject for inline images, under users/ only, and listing", () => {
     for (const fn of [stack.chatFunction, stack.chatStreamFunction]) {
       expect(onBucket(fn)).toEqual([
         { Effect: "Allow", Action: ["s3:GetObject", "s3:PutObject"], Resource: usersPrefix },
+        listing,
       ]);
     }
   });
@@ -89,9 +92,10 @@ describe("attachments bucket", () => {
     });
   });
 
-  it("grants the files function only the object actions presigning and checking need, under users/", () => {
+  it("grants the files function only the object actions presigning and checking need, under users/, and listing", () => {
     expect(onBucket(filesFunction)).toEqual([
       { Effect: "Allow", Action: ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"], Resource: usersPrefix },
+      listing,
     ]);
   });
 

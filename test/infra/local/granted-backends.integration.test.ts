@@ -1,7 +1,7 @@
 import { BatchWriteItemCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { createCheckpointTable } from "../../../graph/checkpoint";
-import { AccessDenied, grantedBackends } from "../../../infra/local/granted-backends";
+import { AccessDenied, grantedBackends, heldTo, S3AccessDenied } from "../../../infra/local/granted-backends";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import type { FunctionSpec, Grant } from "../../../infra/manifest";
 import type { Backends } from "../../../shared/backends";
@@ -42,9 +42,10 @@ function recordingObjects(): FileObjects & { calls: string[] } {
       calls.push(`downloadUrl ${key}`);
       return "d";
     },
+    // Every key is there but those named missing.
     read: async (key) => {
       calls.push(`read ${key}`);
-      return undefined;
+      return key.includes("missing") ? undefined : new Uint8Array(1);
     },
     write: async (key) => void calls.push(`write ${key}`),
     delete: async (keys) => void calls.push(`delete ${keys.join(",")}`),
@@ -176,13 +177,21 @@ describe("a bucket's objects", () => {
     for (const [method, attempt] of Object.entries(attempts(objects)))
       await attempt().then(
         () => ok.push(method),
-        (err) => expect(err).toBeInstanceOf(AccessDenied),
+        (err) => expect(err).toBeInstanceOf(S3AccessDenied),
       );
     return ok;
   };
 
   it("allows each attachments grant exactly its actions", async () => {
-    expect(await allowed(["attachments"])).toEqual(["uploadUrl", "downloadUrl", "read", "write", "delete"]);
+    // Listing comes with reading (a missing key then reads as missing), so deleting under a prefix does too.
+    expect(await allowed(["attachments"])).toEqual([
+      "uploadUrl",
+      "downloadUrl",
+      "read",
+      "write",
+      "delete",
+      "deleteUnder",
+    ]);
     expect(await allowed(["attachments:chat"])).toEqual(["uploadUrl", "downloadUrl", "read", "write"]);
     expect(await allowed(["attachments:delete"])).toEqual(["delete"]);
     expect(await allowed(["attachments:read"])).toEqual(["downloadUrl", "read"]);
@@ -193,6 +202,7 @@ describe("a bucket's objects", () => {
       "read",
       "write",
       "delete",
+      "deleteUnder",
     ]);
   });
 
@@ -201,11 +211,11 @@ describe("a bucket's objects", () => {
     const files = grantedBackends(spec(["attachments"]), all, dynamo.endpoint).files!;
     await expect(files.read("elsewhere/f")).rejects.toThrow(/s3:GetObject on elsewhere\/f/);
     // A delete of many keys is refused whole when one is outside.
-    await expect(files.delete([file, "other/f"])).rejects.toBeInstanceOf(AccessDenied);
+    await expect(files.delete([file, "other/f"])).rejects.toBeInstanceOf(S3AccessDenied);
     const erase = grantedBackends(spec(["attachments:erase"]), all, dynamo.endpoint).files!;
     await expect(erase.write("users/u/exports/e.json", new Uint8Array(1), "application/json")).resolves.toBeUndefined();
-    await expect(erase.write(file, new Uint8Array(1), "text/csv")).rejects.toBeInstanceOf(AccessDenied);
-    await expect(erase.deleteUnder("")).rejects.toBeInstanceOf(AccessDenied);
+    await expect(erase.write(file, new Uint8Array(1), "text/csv")).rejects.toBeInstanceOf(S3AccessDenied);
+    await expect(erase.deleteUnder("")).rejects.toBeInstanceOf(S3AccessDenied);
     // Only what was allowed reached the bucket.
     expect(all.files.calls).toEqual(["write users/u/exports/e.json"]);
   });
@@ -215,11 +225,35 @@ describe("a bucket's objects", () => {
     const { objects } = grantedBackends(spec(["documents:admin"]), all, dynamo.endpoint).knowledge!;
     await objects.uploadUrl("kb/a.md", "text/markdown", 1, 60);
     await objects.delete(["kb/a.md"]);
-    await expect(objects.read("kb/a.md")).rejects.toBeInstanceOf(AccessDenied);
-    await expect(objects.delete(["other/a.md"])).rejects.toBeInstanceOf(AccessDenied);
+    await expect(objects.read("kb/a.md")).rejects.toBeInstanceOf(S3AccessDenied);
+    await expect(objects.delete(["other/a.md"])).rejects.toBeInstanceOf(S3AccessDenied);
     expect((all.knowledge!.objects as ReturnType<typeof recordingObjects>).calls).toEqual([
       "uploadUrl kb/a.md",
       "delete kb/a.md",
     ]);
+  });
+});
+
+describe("a read of a key that is not there", () => {
+  it("is missing to a caller that may list the bucket, and AccessDenied (403) to one that may not, as S3 answers", async () => {
+    const get = { action: "s3:GetObject", keys: "users/*" };
+    const list = { action: "s3:ListBucket", keys: "*" };
+    const missing = "users/u/missing";
+    await expect(heldTo(recordingObjects(), [get, list], "probe").read(missing)).resolves.toBeUndefined();
+    await expect(heldTo(recordingObjects(), [get], "probe").read(missing)).rejects.toMatchObject({
+      name: "AccessDenied",
+      $metadata: { httpStatusCode: 403 },
+    });
+    // A key that is there reads the same either way.
+    await expect(heldTo(recordingObjects(), [get], "probe").read("users/u/f")).resolves.toEqual(new Uint8Array(1));
+    // The files, chat and erasure grants list, so their reads of missing keys are missing; the data
+    // function's does not (infra/grants.ts).
+    await expect(
+      grantedBackends(spec(["attachments:read"]), everything(), dynamo.endpoint).files!.read(missing),
+    ).rejects.toBeInstanceOf(S3AccessDenied);
+    for (const grant of ["attachments", "attachments:chat", "attachments:erase"] as const)
+      await expect(
+        grantedBackends(spec([grant]), everything(), dynamo.endpoint).files!.read(missing),
+      ).resolves.toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { mockClient } from "aws-sdk-client-mock";
 import { S3FileObjects } from "../../../shared/files/objects";
 
@@ -37,6 +37,27 @@ describe("S3FileObjects", () => {
     try {
       await new S3FileObjects("files", { writeOnce: true }).write("users/a/y", new Uint8Array([1]), "image/png");
       expect(s3.commandCalls(PutObjectCommand)[0]!.args[0].input).toMatchObject({ Key: "users/a/y", IfNoneMatch: "*" });
+    } finally {
+      s3.restore();
+    }
+  });
+
+  it("fails a delete that S3 answers 200 with keys it could not delete (DeleteObjects' Errors), under a prefix too", async () => {
+    const s3 = mockClient(S3Client);
+    // As S3 documents a quiet multi-object delete: 200, and only the keys that failed, with their code.
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [{ Key: "users/a/x", Code: "AccessDenied", Message: "Access Denied" }],
+    });
+    s3.on(ListObjectsV2Command).resolves({ Contents: [{ Key: "users/a/x" }, { Key: "users/a/y" }] });
+    try {
+      const objects = new S3FileObjects("files");
+      await expect(objects.delete(["users/a/x", "users/a/y"])).rejects.toThrow(
+        /did not delete 1 of 2 objects: users\/a\/x \(AccessDenied\)/,
+      );
+      await expect(objects.deleteUnder("users/a/")).rejects.toThrow(/AccessDenied/);
+      // A clean answer is a clean delete.
+      s3.on(DeleteObjectsCommand).resolves({});
+      await expect(objects.delete(["users/a/x"])).resolves.toBeUndefined();
     } finally {
       s3.restore();
     }
