@@ -31,6 +31,8 @@ export type Grant =
   | "send:webhooks"
   /** make and remove crons' schedules (EventBridge Scheduler's group, its role passed) */
   | "crons"
+  /** remove crons' schedules only (an erasure): no schedule made, no role passed */
+  | "crons:remove"
   /** read the documents bucket's prefix */
   | "documents"
   /** put and delete under the documents bucket's prefix (the knowledge admin routes) */
@@ -221,8 +223,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "DELETE", path: "/api/me" },
       { method: "DELETE", path: "/api/admin/users/{id}" },
     ],
-    // crons: an erasure removes the user's crons' schedules, which name the user.
-    grants: ["checkpoints", "supabase", "attachments:erase", "crons"],
+    // crons:remove: an erasure removes the user's crons' schedules, which name the user.
+    grants: ["checkpoints", "supabase", "attachments:erase", "crons:remove"],
     defers: "the store clients, and LangGraph's checkpoint package for an erasure",
   },
   {

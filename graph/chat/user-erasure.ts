@@ -98,8 +98,11 @@ const MAX_ROUNDS = 3;
 async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: string): Promise<number> {
   const store = new AgentCrons(dynamo, config.CHECKPOINT_TABLE);
   const crons = await store.list(userId);
+  // A schedule names its user: with no scheduler to remove it by, the erasure is not complete.
+  if (crons.length > 0 && !cronScheduler)
+    throw new AppError(503, "crons_unavailable", "this function cannot remove the user's cron schedules");
   for (const cron of crons) {
-    await cronScheduler?.remove(cron.cronId);
+    await cronScheduler!.remove(cron.cronId);
     await store.remove(userId, cron.cronId);
   }
   return crons.length;

@@ -39,16 +39,8 @@ export class CronSchedules extends Construct {
 
   /** A function that makes and removes crons: their schedules in this group, with this role passed. */
   grantManage(fn: IGrantable & { addEnvironment(key: string, value: string): unknown }, queue: Queue): void {
-    fn.addEnvironment("CRON_SCHEDULE_GROUP", this.group.scheduleGroupName);
-    fn.addEnvironment("CRON_SCHEDULER_ROLE_ARN", this.role.roleArn);
-    fn.addEnvironment("CRON_TARGET_QUEUE_ARN", queue.queueArn);
+    this.grantRemove(fn, queue);
     this.group.grantWriteSchedules(fn);
-    this.group.grantDeleteSchedules(fn);
-    Validations.of(Stack.of(this)).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${this.group.scheduleGroupName}/*]`,
-      reason:
-        "A schedule per cron, named by the cron's id when it is made: the functions may manage schedules in the crons' own group only.",
-    });
     fn.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({
         actions: ["iam:PassRole"],
@@ -56,5 +48,22 @@ export class CronSchedules extends Construct {
         conditions: { StringEquals: { "iam:PassedToService": "scheduler.amazonaws.com" } },
       }),
     );
+  }
+
+  /**
+   * A function that only removes crons' schedules (an erasure): it deletes schedules in this group,
+   * and makes none, so it passes no role.
+   */
+  grantRemove(fn: IGrantable & { addEnvironment(key: string, value: string): unknown }, queue: Queue): void {
+    // The scheduler's client is built from all three (shared/backends.ts); only the group is acted on.
+    fn.addEnvironment("CRON_SCHEDULE_GROUP", this.group.scheduleGroupName);
+    fn.addEnvironment("CRON_SCHEDULER_ROLE_ARN", this.role.roleArn);
+    fn.addEnvironment("CRON_TARGET_QUEUE_ARN", queue.queueArn);
+    this.group.grantDeleteSchedules(fn);
+    Validations.of(Stack.of(this)).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${this.group.scheduleGroupName}/*]`,
+      reason:
+        "A schedule per cron, named by the cron's id when it is made: the functions may manage schedules in the crons' own group only.",
+    });
   }
 }

@@ -305,6 +305,8 @@ export class AgentStack extends Stack {
           return intercom!.token.grantRead(fn);
         case "crons":
           return cronSchedules.grantManage(fn, queues.get("runs")!.queue);
+        case "crons:remove":
+          return cronSchedules.grantRemove(fn, queues.get("runs")!.queue);
         case "intercom-client-secret":
           fn.addEnvironment("INTERCOM_CLIENT_SECRET_ARN", intercom!.clientSecret.secretArn);
           return intercom!.clientSecret.grantRead(fn);

@@ -1,6 +1,7 @@
 import { DynamoDBServiceException } from "@aws-sdk/client-dynamodb";
 import { S3ServiceException } from "@aws-sdk/client-s3";
 import type { Backends } from "../../shared/backends";
+import type { CronScheduler } from "../../shared/cron-scheduler";
 import { S3_ACTIONS, type FileObjects } from "../../shared/files/objects";
 import type { ObjectSource } from "../../shared/ingest/object-source";
 import {
@@ -58,7 +59,9 @@ export function grantedBackends(spec: FunctionSpec, all: Backends, dynamoEndpoin
     ...(has("send:support") && all.supportQueue ? { supportQueue: all.supportQueue } : {}),
     ...(has("send:runs") && all.runsQueue ? { runsQueue: all.runsQueue } : {}),
     ...(has("send:webhooks") && all.webhooksQueue ? { webhooksQueue: all.webhooksQueue } : {}),
-    ...(has("crons") && all.cronScheduler ? { cronScheduler: all.cronScheduler } : {}),
+    ...(all.cronScheduler && (has("crons") || has("crons:remove"))
+      ? { cronScheduler: has("crons") ? all.cronScheduler : removeOnly(all.cronScheduler, spec.name) }
+      : {}),
     ...(files ? { files } : {}),
     // Only beside the bucket, as awsBackends builds it.
     ...(files && has("invoke:data") && all.dataEngine ? { dataEngine: all.dataEngine } : {}),
@@ -156,6 +159,15 @@ export function heldTo(objects: FileObjects, permissions: ObjectPermission[], fu
     write: guarded("write", (key) => [key]),
     delete: guarded("delete", (keys) => keys),
     deleteUnder: guarded("deleteUnder", (prefix) => [prefix]),
+  };
+}
+
+/** The crons' scheduler for a function that may delete schedules and make none (crons:remove). */
+function removeOnly(scheduler: CronScheduler, functionName: string): CronScheduler {
+  return {
+    put: () =>
+      Promise.reject(new AccessDenied(functionName, "perform scheduler:CreateSchedule (it needs the crons grant)")),
+    remove: (cronId) => scheduler.remove(cronId),
   };
 }
 

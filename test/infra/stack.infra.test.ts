@@ -301,6 +301,11 @@ describe("background runs", () => {
     }
     for (const name of ["chat", "sessions", "agent-server-stream", "webhook-sender"])
       expect(manage(name).filter((a) => a.startsWith("scheduler:") || a === "iam:PassRole")).toEqual([]);
+    // The erasure removes a user's schedules (they name the user), and may make none.
+    expect(manage("me").filter((a) => a.startsWith("scheduler:") || a === "iam:PassRole")).toEqual([
+      "scheduler:DeleteSchedule",
+    ]);
+    expect(propsOf(stack.functions.get("me")!).Environment.Variables.CRON_SCHEDULE_GROUP).toBeDefined();
     const cronAlarms = alarms().filter((a) => a.Properties.Namespace === "AWS/Scheduler");
     expect(cronAlarms.map((a) => a.Properties.MetricName).sort()).toEqual([
       "InvocationDroppedCount",

@@ -150,6 +150,20 @@ describe("what only some functions may use", () => {
     expect(grantedBackends(spec(["invoke:data"]), everything(), dynamo.endpoint).dataEngine).toBeUndefined();
   });
 
+  it("lets a function that may only remove crons' schedules remove them, and make none", async () => {
+    const removed: string[] = [];
+    const all = {
+      ...everything(),
+      cronScheduler: { put: async () => {}, remove: async (id: string) => void removed.push(id) },
+    };
+    const { cronScheduler } = grantedBackends(spec(["crons:remove"]), all, dynamo.endpoint);
+    await cronScheduler!.remove("c1");
+    expect(removed).toEqual(["c1"]);
+    await expect(
+      cronScheduler!.put({ cronId: "c2", userId: "u", schedule: "0 9 * * *", enabled: true }),
+    ).rejects.toMatchObject(denied);
+  });
+
   it("refuses Supabase and the documents to a function told of them without the grant", async () => {
     const bare = grantedBackends(spec([]), everything(), dynamo.endpoint);
     await expect(bare.conversations!.deleteSession("s", "u")).rejects.toMatchObject(denied);
