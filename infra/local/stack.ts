@@ -1,5 +1,6 @@
 // First: streaming handlers call the runtime's `awslambda` global as they load.
 import { isStreaming } from "./awslambda";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { PGlite } from "@electric-sql/pglite";
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -78,8 +79,10 @@ export interface LocalStack {
   describe: string[];
   /** the Supabase stand-in, for tests that read what its tables hold (an erasure's scan) */
   postgres: PGlite;
-  /** the DynamoDB stand-in every function's client talks to, for benches that count its requests */
+  /** the DynamoDB stand-in every function's client talks to */
   dynamo: LocalDynamo;
+  /** each function's own DynamoDB client (granted-backends.ts), for benches that count its requests */
+  functionDynamo: ReadonlyMap<string, DynamoDBClient>;
   /** EventBridge Scheduler's stand-in: tests fire what came due without waiting for the clock */
   crons: LocalCronScheduler;
   close(): Promise<void>;
@@ -110,6 +113,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
   mkdirSync(dataDir, { recursive: true });
 
   let dynamo: LocalDynamo | undefined;
+  const functionDynamo = new Map<string, DynamoDBClient>();
   let postgres: PGlite | undefined;
   let server: Server | undefined;
   // The queues as the stack deploys them (infra/manifest.ts): its visibility timeouts, batch sizes
@@ -195,9 +199,11 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     };
     // Every function of the manifest, built by its own createHandler on these stand-ins, exactly
     // as Lambda builds it on AWS's; there is no authorizer locally (shared/identity.ts).
-    // Each function gets what its grants give it in AWS, no more (granted-backends.ts).
+    // Each function gets what its grants give it in AWS, no more (granted-backends.ts), with a
+    // DynamoDB client of its own (kept for benches that count a function's requests).
     const wiringOf = (fn: FunctionSpec): Wiring => {
       const granted = grantedBackends(fn, backends, dynamo!.endpoint);
+      functionDynamo.set(fn.name, granted.dynamo);
       return { config: () => config, backends: async () => granted };
     };
     const routes: Route[] = [];
@@ -298,6 +304,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       dropFolderReconciled: watcher.reconciled,
       postgres,
       dynamo,
+      functionDynamo,
       crons,
       describe: [
         `http: API Gateway stand-in on http://localhost:${port}`,

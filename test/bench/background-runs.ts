@@ -37,7 +37,8 @@ export async function run() {
     const firstToken: number[] = [];
     const done: number[] = [];
     const perRun: { requests: number; byCommand: Record<string, number> }[] = [];
-    const m = meter(stack.dynamo.client);
+    // Every function's own client (each holds to its grants): the create route's, the worker's.
+    const m = meter([...stack.functionDynamo.values()]);
     for (let i = 0; i < ROUNDS + 1; i++) {
       const thread = await client.threads.create();
       // Requests of the run itself: the create route, the worker, the log; nobody joins.

@@ -118,7 +118,8 @@ function readItems(command: string, output: any): Record<string, AttributeValue>
 
 let meters = 0;
 
-export function meter(client: DynamoDBClient): Meter {
+export function meter(clients: DynamoDBClient | readonly DynamoDBClient[]): Meter {
+  const all: readonly DynamoDBClient[] = Array.isArray(clients) ? clients : [clients as DynamoDBClient];
   const name = `requestMeter${++meters}`;
   const m: Meter = {
     requests: 0,
@@ -138,7 +139,7 @@ export function meter(client: DynamoDBClient): Meter {
       m.bytesRead = 0;
     },
     detach: () => {
-      client.middlewareStack.remove(name);
+      for (const client of all) client.middlewareStack.remove(name);
     },
     snapshot: () => ({
       requests: m.requests,
@@ -147,30 +148,31 @@ export function meter(client: DynamoDBClient): Meter {
       bytesRead: m.bytesRead,
     }),
   };
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const command = context.commandName ?? "unknown";
-      m.requests += 1;
-      m.byCommand[command] = (m.byCommand[command] ?? 0) + 1;
-      for (const item of writtenItems(command, args.input)) {
-        const size = itemSize(item);
-        m.bytesWritten += size;
-        m.writeUnits += Math.max(1, Math.ceil(size / 1024));
-        if (item.sk && "S" in item.sk) m.writtenKeys.push(item.sk.S as string);
-      }
-      const input = args.input as any;
-      if (command === "BatchGetItemCommand") {
-        for (const req of Object.values(input.RequestItems ?? {}) as any[])
-          m.consistentReads.push(req.ConsistentRead === true);
-      } else if (["GetItemCommand", "QueryCommand", "ScanCommand"].includes(command)) {
-        m.consistentReads.push(input.ConsistentRead === true);
-      }
-      const result = await next(args);
-      for (const item of readItems(command, result.output)) m.bytesRead += itemSize(item);
-      return result;
-    },
-    // Inputs are marshalled by now (lib-dynamodb marshals in the serialize step).
-    { step: "build", name },
-  );
+  for (const client of all)
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = context.commandName ?? "unknown";
+        m.requests += 1;
+        m.byCommand[command] = (m.byCommand[command] ?? 0) + 1;
+        for (const item of writtenItems(command, args.input)) {
+          const size = itemSize(item);
+          m.bytesWritten += size;
+          m.writeUnits += Math.max(1, Math.ceil(size / 1024));
+          if (item.sk && "S" in item.sk) m.writtenKeys.push(item.sk.S as string);
+        }
+        const input = args.input as any;
+        if (command === "BatchGetItemCommand") {
+          for (const req of Object.values(input.RequestItems ?? {}) as any[])
+            m.consistentReads.push(req.ConsistentRead === true);
+        } else if (["GetItemCommand", "QueryCommand", "ScanCommand"].includes(command)) {
+          m.consistentReads.push(input.ConsistentRead === true);
+        }
+        const result = await next(args);
+        for (const item of readItems(command, result.output)) m.bytesRead += itemSize(item);
+        return result;
+      },
+      // Inputs are marshalled by now (lib-dynamodb marshals in the serialize step).
+      { step: "build", name },
+    );
   return m;
 }
