@@ -331,7 +331,11 @@ export const respondNode =
 /** The once-marker of a customer part: claimed before it is answered (SupportDeps.answered). */
 const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conversation_id}#${state.part_id}`;
 
-/** Notes the reason for a person; never throws, so the conversation is always snoozed after. */
+/**
+ * Notes the reason for a person. A note that cannot be posted (Intercom failing past the client's
+ * retries) fails the delivery, so the message is tried again and then dead-lettered (an alarm):
+ * snoozing the conversation without it would leave the customer with neither a reply nor a person.
+ */
 export const escalateNode =
   (deps: SupportDeps): Node =>
   async (state) => {
@@ -344,10 +348,10 @@ export const escalateNode =
         "note",
         `Escalated to the team. Reason: ${reason} (from: ${source})`,
       );
-      return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };
     } catch (err) {
-      return { error: `escalate: ${(err as Error).message}`, response_delivery: "escalated" };
+      throw new Error(`escalate: the note to the team could not be posted: ${(err as Error).message}`, { cause: err });
     }
+    return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };
   };
 
 export const finalizeNode =
