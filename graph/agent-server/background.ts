@@ -43,13 +43,7 @@ export async function createBackgroundRun(
   if (!deps.runsQueue && publish)
     throw new AppError(503, "runs_unavailable", "background runs need the run worker's queue");
   const { assistant } = await checkRun(deps.runDeps, userId, body);
-  // Made already (a firing delivered twice): the run as it is, before its strategy stops anything,
-  // which under interrupt or rollback would be that very run.
-  const made = runId === undefined ? undefined : await deps.runs.get(threadId, runId);
-  if (made) return made;
   const strategy = body.multitask_strategy ?? "reject";
-  // interrupt and rollback stop what is live now; the new run then waits its turn like enqueue.
-  if (strategy === "interrupt" || strategy === "rollback") await stopLiveRuns(deps.runDeps, threadId, userId, strategy);
   const now = new Date().toISOString();
   const run: RunRecord = {
     runId: runId ?? randomUUID(),
@@ -71,7 +65,12 @@ export async function createBackgroundRun(
         ? "admitted"
         : "exists";
   if (admission === "busy") throw threadBusyForRun();
+  // Made already (a firing delivered twice, the copies at once or not): the run as it is. Only the
+  // copy that made it goes on, so no copy's strategy stops the run another copy made.
   if (admission === "exists") return (await deps.runs.get(threadId, run.runId))!;
+  // interrupt and rollback stop what is live now, but this run; it then waits its turn like enqueue.
+  if (strategy === "interrupt" || strategy === "rollback")
+    await stopLiveRuns(deps.runDeps, threadId, userId, strategy, run.runId);
   // Busy from now until no run waits (LangGraph's server shows it so): a client waiting for the
   // thread to be done waits for this run too. Before the worker can take the run, so a run that
   // ends at once cannot settle its thread before this lands.

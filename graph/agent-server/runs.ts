@@ -82,9 +82,16 @@ export async function checkRun(deps: RunDeps, userId: string, body: RunCreateBod
  * still waiting its turn never runs (interrupted; deleted under rollback); the one running is asked
  * to stop through its lease, keeping (interrupt) or taking back out (rollback) what it wrote.
  */
-export async function stopLiveRuns(deps: RunDeps, threadId: string, userId: string, action: CancelAction) {
+export async function stopLiveRuns(
+  deps: RunDeps,
+  threadId: string,
+  userId: string,
+  action: CancelAction,
+  /** the run that asks, recorded already (a background run): it is not stopped */
+  except?: string,
+) {
   // Waiting: pending, or claimed by a worker and waiting for the lease (running, not begun).
-  const waiting = (await deps.runs.list(threadId)).filter(isWaiting);
+  const waiting = (await deps.runs.list(threadId)).filter((r) => isWaiting(r) && r.runId !== except);
   await Promise.all(waiting.map((r) => withdrawRun(deps, r, action)));
   // Unconditionally: the lease's holder may be a run with no record (an /api/chat turn).
   await deps.requestCancel(threadId, userId, action);

@@ -70,27 +70,6 @@ describe("crons", () => {
     await client.crons.delete(cron.cron_id);
   });
 
-  it.each(["interrupt", "rollback"] as const)(
-    "make one run, which ends, of a %s cron's firing that reaches the queue twice",
-    async (multitaskStrategy) => {
-      const user = freshUser("crons");
-      const client = clientFor(user);
-      const thread = await client.threads.create();
-      const cron = await client.crons.createForThread(thread.thread_id, "chat", {
-        schedule: "0 9 * * *",
-        input: human("hi"),
-        multitaskStrategy,
-      });
-      const firing = { cron_id: cron.cron_id, user_id: user, scheduled_time: cron.next_run_date };
-      await local.stack.queues.runs.publish(firing);
-      await local.stack.queues.runs.publish(firing);
-      await local.stack.queues.runs.drained();
-      const runs = await client.runs.list(thread.thread_id);
-      expect(runs.map((r) => r.status)).toEqual(["success"]);
-      await client.crons.delete(cron.cron_id);
-    },
-  );
-
   it("refuses bad schedules, anyone else's thread or cron, and bad runs, before scheduling anything", async () => {
     const owner = clientFor();
     const thread = await owner.threads.create();

@@ -313,6 +313,22 @@ describe("a background run made under a chosen id (a cron's firing)", () => {
       const again = await createBackgroundRun(background, "ann", thread, body, { publish: false, runId });
       expect(again).toMatchObject({ runId, status: "pending", createdAt: first.createdAt });
       expect((await runs.list(thread)).map((r) => [r.runId, r.status])).toEqual([[runId, "pending"]]);
+
+      // Two copies at once, the second slower to look at the thread's runs: still one run, pending.
+      const atOnce = randomUUID();
+      const otherThread = randomUUID();
+      const slow = Object.assign(Object.create(runs) as AgentRuns, {
+        list: async (threadId: string) => {
+          await new Promise((r) => setTimeout(r, 100));
+          return runs.list(threadId);
+        },
+      });
+      const slower = { ...background, runDeps: { ...runDeps, runs: slow } } as unknown as BackgroundDeps;
+      await Promise.all([
+        createBackgroundRun(background, "ann", otherThread, body, { publish: false, runId: atOnce }),
+        createBackgroundRun(slower, "ann", otherThread, body, { publish: false, runId: atOnce }),
+      ]);
+      expect((await runs.list(otherThread)).map((r) => [r.runId, r.status])).toEqual([[atOnce, "pending"]]);
     },
   );
 });
