@@ -2,7 +2,7 @@ import type { Embeddings } from "@langchain/core/embeddings";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage } from "@langchain/core/messages";
 import type * as z from "../../shared/zod";
-import { plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
+import { IntercomError, plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { OnceMarkers } from "../../shared/stores/once-markers";
 import { TOOLS } from "../tools/registry";
@@ -315,6 +315,9 @@ export const respondNode =
     // answered (its process died mid-request) may or may not have reached the customer: it is not
     // sent again, and the team is told instead of the part being dropped.
     const key = answeredKey(state);
+    // Handed to the team by an earlier attempt: a person answers it, not a second voice.
+    if (await deps.answered.claimed(`${key}#escalated`))
+      return { next_node: "escalate", escalation_reason: "an earlier attempt handed this part to the team" };
     if (!(await deps.answered.claim(key))) {
       if (await deps.answered.claimed(`${key}#sent`)) return { response_delivery: "duplicate", next_node: "finalize" };
       return {
@@ -332,15 +335,19 @@ export const respondNode =
 const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conversation_id}#${state.part_id}`;
 
 /**
- * Notes the reason for a person. A note that cannot be posted (Intercom failing past the client's
- * retries) fails the delivery, so the message is tried again and then dead-lettered (an alarm):
- * snoozing the conversation without it would leave the customer with neither a reply nor a person.
+ * Notes the reason for a person, marking the part as handed to the team first: a later attempt
+ * (a redelivery) then sends no reply of its own beside the person's (respondNode). A note that
+ * cannot be posted for now (Intercom failing past the client's retries, or unreachable) fails the
+ * delivery, so the message is tried again and then dead-lettered (an alarm): snoozing without it
+ * would leave the customer with neither a reply nor a person. One Intercom refuses for good (4xx:
+ * the conversation is gone) is recorded and the conversation snoozed, as no retry would help.
  */
 export const escalateNode =
   (deps: SupportDeps): Node =>
   async (state) => {
     const reason = state.escalation_reason ?? state.error ?? "the agent could not answer";
     const source = state.error ? state.error.split(":")[0]! : (state.next_node ?? "agent");
+    await deps.answered.claim(`${answeredKey(state)}#escalated`);
     try {
       await deps.intercom.reply(
         state.conversation_id,
@@ -349,6 +356,8 @@ export const escalateNode =
         `Escalated to the team. Reason: ${reason} (from: ${source})`,
       );
     } catch (err) {
+      const refused = err instanceof IntercomError && err.status >= 400 && err.status < 500 && err.status !== 429;
+      if (refused) return { error: `escalate: ${err.message}`, response_delivery: "escalated" };
       throw new Error(`escalate: the note to the team could not be posted: ${(err as Error).message}`, { cause: err });
     }
     return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };

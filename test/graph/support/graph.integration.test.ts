@@ -197,6 +197,21 @@ describe("support graph routing", () => {
     expect(intercom.actions.filter((a) => a.kind === "note").at(-1)!.body).toMatch(/may not have reached the customer/);
   });
 
+  it("sends no reply to a part an earlier attempt handed to the team, and hands it on again", async () => {
+    const { state, actions } = await run(
+      { support_plan: plan, support_coverage: covered(true), support_draft: draft, support_validate: valid(true) },
+      undefined,
+      undefined,
+      undefined,
+      async ({ conversation_id, part_id }) =>
+        void (await new OnceMarkers(harness.dynamo.client, "support-markers").claim(
+          `intercom-answered#${conversation_id}#${part_id}#escalated`,
+        )),
+    );
+    expect(state.response_delivery).toBe("escalated");
+    expect(actions()).toEqual(["note", "note", "snooze"]);
+  });
+
   it("answers nothing for a notified part that is not a customer's part of the conversation, then the real one once", async () => {
     // A notification naming a part that does not exist used to be answered
     // (from the conversation's last customer message), and the real part's then answered again.
