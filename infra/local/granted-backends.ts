@@ -143,7 +143,8 @@ export function heldTo(objects: FileObjects, permissions: ObjectPermission[], fu
   const read = async (key: string) => {
     check("read", [key]);
     const bytes = await objects.read(key);
-    if (bytes === undefined && !allowed("s3:ListBucket", key))
+    // Only listing with no prefix condition counts: a GetObject has no s3:prefix for one to match.
+    if (bytes === undefined && !permissions.some((p) => p.action === "s3:ListBucket" && p.keys === "*"))
       throw new S3AccessDenied(functionName, `read ${key}, which is not there, without s3:ListBucket`);
     return bytes;
   };

@@ -1,3 +1,4 @@
+import { AppError } from "../errors";
 import {
   DeleteObjectsCommand,
   ListObjectsV2Command,
@@ -55,6 +56,9 @@ export interface BucketOptions {
    */
   writeOnce?: boolean;
 }
+
+/** DeleteObjects' per-key error codes that a retry may clear (S3's documented 500 and 503 codes). */
+const TRANSIENT_S3_CODES = new Set(["InternalError", "ServiceUnavailable", "SlowDown"]);
 
 export class S3FileObjects implements FileObjects {
   private readonly s3: S3Client;
@@ -133,13 +137,16 @@ export class S3FileObjects implements FileObjects {
       // S3 answers 200 with the keys it could not delete listed (AccessDenied, InternalError): a
       // deletion that left objects behind must fail, so its caller (an erasure) is retried.
       const failed = out.Errors ?? [];
-      if (failed.length > 0)
-        throw new Error(
-          `S3 did not delete ${failed.length} of ${Math.min(1000, keys.length - i)} objects: ${failed
-            .slice(0, 3)
-            .map((e) => `${e.Key} (${e.Code})`)
-            .join(", ")}`,
-        );
+      if (failed.length > 0) {
+        const message = `S3 did not delete ${failed.length} of ${Math.min(1000, keys.length - i)} objects: ${failed
+          .slice(0, 3)
+          .map((e) => `${e.Key} (${e.Code})`)
+          .join(", ")}`;
+        // S3's passing faults are worth a retry (503, as asAppError answers a throttle); others are not.
+        if (failed.every((e) => TRANSIENT_S3_CODES.has(e.Code ?? "")))
+          throw new AppError(503, "service_unavailable", message);
+        throw new Error(message);
+      }
     }
   }
 

@@ -55,6 +55,9 @@ describe("S3FileObjects", () => {
         /did not delete 1 of 2 objects: users\/a\/x \(AccessDenied\)/,
       );
       await expect(objects.deleteUnder("users/a/")).rejects.toThrow(/AccessDenied/);
+      // A passing fault is worth a retry: 503, as a throttle is answered.
+      s3.on(DeleteObjectsCommand).resolves({ Errors: [{ Key: "users/a/x", Code: "SlowDown" }] });
+      await expect(objects.delete(["users/a/x"])).rejects.toMatchObject({ status: 503, code: "service_unavailable" });
       // A clean answer is a clean delete.
       s3.on(DeleteObjectsCommand).resolves({});
       await expect(objects.delete(["users/a/x"])).resolves.toBeUndefined();
