@@ -114,6 +114,21 @@ export interface FunctionSpec {
 /** A queue's visibility timeout is this many times its consumer's timeout (AWS's advice for Lambda). */
 export const VISIBILITY_FACTOR = 6;
 
+/**
+ * What running the chat graph for the Agent Server API needs, whichever function runs it: its
+ * state and owner records, Supabase, the model, memory extraction, completion webhooks, and the
+ * session's files (the data tools by the data function, images read and stored).
+ */
+const RUNS_THE_AGENT: Grant[] = [
+  "checkpoints",
+  "supabase",
+  "bedrock-chat",
+  "send:extraction",
+  "send:webhooks",
+  "attachments:chat",
+  "invoke:data",
+];
+
 export const FUNCTIONS: readonly FunctionSpec[] = [
   {
     name: "chat",
@@ -295,20 +310,9 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       { method: "POST", path: "/store/items/search" },
       { method: "POST", path: "/store/namespaces" },
     ]),
-    // The chat graph's runs read the session's files (data tools, images) as /api/chat's turns do,
-    // and DELETE /threads/{id} removes the thread's files with it.
-    grants: [
-      "checkpoints",
-      "supabase",
-      "bedrock-chat",
-      "send:extraction",
-      "send:runs",
-      "send:webhooks",
-      "crons",
-      "attachments:chat",
-      "attachments:delete",
-      "invoke:data",
-    ],
+    // Also: hands background runs to the worker, manages crons, and DELETE /threads/{id} removes the
+    // thread's files with it.
+    grants: [...RUNS_THE_AGENT, "send:runs", "crons", "attachments:delete"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -323,15 +327,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
       // Answered when the run is over: as long as this function may wait, not API Gateway's 29 s.
       { method: "GET", path: "/threads/{thread_id}/runs/{run_id}/join", streaming: true },
     ]),
-    grants: [
-      "checkpoints",
-      "supabase",
-      "bedrock-chat",
-      "send:extraction",
-      "send:webhooks",
-      "attachments:chat",
-      "invoke:data",
-    ],
+    grants: RUNS_THE_AGENT,
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {
@@ -343,16 +339,8 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     memoryMB: 1024,
     // One run per invocation: a batch would share one 15-minute limit.
     source: { queue: "runs", batchSize: 1 },
-    grants: [
-      "checkpoints",
-      "supabase",
-      "bedrock-chat",
-      "send:extraction",
-      "send:webhooks",
-      "crons",
-      "attachments:chat",
-      "invoke:data",
-    ],
+    // Also: a cron's firing whose thread or cron is gone removes its schedule.
+    grants: [...RUNS_THE_AGENT, "crons"],
     defers: "the agent graph, LangChain, Bedrock and the store clients",
   },
   {

@@ -74,6 +74,9 @@ export function grantedBackends(spec: FunctionSpec, all: Backends, dynamoEndpoin
   };
 }
 
+const refusal = (functionName: string, what: string) =>
+  `local IAM: function ${functionName} is not authorized to ${what}: add the grant to its entry in infra/manifest.ts`;
+
 /** What DynamoDB answers a call the role does not allow (400 AccessDeniedException); Supabase's secret read is refused so too. */
 export class AccessDenied extends DynamoDBServiceException {
   constructor(functionName: string, what: string) {
@@ -81,7 +84,7 @@ export class AccessDenied extends DynamoDBServiceException {
       name: "AccessDeniedException",
       $fault: "client",
       $metadata: { httpStatusCode: 400 },
-      message: `local IAM: function ${functionName} is not authorized to ${what}: add the grant to its entry in infra/manifest.ts`,
+      message: refusal(functionName, what),
     });
     // The SDK's exceptions set their own prototype, as each modeled one does after super().
     Object.setPrototypeOf(this, AccessDenied.prototype);
@@ -95,7 +98,7 @@ export class S3AccessDenied extends S3ServiceException {
       name: "AccessDenied",
       $fault: "client",
       $metadata: { httpStatusCode: 403 },
-      message: `local IAM: function ${functionName} is not authorized to ${what}: add the grant to its entry in infra/manifest.ts`,
+      message: refusal(functionName, what),
     });
     Object.setPrototypeOf(this, S3AccessDenied.prototype);
   }

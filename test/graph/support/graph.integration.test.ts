@@ -91,6 +91,24 @@ async function run(
   return { state, model, actions, invoke, invokePart, conversation_id, part_id };
 }
 
+/** A part an earlier delivery marked (claimed, `#escalated`...) before this one, as its markers name it. */
+const markedBefore =
+  (suffix: string) =>
+  async ({ conversation_id, part_id }: { conversation_id: string; part_id: string }) =>
+    void (await new OnceMarkers(harness.dynamo.client, "support-markers").claim(
+      `intercom-answered#${conversation_id}#${part_id}${suffix}`,
+    ));
+
+/** A question the agent would answer (covered, drafted, validated), after `before`. */
+const runAnswerable = (before: Parameters<typeof run>[4]) =>
+  run(
+    { support_plan: plan, support_coverage: covered(true), support_draft: draft, support_validate: valid(true) },
+    undefined,
+    undefined,
+    undefined,
+    before,
+  );
+
 describe("support graph routing", () => {
   it("answers when the first hop covers the question: validation note, reply, snooze", async () => {
     const { state, actions, model } = await run({
@@ -182,32 +200,14 @@ describe("support graph routing", () => {
   it("hands a part to the team when an earlier delivery claimed it and stopped before Intercom confirmed the reply", async () => {
     // The earlier delivery's process died between claiming the part and hearing back from Intercom:
     // the reply may or may not have reached the customer, so it is neither sent again nor dropped.
-    const { state, actions } = await run(
-      { support_plan: plan, support_coverage: covered(true), support_draft: draft, support_validate: valid(true) },
-      undefined,
-      undefined,
-      undefined,
-      async ({ conversation_id, part_id }) =>
-        void (await new OnceMarkers(harness.dynamo.client, "support-markers").claim(
-          `intercom-answered#${conversation_id}#${part_id}`,
-        )),
-    );
+    const { state, actions } = await runAnswerable(markedBefore(""));
     expect(state.response_delivery).toBe("escalated");
     expect(actions()).toEqual(["note", "note", "snooze"]);
     expect(intercom.actions.filter((a) => a.kind === "note").at(-1)!.body).toMatch(/may not have reached the customer/);
   });
 
   it("sends no reply to a part an earlier attempt handed to the team, and hands it on again", async () => {
-    const { state, actions } = await run(
-      { support_plan: plan, support_coverage: covered(true), support_draft: draft, support_validate: valid(true) },
-      undefined,
-      undefined,
-      undefined,
-      async ({ conversation_id, part_id }) =>
-        void (await new OnceMarkers(harness.dynamo.client, "support-markers").claim(
-          `intercom-answered#${conversation_id}#${part_id}#escalated`,
-        )),
-    );
+    const { state, actions } = await runAnswerable(markedBefore("#escalated"));
     expect(state.response_delivery).toBe("escalated");
     expect(actions()).toEqual(["note", "note", "snooze"]);
   });

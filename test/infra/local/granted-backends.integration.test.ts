@@ -107,20 +107,22 @@ describe("a function's DynamoDB client", () => {
   });
 });
 
+/** What the stack hands a function by environment only with a grant. */
+const BY_ENVIRONMENT = [
+  "extractionQueue",
+  "supportQueue",
+  "runsQueue",
+  "webhooksQueue",
+  "cronScheduler",
+  "files",
+  "dataEngine",
+  "knowledge",
+] as const;
+
 describe("what only some functions may use", () => {
   it("leaves out, as the stack's environment does, each queue, the crons, the data function and the documents' admin side", () => {
     const bare = grantedBackends(spec([]), everything(), dynamo.endpoint);
-    for (const absent of [
-      "extractionQueue",
-      "supportQueue",
-      "runsQueue",
-      "webhooksQueue",
-      "cronScheduler",
-      "files",
-      "dataEngine",
-      "knowledge",
-    ] as const)
-      expect(bare[absent], absent).toBeUndefined();
+    for (const absent of BY_ENVIRONMENT) expect(bare[absent], absent).toBeUndefined();
     const full = grantedBackends(
       spec([
         "send:extraction",
@@ -135,17 +137,7 @@ describe("what only some functions may use", () => {
       everything(),
       dynamo.endpoint,
     );
-    for (const present of [
-      "extractionQueue",
-      "supportQueue",
-      "runsQueue",
-      "webhooksQueue",
-      "cronScheduler",
-      "files",
-      "dataEngine",
-      "knowledge",
-    ] as const)
-      expect(full[present], present).toBeDefined();
+    for (const present of BY_ENVIRONMENT) expect(full[present], present).toBeDefined();
     // The data function's name comes with the bucket only (awsBackends).
     expect(grantedBackends(spec(["invoke:data"]), everything(), dynamo.endpoint).dataEngine).toBeUndefined();
   });
@@ -198,26 +190,13 @@ describe("a bucket's objects", () => {
 
   it("allows each attachments grant exactly its actions", async () => {
     // Listing comes with reading (a missing key then reads as missing), so deleting under a prefix does too.
-    expect(await allowed(["attachments"])).toEqual([
-      "uploadUrl",
-      "downloadUrl",
-      "read",
-      "write",
-      "delete",
-      "deleteUnder",
-    ]);
+    const every = ["uploadUrl", "downloadUrl", "read", "write", "delete", "deleteUnder"];
+    expect(await allowed(["attachments"])).toEqual(every);
     expect(await allowed(["attachments:chat"])).toEqual(["uploadUrl", "downloadUrl", "read", "write"]);
     expect(await allowed(["attachments:delete"])).toEqual(["delete"]);
     expect(await allowed(["attachments:read"])).toEqual(["downloadUrl", "read"]);
     expect(await allowed(["attachments:erase"])).toEqual(["downloadUrl", "read", "delete", "deleteUnder"]);
-    expect(await allowed(["attachments:chat", "attachments:delete"])).toEqual([
-      "uploadUrl",
-      "downloadUrl",
-      "read",
-      "write",
-      "delete",
-      "deleteUnder",
-    ]);
+    expect(await allowed(["attachments:chat", "attachments:delete"])).toEqual(every);
   });
 
   it("holds each grant to its keys: users/ only, and an erasure writes only exports", async () => {
