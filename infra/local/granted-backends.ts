@@ -140,7 +140,6 @@ export function heldTo(objects: FileObjects, permissions: ObjectPermission[], fu
       for (const key of keys)
         if (!allowed(action, key)) throw new S3AccessDenied(functionName, `perform ${action} on ${key}`);
   };
-  // Each call goes to the stand-in itself: it keeps state (its upload hook) that the stack set on it.
   // A read of a key that is not there is AccessDenied to a caller that may not list the bucket, as
   // S3 answers it (403, not 404).
   const read = async (key: string) => {
@@ -151,6 +150,7 @@ export function heldTo(objects: FileObjects, permissions: ObjectPermission[], fu
       throw new S3AccessDenied(functionName, `read ${key}, which is not there, without s3:ListBucket`);
     return bytes;
   };
+  // Each call goes to the stand-in itself: it keeps state (its upload hook) that the stack set on it.
   const guarded = <M extends keyof FileObjects>(method: M, keysOf: (...args: Parameters<FileObjects[M]>) => string[]) =>
     (async (...args: Parameters<FileObjects[M]>) => {
       check(method, keysOf(...args));
