@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import * as z from "../../shared/zod";
 import { AppError, asAppError } from "../../shared/errors";
 import type { QueuePublisher } from "../../shared/queue";
-import { type AgentRuns, LIVE, type RunRecord, WORKER_LOST } from "../../shared/stores/agent-runs";
+import { type AgentRuns, isWaiting, LIVE, type RunRecord, WORKER_LOST } from "../../shared/stores/agent-runs";
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody } from "./requests";
@@ -113,9 +113,12 @@ export async function runQueued(
     const target = runs.find((r) => r.runId === runId);
     if (!target) return; // deleted before it ran
     if (target.status === "running" && redelivered) {
-      // A copy delivered while its first worker still runs it (holding the thread's lease) is not a
-      // loss; a lease another run or turn holds says nothing of this one.
-      if (await deps.threads.owners.leaseHeld(threadId, runId)) return;
+      // Begun: a copy delivered while its worker still runs it (holding the thread's lease itself)
+      // is not a loss; a lease another run or turn holds says nothing of this one.
+      if (target.startedAt && (await deps.threads.owners.leaseHeld(threadId, runId))) return;
+      // Not begun: its worker may still be waiting for the thread, as long as a worker waits
+      // (isWaiting). Judged again on the next delivery, by when it has waited too long if not.
+      if (!target.startedAt && isWaiting(target)) throw new RunStillWaiting(runId);
       if (await markLost(deps, target))
         // It held the thread busy while it waited; nothing may be left to settle it otherwise.
         if (target.userId) await deps.threads.settleWaiting(target.userId, threadId);
@@ -127,6 +130,18 @@ export async function runQueued(
     if (!(await deps.runs.transition(threadId, next.runId, "pending", "running"))) continue;
     await run(deps, { ...next, status: "running" }, deadline);
     if (next.runId === runId) return;
+  }
+}
+
+/**
+ * A redelivered run taken by a worker that may still be waiting for its thread: the message fails,
+ * so SQS brings it back after its visibility timeout, when the run has waited too long if its
+ * worker is gone.
+ */
+export class RunStillWaiting extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} may still be waiting for its thread; it is judged again on the next delivery`);
+    this.name = "RunStillWaiting";
   }
 }
 
@@ -189,9 +204,11 @@ export async function runAsItStands(
   deps: Pick<BackgroundDeps, "runs" | "threads" | "runDeps">,
   run: RunRecord,
 ): Promise<RunRecord> {
-  if (run.status !== "running" || !run.startedAt) return run;
+  if (run.status !== "running") return run;
+  // Not begun: lost once it waited longer than any worker waits for its thread.
+  if (!run.startedAt && isWaiting(run)) return run;
   // Begun, it holds the lease until its record says how it ended: held by anyone else, it is lost.
-  if (await deps.threads.owners.leaseHeld(run.threadId, run.runId)) return run;
+  if (run.startedAt && (await deps.threads.owners.leaseHeld(run.threadId, run.runId))) return run;
   // Read again: it may have ended, and let the lease go, between the two reads.
   const now = await deps.runs.get(run.threadId, run.runId);
   if (now?.status !== "running") return now ?? run;

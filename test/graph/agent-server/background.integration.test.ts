@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
-import { type BackgroundDeps, createBackgroundRun, runQueued } from "../../../graph/agent-server/background";
+import {
+  type BackgroundDeps,
+  createBackgroundRun,
+  runAsItStands,
+  RunStillWaiting,
+  runQueued,
+} from "../../../graph/agent-server/background";
 import type { RunCreateBody } from "../../../graph/agent-server/requests";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import { DynamoDBDocumentClient, PutCommand } from "@aws-sdk/lib-dynamodb";
@@ -34,6 +40,7 @@ const deps = (
     runs,
     threads: {
       settleWaiting: async (...args: unknown[]) => void settled.push(args),
+      records: { update: async () => {} },
       // As SessionOwners.leaseHeld: held at all, or (naming a run) by that run.
       owners: {
         leaseHeld: async (_thread: string, runId?: string) =>
@@ -75,6 +82,12 @@ function recorder() {
   return { started, run };
 }
 
+/** A run a worker took `minutesAgo` and has or has not begun, as its record then reads. */
+const taken = (run: RunRecord, { minutesAgo = 0, begun = false } = {}) => {
+  const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+  return runs.put({ ...run, status: "running", updatedAt: at, ...(begun ? { startedAt: at } : {}) });
+};
+
 describe("the run worker's order", () => {
   it("starts a thread's pending runs oldest first, whichever run's message came first", async () => {
     const thread = randomUUID();
@@ -103,7 +116,8 @@ describe("the run worker's order", () => {
   it("marks a run it finds running on a redelivery as lost, and runs neither it nor a deleted or cancelled one", async () => {
     const thread = randomUUID();
     const [lost, cancelled, deleted] = await pending(thread, 3);
-    await runs.transition(thread, lost!.runId, "pending", "running");
+    // Taken 16 minutes ago and never begun: longer than any worker waits for its thread.
+    await taken(lost!, { minutesAgo: 16 });
     await runs.transition(thread, cancelled!.runId, "pending", "interrupted");
     await runs.remove(thread, deleted!.runId);
     const { started, run } = recorder();
@@ -118,11 +132,30 @@ describe("the run worker's order", () => {
     expect((await runs.get(thread, cancelled!.runId))!.status).toBe("interrupted");
   });
 
+  it("leaves a run taken but not begun while its worker may still wait for the thread, and ends it once it waited too long", async () => {
+    const thread = randomUUID();
+    const [waiting] = await pending(thread, 1);
+    await taken(waiting!, { minutesAgo: 1 });
+    const { run } = recorder();
+    const message = { thread_id: thread, run_id: waiting!.runId };
+    // Another run holds the thread: this one's worker may be waiting behind it. The message fails, to
+    // be judged again on its next delivery; a reader leaves it as it is.
+    await expect(
+      runQueued(deps([], { leaseHolder: randomUUID() }), message, { redelivered: true }, run),
+    ).rejects.toBeInstanceOf(RunStillWaiting);
+    expect((await runAsItStands(deps(), (await runs.get(thread, waiting!.runId))!)).status).toBe("running");
+    // Past the wait: lost, by a reader as by a redelivery.
+    await taken(waiting!, { minutesAgo: 16 });
+    expect(await runAsItStands(deps(), (await runs.get(thread, waiting!.runId))!)).toMatchObject({
+      status: "error",
+      error: { code: "worker_lost" },
+    });
+  });
+
   it("posts a lost run's webhook, once however many redeliveries find it, and leaves a run whose worker holds the lease", async () => {
     const thread = randomUUID();
     const [lost] = await pending(thread, 1);
-    await runs.put({ ...lost!, kwargs: { assistant_id: "chat", webhook: "https://hooks.example/done" } });
-    await runs.transition(thread, lost!.runId, "pending", "running");
+    await taken({ ...lost!, kwargs: { assistant_id: "chat", webhook: "https://hooks.example/done" } }, { begun: true });
     const { started, run } = recorder();
     const message = { thread_id: thread, run_id: lost!.runId };
     // A copy delivered while its first worker still holds the thread: the run goes on.
