@@ -318,8 +318,11 @@ export const respondNode =
     // Handed to the team by an earlier attempt: a person answers it, not a second voice.
     if (await deps.answered.claimed(`${key}#escalated`))
       return { next_node: "escalate", escalation_reason: "an earlier attempt handed this part to the team" };
-    if (!(await deps.answered.claim(key))) {
-      if (await deps.answered.claimed(`${key}#sent`)) return { response_delivery: "duplicate", next_node: "finalize" };
+    if (!(await deps.answered.claim(key, SENT_IS_MARKED))) {
+      // A claim made before sends were marked (an earlier version's) counts as answered, as it did then.
+      const claim = await deps.answered.markOf(key);
+      if (claim?.note !== SENT_IS_MARKED || (await deps.answered.claimed(`${key}#sent`)))
+        return { response_delivery: "duplicate", next_node: "finalize" };
       return {
         next_node: "escalate",
         escalation_reason:
@@ -330,6 +333,9 @@ export const respondNode =
     await deps.answered.claim(`${key}#sent`);
     return { response: state.draft!.reply, response_delivery: "sent", next_node: "finalize" };
   };
+
+/** The note on a part's claim saying its reply, once Intercom takes it, is marked `#sent`. */
+const SENT_IS_MARKED = "sent-is-marked";
 
 /** The once-marker of a customer part: claimed before it is answered (SupportDeps.answered). */
 const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conversation_id}#${state.part_id}`;

@@ -19,8 +19,11 @@ export class OnceMarkers {
     this.doc = DynamoDBDocumentClient.from(client);
   }
 
-  /** True the first time `key` is claimed, false ever after (until it expires). */
-  async claim(key: string): Promise<boolean> {
+  /**
+   * True the first time `key` is claimed, false ever after (until it expires). `note` is kept with
+   * the claim (markOf reads it): what a later reader should know of how it was made.
+   */
+  async claim(key: string, note?: string): Promise<boolean> {
     try {
       await this.doc.send(
         new PutCommand({
@@ -28,6 +31,7 @@ export class OnceMarkers {
           Item: {
             [IDEMPOTENCY_TABLE.partitionKey]: key,
             [IDEMPOTENCY_TABLE.ttlAttribute]: Math.floor(Date.now() / 1000) + this.ttlSeconds,
+            ...(note !== undefined ? { note } : {}),
           },
           ConditionExpression: "attribute_not_exists(#k)",
           ExpressionAttributeNames: { "#k": IDEMPOTENCY_TABLE.partitionKey },
@@ -42,6 +46,11 @@ export class OnceMarkers {
 
   /** Whether `key` was claimed (and has not expired), without claiming it: one consistent read. */
   async claimed(key: string): Promise<boolean> {
+    return (await this.markOf(key)) !== undefined;
+  }
+
+  /** The claim of `key` with its note (none: claimed without one), or undefined: one consistent read. */
+  async markOf(key: string): Promise<{ note?: string } | undefined> {
     const { Item } = await this.doc.send(
       new GetCommand({
         TableName: this.tableName,
@@ -49,7 +58,8 @@ export class OnceMarkers {
         ConsistentRead: true,
       }),
     );
-    return Item !== undefined;
+    if (!Item) return undefined;
+    return typeof Item.note === "string" ? { note: Item.note } : {};
   }
 
   /** Gives a claim back, when what it guarded did not happen after all. */

@@ -93,10 +93,11 @@ async function run(
 
 /** A part an earlier delivery marked (claimed, `#escalated`...) before this one, as its markers name it. */
 const markedBefore =
-  (suffix: string) =>
+  (suffix: string, note?: string) =>
   async ({ conversation_id, part_id }: { conversation_id: string; part_id: string }) =>
     void (await new OnceMarkers(harness.dynamo.client, "support-markers").claim(
       `intercom-answered#${conversation_id}#${part_id}${suffix}`,
+      note,
     ));
 
 /** A question the agent would answer (covered, drafted, validated), after `before`. */
@@ -200,10 +201,18 @@ describe("support graph routing", () => {
   it("hands a part to the team when an earlier delivery claimed it and stopped before Intercom confirmed the reply", async () => {
     // The earlier delivery's process died between claiming the part and hearing back from Intercom:
     // the reply may or may not have reached the customer, so it is neither sent again nor dropped.
-    const { state, actions } = await runAnswerable(markedBefore(""));
+    const { state, actions } = await runAnswerable(markedBefore("", "sent-is-marked"));
     expect(state.response_delivery).toBe("escalated");
     expect(actions()).toEqual(["note", "note", "snooze"]);
     expect(intercom.actions.filter((a) => a.kind === "note").at(-1)!.body).toMatch(/may not have reached the customer/);
+  });
+
+  it("takes a part claimed by the version before sends were marked as answered, as that version did", async () => {
+    // Deployed over a version whose claims carry no note: its messages still in flight are not
+    // handed to the team for want of a #sent mark that version never wrote.
+    const { state, actions } = await runAnswerable(markedBefore(""));
+    expect(state.response_delivery).toBe("duplicate");
+    expect(actions()).toEqual(["note", "snooze"]);
   });
 
   it("sends no reply to a part an earlier attempt handed to the team, and hands it on again", async () => {
