@@ -62,8 +62,9 @@ export class Attachments extends Construct {
 
   grant(fn: LambdaFunction, access: AttachmentAccess) {
     fn.addEnvironment("ATTACHMENTS_BUCKET", this.bucket.bucketName);
-    // One statement per pattern, in the order infra/grants.ts gives them: listing is a bucket action,
-    // limited to the prefix by condition.
+    // One statement per key pattern, in the order infra/grants.ts gives them. Listing is an action on
+    // the bucket, not its objects (hence its own `list:` entry), held to a prefix by condition unless
+    // the pattern is `*`.
     const byKeys = new Map<string, string[]>();
     for (const { action, keys } of attachmentPermissions(access)) {
       const key = action === "s3:ListBucket" ? `list:${keys}` : keys;
