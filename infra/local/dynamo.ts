@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 // @ts-expect-error no declaration file
 import dynalite from "dynalite";
 import type { Server } from "node:http";
+import { closeServer } from "./close-server";
 
 export interface LocalDynamo {
   client: DynamoDBClient;
@@ -26,7 +27,7 @@ export async function startLocalDynamo(options: { path?: string; port?: number }
   return {
     client: localDynamoClient(endpoint),
     endpoint,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => closeServer(server),
   };
 }
 

@@ -51,6 +51,7 @@ import { sendJson } from "./send-json";
 import { errorBody } from "../../shared/http";
 import { FolderObjectSource } from "../../shared/ingest/object-source";
 import type { Context, S3Event, SQSBatchResponse, SQSEvent } from "aws-lambda";
+import { closeServer } from "./close-server";
 
 const EXAMPLES_DIR = resolve(import.meta.dirname, "../../examples/knowledge");
 
@@ -149,8 +150,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     await Promise.all([extraction.stop(), ingest.stop(), support.stop(), runs.stop(), webhooks.stop()]);
     await documentProcessor.close();
     await dataEngine.close();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    server?.closeAllConnections();
+    if (server) await closeServer(server);
     await postgres?.close();
     await dynamo?.close();
   };

@@ -2,7 +2,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { preflightHeaders } from "../../shared/cors";
 import { jwtVerifier } from "../../shared/jwt";
-import { closeServer } from "../support/close-server";
+import { closeServer } from "../../infra/local/close-server";
 
 /**
  * API Gateway as a deployment with the playground has it, in front of the local stack: a browser

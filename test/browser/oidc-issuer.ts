@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { closeServer } from "../support/close-server";
+import { closeServer } from "../../infra/local/close-server";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 
 /**

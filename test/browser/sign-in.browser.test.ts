@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { servePlayground } from "../../infra/local/playground-server";
 import { apiCall, baseUrl, browserForFile, expectAccessible, say, screenshot } from "./browser";
 import { startJwtGateway } from "./jwt-gateway";
-import { closeServer } from "../support/close-server";
+import { closeServer } from "../../infra/local/close-server";
 import { startTestIssuer, type TestIssuer } from "./oidc-issuer";
 
 // The playground as `-c playground=true` deploys it: served from its own origin with a config

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startLocalStack, type LocalStack } from "../../infra/local/stack";
@@ -349,13 +350,24 @@ describe("local stack over HTTP", () => {
   it("runs a second instance beside the first on another port and data dir", async () => {
     const otherDir = mkdtempSync(join(tmpdir(), "agent-e2e-2-"));
     const other = await startLocalStack({ DATA_DIR: otherDir, PORT: "0" });
+    let half: Socket | undefined;
     try {
       expect(other.url).not.toBe(stack.url);
       const res = await fetch(`${other.url}/api/sessions/${sessionId}/messages`);
       expect(res.status).toBe(404);
+      // A client halfway through sending a request does not hold the stack's close.
+      const { hostname, port } = new URL(other.url);
+      half = connect(Number(port), hostname).on("error", () => {});
+      await new Promise((r) => half!.once("connect", r));
+      await new Promise((r) => half!.write("POST /api/chat HTTP/1.1\r\nHost: local\r\n", r));
     } finally {
-      await other.close();
+      const closed = await Promise.race([
+        other.close().then(() => "closed"),
+        new Promise((r) => setTimeout(() => r("still open"), 5_000)),
+      ]);
+      half?.destroy();
       rmSync(otherDir, { recursive: true, force: true });
+      expect(closed).toBe("closed");
     }
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { closeServer } from "../../infra/local/close-server";
 
 export interface RecordedRequest {
   method: string;
@@ -39,6 +40,6 @@ export async function recordingServer(respond: (req: RecordedRequest) => Reply) 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () => closeServer(server),
   };
 }
