@@ -4,7 +4,7 @@ import type { Backends, KnowledgeBucket } from "../shared/backends";
 import { contentTypeOf } from "../shared/documents/document-types";
 import { AppError, badRequest, forbidden, notFound } from "../shared/errors";
 import { json, parseJsonBody, parseQuery } from "../shared/http";
-import { callerId, isAdminCaller } from "../shared/identity";
+import { adminActorId, isAdminCaller } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import type { DocumentRecord } from "../shared/stores/agent-store";
 import { deferredRuntime } from "../shared/deferred";
@@ -83,7 +83,7 @@ export function createKnowledgeHandler(
     logger,
     async (event) => {
       const { config, store, knowledge } = await backends();
-      const userId = callerId(event, config.AUTH_MODE);
+      const userId = adminActorId(event, config.AUTH_MODE);
       if (!isAdminCaller(event, config.AUTH_MODE)) throw forbidden("the knowledge base is managed by admins only");
       if (!store || !knowledge) throw unavailable();
       const documentId = (source: string) => `${knowledge.bucket}/${knowledge.prefix}${source}`;

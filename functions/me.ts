@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { AppError, badRequest, forbidden } from "../shared/errors";
 import { exportKey } from "../shared/files/keys";
 import { json } from "../shared/http";
-import { callerId, isAdminCaller } from "../shared/identity";
+import { adminActorId, callerId, isAdminCaller } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { quotaScope, windowsOf } from "../shared/quotas";
 import type { RouteSchemas } from "../shared/request-schemas";
@@ -43,7 +43,7 @@ export function createMeHandler(backends: () => Promise<Backends> | Backends, co
         if (!isAdminCaller(event, config.AUTH_MODE)) throw forbidden("users are erased by admins only");
         const id = UserPath.safeParse(event.pathParameters ?? {});
         if (!id.success) throw badRequest("invalid_user_id", `id: ${id.error.issues[0]!.message}`);
-        return erase(all, id.data.id, callerId(event, config.AUTH_MODE));
+        return erase(all, id.data.id, adminActorId(event, config.AUTH_MODE));
       }
       const userId = callerId(event, config.AUTH_MODE);
       if (route === "GET /api/me/usage") {

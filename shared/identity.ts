@@ -14,6 +14,12 @@ interface AuthorizerContext {
   role?: string;
 }
 
+/** An untrusted API key's client is the user `client:<name>`; no JWT subject or trusted key's user may be one. */
+export const API_KEY_USER_PREFIX = "client:";
+/** Case aside too, so no user id reads like a key's client. */
+export const isApiKeyUser = (userId: string) =>
+  userId.slice(0, API_KEY_USER_PREFIX.length).toLowerCase() === API_KEY_USER_PREFIX;
+
 /**
  * Who is calling. In AWS the user comes from the authorizer (a JWT's `sub`, or the
  * authorizer's principal), never from anything the client or a model can choose. The one
@@ -24,21 +30,40 @@ interface AuthorizerContext {
  */
 export function callerId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"], bodyUserId?: string): string {
   // Read only where it counts: an authenticated caller's stray header is ignored, not judged.
-  const named = () => bodyUserId ?? headerUserId(event);
+  const named = () => {
+    const header = headerUserId(event);
+    if (bodyUserId !== undefined && header !== undefined && header !== bodyUserId)
+      throw badRequest("user_id_conflict", "user_id and x-user-id name different users");
+    return bodyUserId ?? header;
+  };
   if (mode === "local") return named() ?? "anonymous";
   const authorizer = event.requestContext?.authorizer as AuthorizerContext | null | undefined;
   if (authorizer?.client !== undefined && authorizer.trusted === "true") {
     const user = named();
     if (!user) throw badRequest("user_id_required", "a trusted API key must name the user in user_id or x-user-id");
+    // A key's client is its own user: not one a trusted key acts for.
+    if (isApiKeyUser(user))
+      throw badRequest("invalid_user_id", `a user id starting with ${API_KEY_USER_PREFIX} is an API key's client`);
     return user;
   }
   const id =
     authorizer?.client !== undefined
-      ? `client:${authorizer.client}`
+      ? `${API_KEY_USER_PREFIX}${authorizer.client}`
       : (authorizer?.claims?.sub ?? authorizer?.userId ?? authorizer?.principalId);
   if (!id) throw unauthorized();
   if (bodyUserId !== undefined && bodyUserId !== id) throw forbidden("user_id does not match the authenticated user");
   return id;
+}
+
+/**
+ * Who acts on an admin route: a trusted API key itself (`client:<name>`, it needs no user to
+ * administer), anyone else as callerId says.
+ */
+export function adminActorId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"]): string {
+  const authorizer = event.requestContext?.authorizer as AuthorizerContext | null | undefined;
+  if (mode !== "local" && authorizer?.client !== undefined && authorizer.trusted === "true")
+    return `${API_KEY_USER_PREFIX}${authorizer.client}`;
+  return callerId(event, mode);
 }
 
 /**

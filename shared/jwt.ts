@@ -1,4 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
+import { API_KEY_USER_PREFIX, isApiKeyUser } from "./identity";
+import { identifier } from "./text";
 
 export interface JwtSettings {
   issuer: string;
@@ -11,7 +13,7 @@ export class InvalidToken extends Error {}
 
 /**
  * Verifies a bearer JWT against an OIDC issuer's published keys (jose): signature, issuer,
- * audience and expiry. Only asymmetric algorithms are accepted, so neither `alg: none` nor a
+ * audience and expiry (which it must have). Only asymmetric algorithms are accepted, so neither `alg: none` nor a
  * token signed with the public key as an HMAC secret can pass. Returns the subject.
  */
 export function jwtVerifier(settings: JwtSettings, keys?: JWTVerifyGetKey) {
@@ -25,12 +27,26 @@ export function jwtVerifier(settings: JwtSettings, keys?: JWTVerifyGetKey) {
         audience: settings.audience,
         algorithms: ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"],
         clockTolerance: 5,
+        // A token that never expires would outlive any revocation.
+        requiredClaims: ["exp", "sub"],
       });
-      if (!payload.sub) throw new InvalidToken("the token has no subject");
-      return { sub: payload.sub, claims: payload as Record<string, unknown> };
+      return { sub: subjectOf(payload.sub), claims: payload as Record<string, unknown> };
     } catch (err) {
       if (err instanceof InvalidToken) throw err;
       throw new InvalidToken((err as Error).message);
     }
   };
+}
+
+/**
+ * The subject becomes the user id every store keys on, so it meets the rule any other user id
+ * meets (storable text, 1 to 128 characters, exactly as sent: no trimming that would make two
+ * subjects one) and is not an API key client's.
+ */
+function subjectOf(sub: unknown): string {
+  const parsed = identifier().safeParse(sub);
+  if (!parsed.success || parsed.data !== sub)
+    throw new InvalidToken(`the token's subject is not a user id: ${parsed.error?.issues[0]?.message ?? "padded"}`);
+  if (isApiKeyUser(parsed.data)) throw new InvalidToken(`a subject starting with ${API_KEY_USER_PREFIX} is reserved`);
+  return parsed.data;
 }

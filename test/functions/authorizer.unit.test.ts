@@ -14,7 +14,7 @@ const AUDIENCE = "agent-api";
 let authorize: ReturnType<typeof createAuthorizer>;
 let sign: (
   claims: Record<string, unknown>,
-  options?: { key?: Key; exp?: string; iss?: string; aud?: string },
+  options?: { key?: Key; exp?: string | null; iss?: string; aud?: string },
 ) => Promise<string>;
 let publicJwk: JWK;
 
@@ -24,14 +24,15 @@ beforeAll(async () => {
   publicJwk = { ...(await exportJWK(issuerKeys.publicKey)), kid: "k1", alg: "RS256" };
   const jwks = createLocalJWKSet({ keys: [publicJwk] });
   authorize = createAuthorizer(jwtVerifier({ issuer: ISSUER, audience: AUDIENCE }, jwks));
-  sign = (claims, o = {}) =>
-    new SignJWT(claims)
+  sign = (claims, o = {}) => {
+    const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: "RS256", kid: "k1" })
       .setIssuer(o.iss ?? ISSUER)
       .setAudience(o.aud ?? AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(o.exp ?? "5m")
-      .sign(o.key ?? issuerKeys.privateKey);
+      .setIssuedAt();
+    if (o.exp !== null) jwt.setExpirationTime(o.exp ?? "5m");
+    return jwt.sign(o.key ?? issuerKeys.privateKey);
+  };
   void stranger;
   strangerKey = stranger.privateKey;
 });
@@ -69,6 +70,18 @@ describe("JWT authorizer", () => {
   it("rejects the wrong issuer", async () => rejected(await sign({ sub: "u" }, { iss: "https://evil.example.com/" })));
   it("rejects a token signed by another key", async () => rejected(await sign({ sub: "u" }, { key: strangerKey })));
   it("rejects a token without a subject", async () => rejected(await sign({})));
+  it("rejects a token that never expires", async () => rejected(await sign({ sub: "u" }, { exp: null })));
+
+  it("rejects a subject no user id may be: not text, empty, ill-formed, NUL, too long", async () => {
+    for (const sub of [42, true, ["u"], { id: "u" }, "", "   ", "eve\ud800", "a\u0000b", "x".repeat(129)])
+      await rejected(await sign({ sub }));
+    expect((await authorize(event(await sign({ sub: "x".repeat(128) })))).principalId).toHaveLength(128);
+  });
+
+  it("rejects a subject in the API key clients' names (client:…), so no JWT user is a key's client", async () => {
+    await rejected(await sign({ sub: "client:reports" }));
+    await rejected(await sign({ sub: "CLIENT:reports" }));
+  });
 
   it("rejects alg none, and an HMAC token keyed with the public key", async () => {
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
@@ -140,7 +153,14 @@ describe("API key clients", () => {
 });
 
 /** One chat request through the handler, with the given authorizer context: its status, error code and user. */
-async function chatAs(body: Record<string, unknown>, authorizer: Record<string, unknown>) {
+const chatAs = (body: Record<string, unknown>, authorizer: Record<string, unknown>) =>
+  chatAsWithHeader(body, authorizer);
+
+async function chatAsWithHeader(
+  body: Record<string, unknown>,
+  authorizer: Record<string, unknown>,
+  userHeader?: string,
+) {
   const { chatEvent, context } = await import("../support/events");
   const seen: string[] = [];
   const handler = createChatHandler(
@@ -155,7 +175,8 @@ async function chatAs(body: Record<string, unknown>, authorizer: Record<string, 
         },
       }) as never,
   );
-  const res = (await handler(chatEvent({ message: "hi", ...body }, { authorizer }), context()))!;
+  const headers: Record<string, string> = userHeader === undefined ? {} : { "x-user-id": userHeader };
+  const res = (await handler(chatEvent({ message: "hi", ...body }, { authorizer, headers }), context()))!;
   return { status: res.statusCode, code: JSON.parse(res.body).error?.code, user: seen[0] };
 }
 
@@ -178,6 +199,19 @@ describe("handlers behind an API key", () => {
       user: "customer-9",
     });
     expect(await chatAs({}, trusted)).toMatchObject({ status: 400, code: "user_id_required" });
+  });
+
+  it("refuse a trusted key's request whose body and x-user-id name different users", async () => {
+    const both = (header: string) => chatAsWithHeader({ user_id: "customer-9" }, trusted, header);
+    expect(await both("customer-9")).toEqual({ status: 200, code: undefined, user: "customer-9" });
+    expect(await both("customer-7")).toMatchObject({ status: 400, code: "user_id_conflict" });
+  });
+
+  it("refuse a trusted key naming an API key client (client:…) as its user", async () => {
+    expect(await chatAs({ user_id: "client:reports" }, trusted)).toMatchObject({
+      status: 400,
+      code: "invalid_user_id",
+    });
   });
 
   it("make an untrusted client its own user, refusing a body user_id with 403", async () => {
@@ -228,6 +262,22 @@ describe("the admin role", () => {
     });
     expect((await authorize(key("trusted-key"))).context).toMatchObject({ client: "backend", role: "admin" });
     expect((await authorize(key("plain-key"))).context).not.toHaveProperty("role");
+  });
+
+  it("lets a trusted key administer the knowledge base without naming a user", async () => {
+    const { createKnowledgeHandler } = await import("../../functions/knowledge");
+    const { apiEvent, context } = await import("../support/events");
+    // No knowledge base behind it: past the caller's checks, the route's own 503.
+    const handler = createKnowledgeHandler(() => ({ config: loadConfig({ AUTH_MODE: "authorizer" }) }) as never);
+    const list = (authorizer: Record<string, unknown>) =>
+      handler(
+        apiEvent({ method: "GET", resource: "/api/knowledge/documents", path: "/api/knowledge/documents", authorizer }),
+        context(),
+      );
+    const key = { principalId: "client:backend", client: "backend", trusted: "true", role: "admin" };
+    expect(JSON.parse((await list(key)).body).error.code).toBe("knowledge_unavailable");
+    const plainKey = { principalId: "client:bot", client: "bot", trusted: "false" };
+    expect((await list(plainKey)).statusCode).toBe(403);
   });
 
   it("is read from the authorizer in AWS, where an x-user-role header counts for nothing", async () => {

@@ -90,6 +90,16 @@ describe("the me routes, adversarially", () => {
     expect(await hasSession("xia", sessionId)).toBe(false);
   });
 
+  it("let a trusted API key erase a user by id without naming a user of its own", async () => {
+    const { sessionId } = await chat.reply({ userId: "zed", message: "hello" });
+    const key = { principalId: "client:backend", client: "backend", trusted: "true", role: "admin" };
+    const erased = await send("DELETE", "/api/admin/users/{id}", "/api/admin/users/zed", key, {
+      pathParameters: { id: "zed" },
+    });
+    expect(erased).toMatchObject({ status: 200, body: { erased: true, sessions: 1 } });
+    expect(await hasSession("zed", sessionId)).toBe(false);
+  });
+
   it("show usage as not counted when no quota is set", async () => {
     const usage = await send("GET", "/api/me/usage", "/api/me/usage", as("zed"));
     expect(usage.body).toMatchObject({
