@@ -134,7 +134,10 @@ export const initializeNode =
       lines.push({ role: role(part.author.type), content: plainText(part.body) });
     }
     const contactId = conversation.contacts?.contacts?.[0]?.id;
-    const email = contactId ? ((await deps.intercom.getContact(contactId)).email ?? null) : null;
+    const contact = contactId ? await deps.intercom.getContact(contactId) : undefined;
+    // The email is who the customer is to user context only for a user the product identified: a
+    // lead's email is whatever the visitor typed, and anyone could type a customer's.
+    const email = contact?.role === "user" ? (contact.email ?? null) : null;
     return {
       messages: lines,
       user_email: email,

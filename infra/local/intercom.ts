@@ -18,8 +18,13 @@ interface Conversation {
   id: string;
   contactId: string;
   email: string;
+  /** Intercom's contact role: "user" (identified by the product) or "lead"; absent in state saved before it (users) */
+  role?: ContactRole;
   parts: Part[];
 }
+
+/** A contact the product identified (`user`), or a visitor who typed an email (`lead`). */
+export type ContactRole = "user" | "lead";
 
 export interface RecordedAction {
   conversation_id: string;
@@ -32,7 +37,7 @@ export interface RecordedAction {
 /**
  * A stand-in for the Intercom REST API the support agent calls, with the two fixed local
  * routes demos and outside checks use:
- *   POST /_local/intercom/conversations  {"email","body"}  -> {"conversation_id","part_id"}
+ *   POST /_local/intercom/conversations  {"email","body","role"?}  -> {"conversation_id","part_id"}
  *   GET  /_local/intercom/actions        every reply, note and snooze received, oldest first
  * The API itself is served under /_local/intercom/api (the client's base URL locally).
  */
@@ -82,13 +87,14 @@ export class IntercomStandIn {
     renameSync(`${this.stateFile}.tmp`, this.stateFile);
   }
 
-  create(email: string, body: string): { conversation_id: string; part_id: string } {
+  create(email: string, body: string, role: ContactRole = "user"): { conversation_id: string; part_id: string } {
     const id = this.id();
     const partId = this.id();
     this.conversations.set(id, {
       id,
       contactId: `contact-${randomUUID()}`,
       email,
+      role,
       parts: [
         {
           id: partId,
@@ -163,10 +169,12 @@ export class IntercomStandIn {
     let m: RegExpExecArray | null;
 
     if (req.method === "POST" && path === "/conversations") {
-      const { email, body: text } = await body();
+      const { email, body: text, role = "user" } = await body();
       if (typeof email !== "string" || typeof text !== "string" || !text.trim()) {
         send(400, { error: { code: "invalid_request", message: "email and body are required strings" } });
-      } else send(201, this.create(email, text));
+      } else if (role !== "user" && role !== "lead") {
+        send(400, { error: { code: "invalid_request", message: 'role is "user" or "lead"' } });
+      } else send(201, this.create(email, text, role));
     } else if (req.method === "GET" && path === "/actions") {
       send(200, this.actions);
     } else if (req.method === "GET" && (m = /^\/api\/conversations\/([^/]+)$/.exec(path))) {
@@ -186,7 +194,7 @@ export class IntercomStandIn {
       const contactId = param(m[1]!);
       const c = [...this.conversations.values()].find((x) => x.contactId === contactId);
       if (!c) send(404, { type: "error.list", errors: [{ code: "not_found", message: "Resource Not Found" }] });
-      else send(200, { type: "contact", id: c.contactId, email: c.email });
+      else send(200, { type: "contact", id: c.contactId, role: c.role ?? "user", email: c.email });
     } else if (req.method === "POST" && (m = /^\/api\/conversations\/([^/]+)\/(reply|parts)$/.exec(path))) {
       const c = this.conversations.get(param(m[1]!));
       const b = await body();

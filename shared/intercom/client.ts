@@ -16,6 +16,8 @@ export interface IntercomConversation {
 
 export interface IntercomContact {
   id: string;
+  /** "user": a contact the product identified; "lead": a visitor, whose email is whatever they typed */
+  role?: string;
   email: string | null;
 }
 

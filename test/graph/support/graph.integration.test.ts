@@ -65,6 +65,8 @@ async function run(
   notified?: (ids: { conversation_id: string; part_id: string }) => string,
   /** what happened before this delivery (an earlier one that died part-way) */
   before?: (ids: { conversation_id: string; part_id: string }) => Promise<void>,
+  /** the contact's Intercom role: a user the product identified, or a lead (a visitor who typed an email) */
+  role: "user" | "lead" = "user",
 ) {
   const model = new ScriptedDecisions(decisions);
   const graph = buildSupportGraph({
@@ -78,7 +80,7 @@ async function run(
     snoozeMinutes: 60,
     checkpointer: await harness.checkpointer(),
   });
-  const { conversation_id, part_id } = intercom.create("ann@example.com", question);
+  const { conversation_id, part_id } = intercom.create("ann@example.com", question, role);
   const invokePart = (part: string) =>
     graph.invoke(
       { conversation_id, part_id: part, max_hops: 2 },
@@ -283,6 +285,24 @@ describe("support graph routing", () => {
     expect(model.prompts.support_plan![0]).toContain("get_order_status");
     expect(calls).toEqual([["get_order_status", { order_id: "A-1" }]]);
     expect(Object.values(state.tool_data)).toEqual(["shipped Monday"]);
+  });
+
+  it("reads user context for an Intercom user only, never for a lead whose email is only what they typed", async () => {
+    await harness.postgres.query(
+      "insert into user_context (user_id, plan, usage, preferences) values ('ann@example.com', 'Enterprise', '{}', '{}')",
+    );
+    const asks = {
+      support_plan: () => ({
+        reasoning: "account",
+        tool_calls: [{ tool_name: "get_user_context", parameters: {}, reasoning: "plan" }],
+      }),
+      support_coverage: covered(false),
+    };
+    const user = await run(asks);
+    expect(JSON.stringify(user.state.hops[0]!.gather.tool_results[0]!.data)).toContain("Enterprise");
+    const lead = await run(asks, undefined, undefined, undefined, undefined, "lead");
+    expect(lead.state.hops[0]!.gather.tool_results[0]).toMatchObject({ success: true, data: null });
+    expect(JSON.stringify(lead.state)).not.toContain("Enterprise");
   });
 
   it("maps admin and bot parts to the assistant role", async () => {

@@ -41,6 +41,8 @@ describe("the local Intercom stand-in", () => {
         ["POST", "/_local/intercom/conversations", "null"],
         ["POST", "/_local/intercom/conversations", "[1,2]"],
         ["POST", "/_local/intercom/conversations", '"a string"'],
+        ["POST", "/_local/intercom/conversations", '{"email":"bo@example.com","body":"hi","role":"admin"}'],
+        ["POST", "/_local/intercom/conversations", '{"email":"bo@example.com","body":"hi","role":["lead"]}'],
         ["POST", `/_local/intercom/api/conversations/${conversation_id}/reply`, "null"],
         ["POST", `/_local/intercom/api/conversations/${conversation_id}/reply`, '{"body":'],
         ["POST", `/_local/intercom/api/conversations/${conversation_id}/parts`, "7"],
