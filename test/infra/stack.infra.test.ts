@@ -684,6 +684,11 @@ describe("API keys", () => {
       (f) => f.Properties.Environment?.Variables?.USERS_API_KEY_SECRET_ARN,
     );
     expect(authorizer).toBeDefined();
+    // Keys are named <stack>-<client>; the authorizer knows only those.
+    expect(authorizer!.Properties.Environment.Variables.API_KEY_NAME_PREFIX).toMatch(/^.+-$/);
+    const names = Object.values(t.findResources("AWS::ApiGateway::ApiKey")).map((k) => k.Properties.Name);
+    for (const name of names)
+      expect(name.startsWith(authorizer!.Properties.Environment.Variables.API_KEY_NAME_PREFIX)).toBe(true);
     const statements = Object.values(t.findResources("AWS::IAM::Policy")).flatMap(
       (p) => p.Properties.PolicyDocument.Statement,
     );

@@ -26,6 +26,13 @@ function fakeApiGateway() {
 }
 
 describe("API key directory", () => {
+  it("knows only keys named with the stack's prefix when given one: another stack's tagged key is unknown", async () => {
+    const { client } = fakeApiGateway();
+    const lookup = apiKeyDirectory({ client, namePrefix: "bill" });
+    expect(await lookup("v-billing")).toEqual({ client: "billing", trusted: true });
+    expect(await lookup("v-reports")).toBeUndefined();
+  });
+
   it("knows enabled keys tagged with a client, across pages, asking for their values", async () => {
     const { client, calls } = fakeApiGateway();
     const lookup = apiKeyDirectory({ client });
