@@ -27,21 +27,38 @@ function markdownSections(markdown: string): Section[] {
   const flush = () => {
     const text = lines.join("\n").trim();
     // A heading with no body before the next heading is carried by its subsections' paths.
-    if (text && !/^#{1,6}\s+[^\n]*$/.test(text)) sections.push({ headings: [...path], text });
+    if (text && !(!text.includes("\n") && atxHeading(text))) sections.push({ headings: [...path], text });
     lines = [];
   };
   for (const line of markdown.split(/\r?\n/)) {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
-    const heading = fenced ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
+    const heading = fenced ? undefined : atxHeading(line);
     if (heading) {
       flush();
-      path.length = heading[1]!.length - 1;
-      path[heading[1]!.length - 1] = heading[2]!;
+      path.length = heading.level - 1;
+      path[heading.level - 1] = heading.title;
       lines.push(line);
     } else lines.push(line);
   }
   flush();
   return sections.map((s) => ({ ...s, headings: s.headings.filter(Boolean) }));
+}
+
+/**
+ * An ATX heading (`## Title ##`): its level and title, as CommonMark reads it (a closing run of #
+ * goes only after whitespace, so `# C#` is "C#"). Read by hand, not by a pattern: every pattern
+ * for "title, then optional spaces and #s" backtracks over a long run of spaces, which cost an
+ * ingestion 75 s on one 8 KB line, and a running pattern cannot be stopped by the deadline.
+ */
+function atxHeading(line: string): { level: number; title: string } | undefined {
+  let level = 0;
+  while (level < line.length && line[level] === "#") level++;
+  if (level < 1 || level > 6 || !/\s/.test(line[level] ?? "")) return undefined;
+  let title = line.slice(level).trim();
+  let end = title.length;
+  while (end > 0 && title[end - 1] === "#") end--;
+  if (end < title.length && (end === 0 || /\s/.test(title[end - 1]!))) title = title.slice(0, end).trimEnd();
+  return title ? { level, title } : undefined;
 }
 
 /** Splits a document into overlapping chunks; markdown chunks carry their heading path. */

@@ -69,7 +69,8 @@ async function extractUnchecked(key: string, bytes: Uint8Array, limits: Document
     case ".htm":
       return { text: htmlText(utf8(bytes)), markdown: false };
     case ".json":
-      return { text: jsonText(utf8(bytes)), markdown: false };
+      // JSON's escapes can spell what its bytes may not: \u0000 and lone surrogates.
+      return { text: storable(jsonText(utf8(bytes))), markdown: false };
     case ".pdf":
       return { text: storable(await pdfText(bytes, limits)), markdown: false };
     case ".docx":
@@ -80,13 +81,20 @@ async function extractUnchecked(key: string, bytes: Uint8Array, limits: Document
 }
 
 function htmlText(html: string): string {
-  return convert(html, {
-    wordwrap: false,
-    selectors: [
-      { selector: "a", options: { ignoreHref: true } },
-      { selector: "img", format: "skip" },
-    ],
-  });
+  try {
+    return convert(html, {
+      wordwrap: false,
+      selectors: [
+        { selector: "a", options: { ignoreHref: true } },
+        { selector: "img", format: "skip" },
+      ],
+    });
+  } catch (err) {
+    // html-to-text walks the tree by recursion: tens of thousands of nested elements overflow the
+    // stack. That is the document's shape, so it is skipped, not retried.
+    if (err instanceof RangeError) throw new UnreadableDocument("its elements are nested too deep to read");
+    throw err;
+  }
 }
 
 /**

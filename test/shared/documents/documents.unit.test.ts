@@ -30,6 +30,16 @@ describe("text extraction by type", () => {
     ).toContain("First paragraph.\n\nSecond paragraph.");
   });
 
+  it("keeps JSON whose strings escape NUL or a lone surrogate storable", async () => {
+    const { text } = await extractText("data.json", bytes('{"a":"x\\u0000y","b":"\\ud800z"}'));
+    expect(text).toBe("xy\n\ufffdz");
+  });
+
+  it("refuses HTML nested too deep to read as unreadable, not an error", async () => {
+    const deep = `<html><body>${"<div>".repeat(20_000)}text${"</div>".repeat(20_000)}</body></html>`;
+    await expect(extractText("deep.html", bytes(deep))).rejects.toBeInstanceOf(UnreadableDocument);
+  });
+
   it("refuses unknown types and unreadable files with reasons", async () => {
     await expect(extractText("image.png", bytes("x"))).rejects.toBeInstanceOf(UnsupportedDocument);
     await expect(extractText("broken.pdf", bytes("%PDF-1.4 garbage"))).rejects.toBeInstanceOf(UnreadableDocument);
@@ -60,6 +70,21 @@ describe("chunking", () => {
       chunks.some((c) => c.content.includes("# not a heading") && c.metadata.headings === "Billing > Invoices"),
     ).toBe(true);
   });
+
+  it("reads headings as CommonMark does: a closing run of # after a space goes, a # inside a word stays", async () => {
+    const md = ["# Guide ##", "intro", "## C#", "about C#", "### Tabs\t#\t", "x"].join("\n");
+    const headings = (await chunkText(md, true, { chunkSize: 200, chunkOverlap: 0 })).map((c) => c.metadata.headings);
+    expect(headings).toEqual(["Guide", "Guide > C#", "Guide > C# > Tabs"]);
+  });
+
+  // A line the old heading pattern backtracked over for a time cubic in its length: 8 KB held an
+  // ingestion past its deadline for 75 s, and a running pattern cannot be stopped.
+  it("reads a heading line of a long run of spaces at once", async () => {
+    const spaces = " ".repeat(200_000);
+    const md = `# a${spaces}b\n# ${spaces}\n## x${spaces}#${spaces}c\n${spaces}\nbody`;
+    const chunks = await chunkText(md, true, { chunkSize: 1000, chunkOverlap: 0 });
+    expect(chunks.at(-1)!.content).toBe("body");
+  }, 5_000);
 
   it("splits plain text without headings", async () => {
     const chunks = await chunkText("word ".repeat(500), false, { chunkSize: 300, chunkOverlap: 50 });
