@@ -63,7 +63,15 @@ export class Ingestor {
       etag: event.etag,
     };
     const { store } = this.deps;
-    if (event.kind === "removed") return { action: await store.deleteDocument(version) };
+    if (event.kind === "removed") {
+      // An ObjectRemoved event names a version, not the key. In a versioned bucket, deleting an old
+      // version leaves the current one, and deleting the delete marker restores the object: the
+      // document is then what the key holds now, read as if it were created (under this event's
+      // sequencer, so the order of the key's events still holds).
+      if (await this.deps.source.exists(event.bucket, event.key))
+        return this.handle({ kind: "created", bucket: event.bucket, key: event.key, sequencer: event.sequencer });
+      return { action: await store.deleteDocument(version) };
+    }
 
     const { settings } = this.deps;
     const skip = async (reason: string): Promise<IngestOutcome> => {

@@ -1,6 +1,6 @@
-import { GetObjectCommand, NoSuchKey, type S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client } from "@aws-sdk/client-s3";
 import { constants, type Stats } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { SkipDocument } from "../documents/skip";
 
@@ -13,6 +13,8 @@ export interface StoredObject {
 export interface ObjectSource {
   /** The object's bytes; undefined when it no longer exists. Throws `TooLarge` past `maxBytes`. */
   get(bucket: string, key: string, maxBytes: number): Promise<StoredObject | undefined>;
+  /** Whether the key holds an object now (its current version, in a versioned bucket). */
+  exists(bucket: string, key: string): Promise<boolean>;
 }
 
 export class TooLarge extends Error {
@@ -35,6 +37,17 @@ export class S3ObjectSource implements ObjectSource {
       return { body: await out.Body!.transformToByteArray(), size };
     } catch (err) {
       if (err instanceof NoSuchKey) return undefined;
+      throw err;
+    }
+  }
+
+  async exists(bucket: string, key: string): Promise<boolean> {
+    try {
+      await this.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return true;
+    } catch (err) {
+      // HeadObject has no body to name the error: a missing key (or a delete marker) is a bare 404.
+      if (err instanceof NotFound || err instanceof NoSuchKey) return false;
       throw err;
     }
   }
@@ -66,6 +79,12 @@ export class FolderObjectSource implements ObjectSource {
 
   constructor(root: string) {
     this.root = resolve(root);
+  }
+
+  async exists(_bucket: string, key: string): Promise<boolean> {
+    const path = resolve(this.root, key);
+    if (!path.startsWith(this.root + sep)) return false;
+    return (await stat(path).catch(() => undefined))?.isFile() ?? false;
   }
 
   async get(_bucket: string, key: string, maxBytes: number): Promise<StoredObject | undefined> {

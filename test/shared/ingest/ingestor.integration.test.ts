@@ -1,5 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createIngestHandler } from "../../../functions/ingest";
@@ -97,10 +97,29 @@ describe("ingesting S3 object events", () => {
     writeFileSync(join(dir, "faq.md"), "New answer.");
     await ingestor.handle(created("faq.md", "0301"));
     expect(await chunksOf("faq.md")).toEqual(["New answer."]);
+    unlinkSync(join(dir, "faq.md"));
     expect(await ingestor.handle(removed("faq.md", "0302"))).toEqual({ action: "deleted" });
     expect(await chunksOf("faq.md")).toEqual([]);
     expect(await ingestor.handle(created("faq.md", "0301"))).toMatchObject({ action: "stale" });
     expect(await chunksOf("faq.md")).toEqual([]);
+  });
+
+  // A removed event names a version, not the key: in a versioned bucket, deleting an old version,
+  // or the delete marker (to restore the object), leaves an object under the key.
+  it("keeps (or brings back) the object a removed event left under its key, and deletes once none is", async () => {
+    writeFileSync(join(dir, "ver.md"), "Version one.");
+    await ingestor.handle(created("ver.md", "0310"));
+    writeFileSync(join(dir, "ver.md"), "Version two.");
+    await ingestor.handle(created("ver.md", "0311"));
+    expect(await ingestor.handle(removed("ver.md", "0312"))).toMatchObject({ action: "replaced" });
+    expect(await chunksOf("ver.md")).toEqual(["Version two."]);
+    expect((await store.listDocuments("docs")).find((d) => d.source === "ver.md")).toMatchObject({ deleted: false });
+    unlinkSync(join(dir, "ver.md"));
+    expect(await ingestor.handle(removed("ver.md", "0313"))).toEqual({ action: "deleted" });
+    expect(await chunksOf("ver.md")).toEqual([]);
+    writeFileSync(join(dir, "ver.md"), "Version two.");
+    expect(await ingestor.handle(removed("ver.md", "0314"))).toMatchObject({ action: "replaced" });
+    expect(await chunksOf("ver.md")).toEqual(["Version two."]);
   });
 
   it("ingests PDF and DOCX", async () => {
