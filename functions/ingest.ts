@@ -5,6 +5,7 @@ import { once } from "../shared/once";
 import { S3ObjectSource } from "../shared/ingest/object-source";
 import { buildIngestRuntime, type IngestRuntime } from "../shared/ingest/runtime";
 import { parseS3Notification } from "../shared/ingest/s3-events";
+import { DocumentBusy } from "../shared/ingest/document-busy";
 import type { IngestOutcome } from "../shared/ingest/ingestor";
 import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
@@ -50,6 +51,11 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
           try {
             outcome = await ingestor.handle(objectEvent);
           } catch (err) {
+            // Not a failure: the same content is being processed; SQS brings this one back after.
+            if (err instanceof DocumentBusy) {
+              logger.info("document busy", { ...fields, error: err.message });
+              throw err;
+            }
             metrics.addMetric("DocumentsFailed", MetricUnit.Count, 1);
             logger.error("document failed", { ...fields, action: "failed", error: (err as Error).message });
             throw err;

@@ -1,5 +1,5 @@
 import { Piscina } from "piscina";
-import { OverLimit } from "../../shared/documents/limits";
+import { OverLimit, TimedOut, timedOut } from "../../shared/documents/limits";
 import type { DocumentProcessor } from "../../shared/documents/process";
 import { SkipDocument } from "../../shared/documents/skip";
 import type { TaskResult } from "./document-task";
@@ -32,12 +32,15 @@ export function workerDocumentProcessor({ memoryMb = 1024 }: { memoryMb?: number
     try {
       result = (await pool.run(request, { signal })) as TaskResult;
     } catch (err) {
-      if (signal.aborted) throw new OverLimit(`processing took longer than ${request.limits.timeoutMs} ms`);
+      if (signal.aborted) throw timedOut(request.limits);
       if ((err as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY")
         throw new OverLimit(`processing ran out of the worker's ${memoryMb} MB of memory`);
       throw err;
     }
-    if ("skip" in result) throw result.overLimit ? new OverLimit(result.skip) : new SkipDocument(result.skip);
+    if ("skip" in result) {
+      const Skip = { "timed-out": TimedOut, "over-limit": OverLimit, unreadable: SkipDocument }[result.kind];
+      throw new Skip(result.skip);
+    }
     return result.chunks;
   };
   return Object.assign(processor, { close: () => pool.destroy() });

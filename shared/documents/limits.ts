@@ -23,9 +23,14 @@ export const MAX_ZIP_ENTRIES = 2000;
 
 /** A document over one of its bounds: skipped with this reason, never retried. */
 export class OverLimit extends SkipDocument {}
+/** Past the deadline: says how long processing took this time, not what the content is. */
+export class TimedOut extends OverLimit {}
+
+export const timedOut = (limits: Pick<DocumentLimits, "timeoutMs">) =>
+  new TimedOut(`processing took longer than ${limits.timeoutMs} ms`);
 
 export function checkDeadline(limits: Pick<DocumentLimits, "deadline" | "timeoutMs">): void {
-  if (Date.now() > limits.deadline) throw new OverLimit(`processing took longer than ${limits.timeoutMs} ms`);
+  if (Date.now() > limits.deadline) throw timedOut(limits);
 }
 
 export function checkTextLength(length: number, limits: DocumentLimits): void {

@@ -1,11 +1,12 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import pLimit from "p-limit";
-import { checkDeadline, type DocumentLimits } from "../documents/limits";
+import { checkDeadline, type DocumentLimits, TimedOut } from "../documents/limits";
 import { processDocument, type DocumentProcessor } from "../documents/process";
 import { SkipDocument } from "../documents/skip";
 import type { AgentStore, DocumentChunk, DocumentVersion } from "../stores/agent-store";
 import { contentTypeOf } from "../documents/document-types";
 import { TooLarge, type ObjectSource } from "./object-source";
+import { DocumentBusy } from "./document-busy";
 import type { S3ObjectEvent } from "./s3-events";
 
 export interface IngestSettings {
@@ -74,8 +75,10 @@ export class Ingestor {
     }
 
     const { settings } = this.deps;
-    const skip = async (reason: string): Promise<IngestOutcome> => {
-      await store.recordDocumentOutcome(version, "skipped", reason);
+    // A skip for the content (type, size, corrupt) holds for those bytes (their ETag) under any
+    // later event; one for how this attempt went (gone, out of time, died) holds for this event only.
+    const skip = async (reason: string, forContent = true): Promise<IngestOutcome> => {
+      await store.recordDocumentOutcome(forContent ? version : { ...version, etag: undefined }, "skipped", reason);
       return { action: "skipped", reason };
     };
     const tooLarge = (size: number) => `${size} bytes is over the ${settings.maxBytes}-byte limit`;
@@ -87,14 +90,6 @@ export class Ingestor {
       return outcome;
     }
 
-    const attempt = await store.beginDocument(version);
-    if (attempt.state === "stale") return { action: "stale" };
-    if (attempt.state === "skipped") return { action: "skipped", reason: attempt.reason };
-    if (attempt.interrupted >= MAX_INTERRUPTED_ATTEMPTS)
-      return skip(
-        `processing did not finish in ${attempt.interrupted} earlier attempts (the process died, or ran out of memory or time)`,
-      );
-
     const limits: DocumentLimits = {
       maxTextChars: settings.maxTextChars,
       maxUnzippedBytes: settings.maxUnzippedBytes,
@@ -103,11 +98,25 @@ export class Ingestor {
       timeoutMs: settings.timeoutMs,
       deadline: Date.now() + settings.timeoutMs,
     };
+    // The attempt holds the document until twice its deadline (processing stops at the deadline,
+    // checked between stages; the rest covers the stage running then and the swap). A delivery of
+    // the same content before then waits; one after it finds an attempt that died.
+    const attempt = await store.beginDocument(version, new Date(limits.deadline + settings.timeoutMs));
+    if (attempt.state === "stale") return { action: "stale" };
+    if (attempt.state === "busy")
+      throw new DocumentBusy(`${event.key} is being processed by another delivery of the same content`);
+    if (attempt.state === "skipped") return { action: "skipped", reason: attempt.reason };
+    if (attempt.interrupted >= MAX_INTERRUPTED_ATTEMPTS)
+      return skip(
+        `processing did not finish in ${attempt.interrupted} earlier attempts (the process died, or ran out of memory or time)`,
+        false,
+      );
+
     try {
       const object = await this.deps.source.get(event.bucket, event.key, settings.maxBytes);
       // Gone since the event: its ObjectRemoved event will clear whatever is stored.
       if (!object) {
-        await store.recordDocumentOutcome(version, "skipped", "the object no longer exists");
+        await skip("the object no longer exists", false);
         return { action: "missing" };
       }
       await facts(object.body.byteLength);
@@ -130,7 +139,7 @@ export class Ingestor {
       return { action: await store.replaceDocument(version, chunks), chunks: chunks.length };
     } catch (err) {
       if (err instanceof TooLarge) return skip(tooLarge(err.size));
-      if (err instanceof SkipDocument) return skip(err.message);
+      if (err instanceof SkipDocument) return skip(err.message, !(err instanceof TimedOut));
       // Recorded before the retry; a store that is down cannot record it, and the retry will.
       await store.recordDocumentOutcome(version, "failed", (err as Error).message ?? String(err)).catch(() => {});
       throw err;

@@ -180,8 +180,15 @@ export type DocumentWriteResult = "replaced" | "deleted" | "stale";
  * (a newer event is applied or in progress), "skipped" (this version was skipped before, for
  * `reason`), or "begin" with the earlier attempts at it that never finished.
  */
+/**
+ * What beginning a created version found: a newer event applied (stale), this content skipped
+ * before, another delivery of it still within its time (busy: try again later), or go ahead.
+ */
 export type DocumentAttempt =
-  { state: "stale" } | { state: "skipped"; reason: string } | { state: "begin"; interrupted: number };
+  | { state: "stale" }
+  | { state: "busy" }
+  | { state: "skipped"; reason: string }
+  | { state: "begin"; interrupted: number };
 
 export type DocumentStatus = "processing" | "ingested" | "skipped" | "failed" | "deleted";
 
@@ -220,9 +227,12 @@ export interface AgentStore {
   replaceDocument(version: DocumentVersion, chunks: DocumentChunk[]): Promise<DocumentWriteResult>;
   /** Deletes a document's chunks, unless a newer version is already in. */
   deleteDocument(version: DocumentVersion): Promise<DocumentWriteResult>;
-  /** Marks a created version as being processed (see DocumentAttempt). */
-  beginDocument(version: DocumentVersion): Promise<DocumentAttempt>;
-  /** How a version ended when it did not replace the chunks; a newer version's status is kept. */
+  /** Marks a created version as being processed until `until` at the latest (see DocumentAttempt). */
+  beginDocument(version: DocumentVersion, until: Date): Promise<DocumentAttempt>;
+  /**
+   * How a version ended when it did not replace the chunks; a newer version's status is kept. A
+   * skip recorded with the version's etag holds for that content; one without, for this event only.
+   */
   recordDocumentOutcome(version: DocumentVersion, status: "skipped" | "failed", reason: string): Promise<void>;
   /** Every document of a bucket with its status, by key. */
   listDocuments(bucket: string): Promise<DocumentRecord[]>;

@@ -29,7 +29,7 @@ import { caller, type Rpc } from "./rpc";
 export const AGENT_STORE_CALLS = {
   replace_document_chunks: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_chunks"],
   delete_document: ["p_document_id", "p_source", "p_sequencer"],
-  begin_document_attempt: ["p_document_id", "p_source", "p_sequencer", "p_etag"],
+  begin_document_attempt: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_until"],
   record_document_outcome: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_status", "p_reason"],
   list_documents: ["p_bucket"],
   record_document_facts: ["p_document_id", "p_sequencer", "p_bytes", "p_content_type"],
@@ -141,8 +141,8 @@ const toChunkPreview = (r: Row): DocumentChunkPreview => ({
 
 /** begin_document_attempt's row as a DocumentAttempt. */
 const toDocumentAttempt = (r: Row): DocumentAttempt =>
-  r.state === "stale"
-    ? { state: "stale" }
+  r.state === "stale" || r.state === "busy"
+    ? { state: r.state }
     : r.state === "skipped"
       ? { state: "skipped", reason: r.reason ?? "skipped before" }
       : { state: "begin", interrupted: r.interrupted };
@@ -183,8 +183,14 @@ export class RpcAgentStore implements AgentStore {
     return (await this.call("delete_document", versionArgs(v))) as DocumentWriteResult;
   }
 
-  async beginDocument(v: DocumentVersion) {
-    const [row] = rows(await this.call("begin_document_attempt", { ...versionArgs(v), p_etag: v.etag ?? null }));
+  async beginDocument(v: DocumentVersion, until: Date) {
+    const [row] = rows(
+      await this.call("begin_document_attempt", {
+        ...versionArgs(v),
+        p_etag: v.etag ?? null,
+        p_until: until.toISOString(),
+      }),
+    );
     return toDocumentAttempt(row!);
   }
 

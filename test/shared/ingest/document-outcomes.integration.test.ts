@@ -125,13 +125,60 @@ describe("bounds on what a document may make extraction do", () => {
     expect(await row("slow.md")).toMatchObject({ status: "skipped", chunk_count: 1 });
   });
 
+  it("has deliveries of the same content at once wait for the one processing it, not skip it as died", async () => {
+    put("same.md", "Content delivered three times at once.");
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = new HashingEmbeddings(1024);
+    const embed = held.embedDocuments.bind(held);
+    held.embedDocuments = async (texts) => {
+      await gate;
+      return embed(texts);
+    };
+    const delivery = () => ({ ...created("same.md"), etag: "etag-same" });
+    const first = ingestor({}, held).handle(delivery());
+    await vi.waitFor(async () => expect((await row("same.md"))?.status).toBe("processing"));
+    const [second, third] = [delivery(), delivery()];
+    await expect(ingestor().handle(second)).rejects.toThrow(/being processed/);
+    await expect(ingestor().handle(third)).rejects.toThrow(/being processed/);
+    release();
+    expect(await first).toMatchObject({ action: "replaced" });
+    // Their retries, once it is done, go through.
+    for (const retry of [second, third]) expect(await ingestor().handle(retry)).toMatchObject({ action: "replaced" });
+    expect(await row("same.md")).toMatchObject({ status: "ingested", chunk_count: 1 });
+  });
+
+  it("tries the same bytes again after a skip that was about the attempt (gone, out of time), not the content", async () => {
+    const delivery = (key: string) => ({ ...created(key), etag: `etag-${key}` });
+    expect(await ingestor().handle(delivery("back.md"))).toEqual({ action: "missing" });
+    put("back.md", "Back again.");
+    expect(await ingestor().handle(delivery("back.md"))).toMatchObject({ action: "replaced" });
+
+    put("late.md", "A paragraph embedded slowly the first time. ".repeat(300));
+    const slow = new HashingEmbeddings(1024);
+    const embed = slow.embedDocuments.bind(slow);
+    slow.embedDocuments = async (texts) => {
+      await new Promise((r) => setTimeout(r, 40));
+      return embed(texts);
+    };
+    const timedOut = await ingestor({ timeoutMs: 150, embedConcurrency: 1, embedBatchSize: 2 }, slow).handle(
+      delivery("late.md"),
+    );
+    expect(timedOut).toMatchObject({ action: "skipped", reason: expect.stringMatching(/150 ms/) });
+    expect(await ingestor().handle(delivery("late.md"))).toMatchObject({ action: "replaced" });
+    // A skip for the content holds for those bytes under any later event.
+    put("image.png.md", "\u0000binary");
+    expect(await ingestor().handle(delivery("image.png.md"))).toMatchObject({ action: "skipped" });
+    expect(await ingestor().handle(delivery("image.png.md"))).toMatchObject({ action: "skipped" });
+  });
+
   it("does not retry into a crash: a version whose processing never finished twice is skipped", async () => {
     put("crasher.md", "Something that killed the process while it was processed.");
     const event = created("crasher.md");
     const version = { documentId: "docs/crasher.md", source: "crasher.md", sequencer: event.sequencer };
     // Two attempts that began and never recorded an end, as a process killed mid-document leaves them.
-    await store.beginDocument(version);
-    await store.beginDocument(version);
+    await store.beginDocument(version, new Date(0));
+    await store.beginDocument(version, new Date(0));
     expect(await ingestor().handle(event)).toMatchObject({
       action: "skipped",
       reason: expect.stringMatching(/did not finish/),

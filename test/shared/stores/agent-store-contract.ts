@@ -386,9 +386,13 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
       });
     });
 
+    // An attempt's time gone by: it died.
+    const past = new Date(Date.now() - 1000);
+    const later = () => new Date(Date.now() + 60_000);
+
     it("tracks a version's attempts, facts and outcome, and skips a skipped version", async () => {
-      expect(await h.store.beginDocument(version("0C"))).toEqual({ state: "begin", interrupted: 0 });
-      expect(await h.store.beginDocument(version("0C"))).toEqual({ state: "begin", interrupted: 1 });
+      expect(await h.store.beginDocument(version("0C"), past)).toEqual({ state: "begin", interrupted: 0 });
+      expect(await h.store.beginDocument(version("0C"), past)).toEqual({ state: "begin", interrupted: 1 });
       await h.store.recordDocumentFacts(version("0C"), 5_000_000_000, "application/pdf");
       await h.store.recordDocumentOutcome(version("0C"), "skipped", "too big");
       expect((await h.store.listDocuments("docs"))[0]).toMatchObject({
@@ -399,8 +403,39 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
         bytes: 5_000_000_000,
         contentType: "application/pdf",
       });
-      expect(await h.store.beginDocument(version("0C"))).toEqual({ state: "skipped", reason: "too big" });
-      expect(await h.store.beginDocument(version("0B"))).toEqual({ state: "stale" });
+      expect(await h.store.beginDocument(version("0C"), later())).toEqual({ state: "skipped", reason: "too big" });
+      expect(await h.store.beginDocument(version("0B"), later())).toEqual({ state: "stale" });
+    });
+
+    it("answers busy to the same content while an attempt holds it, and counts it died once its time is past", async () => {
+      expect(await h.store.beginDocument(version("0D", "etag-same"), later())).toEqual({
+        state: "begin",
+        interrupted: 0,
+      });
+      // The same bytes under another event (an S3 retry, a local rescan), while the first runs.
+      expect(await h.store.beginDocument(version("0E", "etag-same"), later())).toEqual({ state: "busy" });
+      expect(await h.store.beginDocument(version("0D", "etag-same"), later())).toEqual({ state: "busy" });
+      expect((await h.store.listDocuments("docs"))[0]).toMatchObject({ status: "processing" });
+      // Past its time, the next delivery finds an attempt that died.
+      await h.store.beginDocument(version("0F", "etag-other"), past);
+      expect(await h.store.beginDocument(version("10", "etag-other"), later())).toEqual({
+        state: "begin",
+        interrupted: 1,
+      });
+    });
+
+    it("holds a skip for the content only when it names the content's ETag", async () => {
+      await h.store.beginDocument(version("11", "etag-gone"), later());
+      await h.store.recordDocumentOutcome({ ...version("11", "etag-gone"), etag: undefined }, "skipped", "gone");
+      // The same event again is skipped; the same bytes under a new event are tried.
+      expect(await h.store.beginDocument(version("11", "etag-gone"), later())).toEqual({
+        state: "skipped",
+        reason: "gone",
+      });
+      expect(await h.store.beginDocument(version("12", "etag-gone"), later())).toEqual({
+        state: "begin",
+        interrupted: 0,
+      });
     });
   });
 }
