@@ -27,7 +27,6 @@ import { Rule, Schedule } from "aws-cdk-lib/aws-events";
 import { LambdaFunction as LambdaTarget } from "aws-cdk-lib/aws-events-targets";
 import type { Queue } from "aws-cdk-lib/aws-sqs";
 import { IDEMPOTENCY_TABLE } from "../../shared/idempotency";
-import { SUPPORTED_EXTENSIONS } from "../../shared/documents/document-types";
 import { BlockPublicAccess, Bucket, BucketEncryption, EventType, HttpMethods } from "aws-cdk-lib/aws-s3";
 import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
@@ -202,10 +201,11 @@ export class AgentStack extends Stack {
         : {}),
     });
     const notify = new SqsDestination(queues.get("ingest")!.queue);
-    for (const suffix of SUPPORTED_EXTENSIONS) {
-      for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED]) {
-        this.documentsBucket.addEventNotification(event, notify, { prefix: settings.documentsPrefix, suffix });
-      }
+    // Every key under the prefix, not a suffix per extension: S3 matches a suffix to the letter, so
+    // Guide.PDF would never be announced, while ingestion reads extensions in any case (and skips,
+    // with its reason, a type it does not read).
+    for (const event of [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED]) {
+      this.documentsBucket.addEventNotification(event, notify, { prefix: settings.documentsPrefix });
     }
 
     // Files of chat sessions (images, data files), uploaded through presigned URLs.

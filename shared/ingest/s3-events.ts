@@ -39,7 +39,7 @@ export const decodeS3Key = (key: string) => decodeURIComponent(key.replace(/\+/g
 
 /**
  * The object events in one SQS message body. A test event gives none; event types other
- * than created/removed (restore, replication…) are ignored. Anything malformed throws, so
+ * than created/removed (restore, replication…) and folder markers are ignored. Anything malformed throws, so
  * the message is retried and then dead-lettered rather than silently dropped.
  */
 export function parseS3Notification(body: string): S3ObjectEvent[] {
@@ -52,7 +52,8 @@ export function parseS3Notification(body: string): S3ObjectEvent[] {
       : r.eventName.startsWith("ObjectRemoved:")
         ? "removed"
         : undefined;
-    if (!kind) return [];
+    // A key ending in / is a folder's marker (the console's "Create folder"), not a document.
+    if (!kind || r.s3.object.key.endsWith("/")) return [];
     const o = r.s3.object;
     return [
       { kind, bucket: r.s3.bucket.name, key: decodeS3Key(o.key), size: o.size, etag: o.eTag, sequencer: o.sequencer },

@@ -339,19 +339,18 @@ describe("document ingestion", () => {
     });
   });
 
-  it("sends created and removed events for the prefix and each supported suffix to the ingest queue", () => {
+  // S3 matches a suffix filter to the letter, so filtering by extension would never announce
+  // Guide.PDF, which the upload route takes and ingestion reads (extensions are read lower-cased).
+  it("sends every created and removed event under the prefix to the ingest queue, whatever the extension's case", () => {
     const notifications = template.findResources("Custom::S3BucketNotifications");
     const config = (Object.values(notifications)[0] as any).Properties.NotificationConfiguration
       .QueueConfigurations as any[];
     const ingestQueueArn = { "Fn::GetAtt": [stack.getLogicalId(stack.ingestQueue.node.defaultChild as never), "Arn"] };
-    expect(config).toHaveLength(16);
+    expect(config.map((c) => c.Events[0]).sort()).toEqual(["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]);
     for (const c of config) {
       expect(c.QueueArn).toEqual(ingestQueueArn);
-      expect(["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]).toContain(c.Events[0]);
-      expect(c.Filter.Key.FilterRules).toEqual(expect.arrayContaining([{ Name: "prefix", Value: "knowledge/" }]));
+      expect(c.Filter.Key.FilterRules).toEqual([{ Name: "prefix", Value: "knowledge/" }]);
     }
-    const suffixes = new Set(config.map((c) => c.Filter.Key.FilterRules.find((r: any) => r.Name === "suffix").Value));
-    expect(suffixes).toEqual(new Set([".md", ".markdown", ".txt", ".html", ".htm", ".json", ".pdf", ".docx"]));
   });
 
   it("gives the ingest function read-only access to the prefix, and its own queue with a DLQ and alarm", () => {

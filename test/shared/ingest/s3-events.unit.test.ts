@@ -63,6 +63,17 @@ describe("S3 notifications", () => {
     expect(parseS3Notification(JSON.stringify(removed))).toEqual([]);
   });
 
+  // Every key under the prefix is announced: the console's "Create folder" makes a key ending in /.
+  it("ignores a folder's marker object", () => {
+    const marker = s3Notification({
+      eventName: "ObjectCreated:Put",
+      bucket: "b",
+      key: "docs/guides/",
+      sequencer: "0B",
+    });
+    expect(parseS3Notification(marker)).toEqual([]);
+  });
+
   it("does not pin eventVersion", () => {
     const v23 = structuredClone(awsExample);
     v23.Records[0]!.eventVersion = "2.3";
