@@ -33,15 +33,37 @@ export function supabaseRest(
   });
 }
 
+/** Rows asked for in one request of a paged read: Supabase's default max_rows. */
+export const PAGE_ROWS = 1000;
+
 /** The PostgREST transport: POST /rest/v1/rpc/<fn> with the arguments as the JSON body. */
 export function postgrestRpc(rest: PostgrestClient): Rpc {
+  // PostgREST's error is thrown with the function named, instead of read as "no rows", and the
+  // status it answered (a 503 is Supabase down for now: shared/errors.ts asAppError).
+  const answer = <T>(
+    fn: string,
+    { data, error, status }: { data: T; error: { message: string } | null; status: number },
+  ) => {
+    if (error) throw Object.assign(new Error(`${fn} failed: ${error.message}`, { cause: error }), { status });
+    return data;
+  };
   return {
-    async call(fn, args) {
-      const { data, error, status } = await rest.rpc(fn, args);
-      // PostgREST's error is thrown with the function named, instead of read as "no rows", and the
-      // status it answered (a 503 is Supabase down for now: shared/errors.ts asAppError).
-      if (error) throw Object.assign(new Error(`${fn} failed: ${error.message}`, { cause: error }), { status });
-      return data;
+    call: async (fn, args) => answer(fn, await rest.rpc(fn, args)),
+    async allRows(fn, args, orderBy) {
+      const all: unknown[] = [];
+      // Until a page comes back empty: a project's max_rows may be under PAGE_ROWS, so a short page
+      // is not proof of the end.
+      for (;;) {
+        const page = answer(
+          fn,
+          await rest
+            .rpc(fn, args)
+            .order(orderBy)
+            .range(all.length, all.length + PAGE_ROWS - 1),
+        ) as unknown[];
+        if (page.length === 0) return all;
+        all.push(...page);
+      }
     },
   };
 }

@@ -23,7 +23,7 @@ import {
   storeItemArgs,
   type UserContext,
 } from "./agent-store";
-import { caller, type Rpc } from "./rpc";
+import { allRowsCaller, caller, type Rpc } from "./rpc";
 
 /** Every function the agent store calls, with the argument names it sends (see rpc.ts). */
 export const AGENT_STORE_CALLS = {
@@ -166,9 +166,11 @@ const versionArgs = (v: DocumentVersion) => ({
 /** The agent store over either transport: PostgREST in Lambda, SQL on PGlite locally and in tests. */
 export class RpcAgentStore implements AgentStore {
   private readonly call;
+  private readonly allRows;
 
   constructor(rpc: Rpc) {
     this.call = caller(rpc, AGENT_STORE_CALLS);
+    this.allRows = allRowsCaller(rpc, AGENT_STORE_CALLS);
   }
 
   async replaceDocument(v: DocumentVersion, chunks: DocumentChunk[]) {
@@ -204,7 +206,7 @@ export class RpcAgentStore implements AgentStore {
   }
 
   async listDocuments(bucket: string) {
-    return rows(await this.call("list_documents", { p_bucket: bucket })).map(toDocumentRecord);
+    return rows(await this.allRows("list_documents", { p_bucket: bucket }, "document_id")).map(toDocumentRecord);
   }
 
   async recordDocumentFacts(v: DocumentVersion, bytes: number, contentType: string) {
@@ -217,7 +219,9 @@ export class RpcAgentStore implements AgentStore {
   }
 
   async documentChunks(documentId: string) {
-    return rows(await this.call("document_chunks", { p_document_id: documentId })).map(toChunkPreview);
+    return rows(await this.allRows("document_chunks", { p_document_id: documentId }, "chunk_index")).map(
+      toChunkPreview,
+    );
   }
 
   async insertMemory(m: NewMemory) {

@@ -11,7 +11,7 @@ import {
   type SessionSummary,
   type TraceStep,
 } from "./conversations";
-import { caller, type Rpc } from "./rpc";
+import { allRowsCaller, caller, type Rpc } from "./rpc";
 
 /** Every function the conversation store calls, with the argument names it sends (see rpc.ts). */
 export const CONVERSATION_STORE_CALLS = {
@@ -46,9 +46,11 @@ function page(found: SessionSummary[], limit: number) {
 /** The conversation store over either transport: PostgREST in Lambda, SQL on PGlite locally and in tests. */
 export class RpcConversationStore implements ConversationStore {
   private readonly call;
+  private readonly allRows;
 
   constructor(rpc: Rpc) {
     this.call = caller(rpc, CONVERSATION_STORE_CALLS);
+    this.allRows = allRowsCaller(rpc, CONVERSATION_STORE_CALLS);
   }
 
   async get(sessionId: string): Promise<Conversation | undefined> {
@@ -91,7 +93,8 @@ export class RpcConversationStore implements ConversationStore {
   }
 
   async traces(sessionId: string): Promise<Record<string, TraceStep[]>> {
-    const found = rows(await this.call("session_traces", { p_session_id: sessionId }));
+    // One row per answer: a long session passes PostgREST's max_rows.
+    const found = rows(await this.allRows("session_traces", { p_session_id: sessionId }, "message_id"));
     return Object.fromEntries(found.map((r) => [r.message_id, r.steps as TraceStep[]]));
   }
 

@@ -16,6 +16,12 @@
  */
 export interface Rpc {
   call(fn: string, args: Record<string, unknown>): Promise<unknown>;
+  /**
+   * Every row of a set-returning function, however many. PostgREST answers a request with at most
+   * its `max_rows` (Supabase's default: 1,000) and says nothing of the rest, so a read that can
+   * pass that is made in pages, ordered by `orderBy` (a column the rows are unique and stable on).
+   */
+  allRows(fn: string, args: Record<string, unknown>, orderBy: string): Promise<unknown[]>;
 }
 
 /**
@@ -33,3 +39,9 @@ export const caller =
   <S extends Signatures>(rpc: Rpc, _signatures: S) =>
   <F extends keyof S & string>(fn: F, args: ArgsOf<S, F>): Promise<unknown> =>
     rpc.call(fn, args);
+
+/** `rpc.allRows`, typed by a store's table of signatures. */
+export const allRowsCaller =
+  <S extends Signatures>(rpc: Rpc, _signatures: S) =>
+  <F extends keyof S & string>(fn: F, args: ArgsOf<S, F>, orderBy: string): Promise<unknown[]> =>
+    rpc.allRows(fn, args, orderBy);

@@ -9,16 +9,19 @@ import { callStatement, schemaCache } from "./sql-functions";
  */
 export function sqlRpc(db: SqlClient): Rpc {
   const schema = schemaCache(db);
+  const call = async (fn: string, args: Record<string, unknown>) => {
+    try {
+      const names = Object.keys(args).filter((k) => args[k] !== undefined);
+      const sig = await schema.resolve(fn, names);
+      const { rows } = await db.query<{ result: unknown }>(callStatement(sig, names), [JSON.stringify(args)]);
+      return rows[0]?.result ?? null;
+    } catch (err) {
+      throw new Error(`${fn} failed: ${(err as Error).message}`, { cause: err });
+    }
+  };
   return {
-    async call(fn, args) {
-      try {
-        const names = Object.keys(args).filter((k) => args[k] !== undefined);
-        const sig = await schema.resolve(fn, names);
-        const { rows } = await db.query<{ result: unknown }>(callStatement(sig, names), [JSON.stringify(args)]);
-        return rows[0]?.result ?? null;
-      } catch (err) {
-        throw new Error(`${fn} failed: ${(err as Error).message}`, { cause: err });
-      }
-    },
+    call,
+    // SQL caps no result: the function's own order stands, and one call reads every row.
+    allRows: async (fn, args) => (await call(fn, args)) as unknown[],
   };
 }

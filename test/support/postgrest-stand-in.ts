@@ -7,9 +7,12 @@ import { AmbiguousFunction, callStatement, FunctionNotFound, schemaCache } from 
 export const STAND_IN_URL = "http://supabase.stand-in";
 export const STAND_IN_KEY = "service-role-key";
 
+/** Supabase's default `max_rows` (supabase/config.toml sets the same). */
+export const STAND_IN_MAX_ROWS = 1000;
+
 /** The production transport, postgrest-js and all, reaching the stand-in over `db`. */
-export const postgrestOver = (db: SqlClient): Rpc =>
-  postgrestRpc(supabaseRest(STAND_IN_URL, STAND_IN_KEY, postgrestStandIn(db, STAND_IN_KEY)));
+export const postgrestOver = (db: SqlClient, maxRows = STAND_IN_MAX_ROWS): Rpc =>
+  postgrestRpc(supabaseRest(STAND_IN_URL, STAND_IN_KEY, postgrestStandIn(db, STAND_IN_KEY, maxRows)));
 
 /**
  * Supabase's PostgREST as a fetch, over PGlite with the migrations: POST /rest/v1/rpc/<fn> as
@@ -20,10 +23,15 @@ export const postgrestOver = (db: SqlClient): Rpc =>
  * Postgres error with {code, message, details, hint} and PostgREST's status for its SQLSTATE.
  * The service key is checked as Supabase's gateway and PostgREST's JWT check do together.
  *
+ * A set-returning function's rows are ordered, offset and limited by the `order`, `offset` and
+ * `limit` query parameters ("Functions as RPC": its result can be filtered and paged as a table's),
+ * and never more than `maxRows` come back ("Configuration": db-max-rows caps every read, with no
+ * sign of what it left out).
+ *
  * Only what the stores use: POST with a single JSON object (no GET calls, no table endpoints, no
  * `Prefer: params=single-object`), in the public schema.
  */
-export function postgrestStandIn(db: SqlClient, serviceKey: string): typeof fetch {
+export function postgrestStandIn(db: SqlClient, serviceKey: string, maxRows = STAND_IN_MAX_ROWS): typeof fetch {
   const schema = schemaCache(db);
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
@@ -53,7 +61,8 @@ export function postgrestStandIn(db: SqlClient, serviceKey: string): typeof fetc
         body.trim() === "" ? "{}" : body,
       ]);
       if (sig.returnsVoid) return new Response(null, { status: 204 });
-      return json(200, rows[0]?.result ?? null);
+      const result = rows[0]?.result ?? null;
+      return json(200, sig.returnsSet ? paged(result as Record<string, unknown>[], url.searchParams, maxRows) : result);
     } catch (err) {
       if (err instanceof FunctionNotFound) return error(404, err.code, err.message, err.details, err.hint);
       if (err instanceof AmbiguousFunction) return error(300, err.code, err.message);
@@ -61,6 +70,27 @@ export function postgrestStandIn(db: SqlClient, serviceKey: string): typeof fetc
       return error(pg.code ? statusOf(pg.code) : 500, pg.code ?? "", pg.message, pg.detail, pg.hint);
     }
   };
+}
+
+/** order=a.asc,b.desc then offset and limit, as PostgREST reads them; then at most maxRows. */
+function paged(rows: Record<string, unknown>[], params: URLSearchParams, maxRows: number) {
+  const order = (params.get("order") ?? "")
+    .split(",")
+    .filter(Boolean)
+    .map((term) => {
+      const [column, ...modifiers] = term.split(".");
+      return { column: column!, sign: modifiers.includes("desc") ? -1 : 1 };
+    });
+  const sorted = [...rows].sort((a, b) => {
+    for (const { column, sign } of order) {
+      const [x, y] = [a[column], b[column]] as [string | number, string | number];
+      if (x !== y) return (x < y ? -1 : 1) * sign;
+    }
+    return 0;
+  });
+  const offset = Number(params.get("offset") ?? 0);
+  const limit = Math.min(Number(params.get("limit") ?? maxRows), maxRows);
+  return sorted.slice(offset, offset + limit);
 }
 
 const json = (status: number, body: unknown) =>

@@ -26,13 +26,20 @@ export async function signatureProblems(db: SqlClient, calls: Signatures): Promi
  * a store run through it proves its table (which the signature test checks) is what it sends.
  */
 export function heldToTable(rpc: Rpc, calls: Signatures): Rpc {
+  const held = (fn: string, args: Record<string, unknown>) => {
+    const sent = Object.keys(args).sort();
+    const declared = calls[fn] ? [...calls[fn]].sort() : undefined;
+    if (!declared || sent.join() !== declared.join())
+      throw new Error(`${fn}(${sent.join(", ")}) is not in the store's table of calls`);
+  };
   return {
-    call(fn, args) {
-      const sent = Object.keys(args).sort();
-      const declared = calls[fn] ? [...calls[fn]].sort() : undefined;
-      if (!declared || sent.join() !== declared.join())
-        return Promise.reject(new Error(`${fn}(${sent.join(", ")}) is not in the store's table of calls`));
+    async call(fn, args) {
+      held(fn, args);
       return rpc.call(fn, args);
+    },
+    async allRows(fn, args, orderBy) {
+      held(fn, args);
+      return rpc.allRows(fn, args, orderBy);
     },
   };
 }

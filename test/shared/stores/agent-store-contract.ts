@@ -17,6 +17,8 @@ export interface ContractHarness {
   seedUserContext(userId: string, plan: string, usage: object, preferences: object): Promise<void>;
   /** Many memories in one statement, for a test whose subject is reading them, not storing them. */
   seedMemories(rows: { userId: string; content: string; embedding: number[] }[]): Promise<void>;
+  /** `count` documents of `bucket` (`<bucket>/doc-0000`…), the first with `chunks` chunks. */
+  seedDocuments(bucket: string, count: number, chunks: number): Promise<void>;
 }
 
 const embedder = new HashingEmbeddings(1024);
@@ -424,6 +426,16 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
       });
     });
 
+    // PostgREST answers at most max_rows (1,000 on Supabase) and says nothing of the rest.
+    it("lists more documents, and previews more chunks, than PostgREST answers in one request", async () => {
+      await h.seedDocuments("many", 1_001, 1_001);
+      const listed = await h.store.listDocuments("many");
+      expect(listed).toHaveLength(1_001);
+      expect(new Set(listed.map((d) => d.documentId)).size).toBe(1_001);
+      const chunks = await h.store.documentChunks("many/doc-0000");
+      expect(chunks.map((c) => c.index)).toEqual(Array.from({ length: 1_001 }, (_, i) => i));
+    });
+
     it("holds a skip for the content only when it names the content's ETag", async () => {
       await h.store.beginDocument(version("11", "etag-gone"), later());
       await h.store.recordDocumentOutcome({ ...version("11", "etag-gone"), etag: undefined }, "skipped", "gone");
@@ -461,6 +473,20 @@ export function agentStoreContractOver(name: string, transport: (db: PGlite) => 
           usage,
           preferences,
         ]);
+      },
+      seedDocuments: async (bucket, count, chunks) => {
+        await db.query(
+          `insert into knowledge_documents (document_id, source, sequencer, chunk_count)
+           select $1 || '/doc-' || lpad(i::text, 4, '0'), 'doc-' || lpad(i::text, 4, '0'), '01', 0
+             from generate_series(0, $2 - 1) as i`,
+          [bucket, count],
+        );
+        await db.query(
+          `insert into knowledge_chunks (document_id, source, chunk_index, content, embedding)
+           select $1 || '/doc-0000', 'doc-0000', i, 'chunk ' || i, ('[1' || repeat(',0', 1023) || ']')::vector
+             from generate_series(0, $2 - 1) as i`,
+          [bucket, chunks],
+        );
       },
       seedMemories: async (rows) => {
         await db.query(

@@ -71,6 +71,15 @@ describe.each(transports)("conversation store over %s", (_name, transport) => {
     expect(await store.traces("nothing")).toEqual({});
   });
 
+  // One row per answer: PostgREST answers at most max_rows (1,000 on Supabase) and says nothing of the rest.
+  it("reads every trace of a session longer than PostgREST answers in one request", async () => {
+    await db.query(
+      `insert into execution_traces (message_id, session_id, user_id, steps)
+       select 'long-' || i, 'long', 'dana', '[]'::jsonb from generate_series(1, 1001) as i`,
+    );
+    expect(Object.keys(await store.traces("long"))).toHaveLength(1_001);
+  });
+
   it("pages a user's sessions newest first, and refuses a cursor it did not issue", async () => {
     // Session ids are UUIDs: a cursor names one, and only a UUID is taken back.
     const [p1, p2, p3] = [randomUUID(), randomUUID(), randomUUID()];

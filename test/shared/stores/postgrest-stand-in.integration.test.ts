@@ -60,6 +60,32 @@ describe("PostgREST stand-in: calls it answers", () => {
 });
 
 describe("PostgREST stand-in: requests it refuses", () => {
+  it("orders, offsets and limits a set-returning function's rows by the query, never past max_rows", async () => {
+    const few = postgrestStandIn(db, STAND_IN_KEY, 3);
+    await db.query(
+      `insert into knowledge_documents (document_id, source, sequencer)
+       select 'paged/d' || i, 'd' || i, '01' from generate_series(1, 5) as i`,
+    );
+    const sources = async (query: string) => {
+      const res = await few(`${STAND_IN_URL}/rest/v1/rpc/list_documents${query}`, {
+        method: "POST",
+        headers: HEADERS,
+        body: JSON.stringify({ p_bucket: "paged" }),
+      });
+      return ((await res.json()) as { source: string }[]).map((r) => r.source);
+    };
+    expect(await sources("")).toEqual(["d1", "d2", "d3"]);
+    expect(await sources("?order=document_id.desc")).toEqual(["d5", "d4", "d3"]);
+    expect(await sources("?order=document_id.asc&offset=3&limit=10")).toEqual(["d4", "d5"]);
+    expect(await sources("?order=document_id&offset=1&limit=2")).toEqual(["d2", "d3"]);
+    expect(await sources("?offset=9")).toEqual([]);
+    // The production transport reads them all in pages, even under a max_rows below its page size.
+    const rows = (await postgrestOver(db, 3).allRows("list_documents", { p_bucket: "paged" }, "document_id")) as {
+      source: string;
+    }[];
+    expect(rows.map((r) => r.source)).toEqual(["d1", "d2", "d3", "d4", "d5"]);
+  });
+
   it("answers 404 PGRST202 for an unknown function", async () => {
     expect(await post("no_such_function", "{}")).toEqual({
       status: 404,

@@ -47,7 +47,7 @@ describe("the stores' calls against the migrations' functions", () => {
 });
 
 describe("a store held to its table", () => {
-  const echo = { call: async (fn: string) => fn };
+  const echo = { call: async (fn: string) => fn, allRows: async (fn: string) => [fn] };
   const held = heldToTable(echo, { delete_memory: ["p_user_id", "p_id"] });
 
   it("passes a call that sends exactly the table's names", async () => {
