@@ -87,6 +87,13 @@ function htmlText(html: string): string {
       selectors: [
         { selector: "a", options: { ignoreHref: true } },
         { selector: "img", format: "skip" },
+        // What a reader never sees is not the page's content, and hidden text in a knowledge
+        // source is a way to put words in the agent's mouth.
+        { selector: "template", format: "skip" },
+        { selector: "[hidden]", format: "skip" },
+        { selector: '[aria-hidden="true"]', format: "skip" },
+        { selector: '[style*="display:none"]', format: "skip" },
+        { selector: '[style*="display: none"]', format: "skip" },
       ],
     });
   } catch (err) {
