@@ -137,7 +137,7 @@ export const handler = createAuthorizer(
   configuredVerifier(config),
   config.USERS_API_KEY_SECRET_ARN
     ? {
-        lookup: apiKeyDirectory({ namePrefix: config.API_KEY_NAME_PREFIX }),
+        lookup: apiKeyDirectory({ stack: config.API_KEY_STACK }),
         usersKey: () => secretValue("USERS_API_KEY", undefined, config.USERS_API_KEY_SECRET_ARN),
       }
     : undefined,

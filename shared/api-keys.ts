@@ -12,17 +12,19 @@ export interface ApiKeyClient {
  * The stage's API keys, read from API Gateway (GetApiKeys with values) and kept for five
  * minutes per container, so the authorizer can tell which client a key belongs to and whether
  * it is trusted. API Gateway itself then checks the key against its usage plan. GetApiKeys lists
- * every key in the account and region, so with `namePrefix` (the stack's keys are named
- * `<stack>-<client>`) another stack's tagged key is unknown here rather than left to that check.
+ * every key in the account and region, so with `stack` another stack's tagged key is unknown here
+ * rather than left to that check: the stack names its keys `<stack>-<client>`, and a key counts
+ * only if its name is exactly that for its own client tag (a prefix would take stack `a-b`'s
+ * keys for stack `a`).
  */
 export function apiKeyDirectory({
   client,
-  namePrefix,
+  stack,
   maxAgeMs = 300_000,
   now = Date.now,
 }: {
   client?: Pick<APIGatewayClient, "send">;
-  namePrefix?: string;
+  stack?: string;
   maxAgeMs?: number;
   now?: () => number;
 } = {}) {
@@ -36,7 +38,7 @@ export function apiKeyDirectory({
       const page = await client.send(new GetApiKeysCommand({ includeValues: true, limit: 500, position }));
       for (const key of page.items ?? []) {
         if (!key.enabled || !key.value || !key.tags?.client) continue;
-        if (namePrefix !== undefined && !key.name?.startsWith(namePrefix)) continue;
+        if (stack !== undefined && key.name !== `${stack}-${key.tags.client}`) continue;
         keys.set(key.value, { client: key.tags.client, trusted: key.tags.trusted === "true" });
       }
       position = page.position;

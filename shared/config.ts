@@ -197,8 +197,8 @@ const Settings = z.object({
    * JWT users are metered under. Its presence also lets the authorizer accept `ApiKey` tokens.
    */
   USERS_API_KEY_SECRET_ARN: z.optional(z.string().check(z.minLength(1))),
-  /** Set by the stack with API keys on: its keys' names start with it (`<stack>-`); other keys are unknown to the authorizer. */
-  API_KEY_NAME_PREFIX: z.optional(z.string().check(z.minLength(1))),
+  /** Set by the stack with API keys on: its name; the authorizer knows only keys named `<stack>-<client>`. */
+  API_KEY_STACK: z.optional(z.string().check(z.minLength(1))),
 
   /** Supabase project; required where the stores run over PostgREST (Lambda). */
   SUPABASE_URL: z.optional(z.url()),

@@ -23,10 +23,12 @@ export const isApiKeyUser = (userId: string) =>
 /**
  * Who is calling. In AWS the user comes from the authorizer (a JWT's `sub`, or the
  * authorizer's principal), never from anything the client or a model can choose. The one
- * exception is a server-to-server client whose API key is marked trusted: it acts for its own
- * users, so it names the user in the body's user_id (or, without a body, an x-user-id header).
- * Any other API key client is itself the user. The local stack has no authorizer: there the
- * body's user_id or an x-user-id header names the user, and "anonymous" when neither does.
+ * exception is a server-to-server client whose API key is marked trusted: it acts for the
+ * deployment's users, so it names the user in an x-user-id header or, on routes whose body has
+ * one, the body's user_id (never a `client:` id). Any other API key client is itself the user, and
+ * a JWT's or that client's stray header is ignored, while a body user_id naming someone else is
+ * 403. The local stack has no authorizer: there the body's user_id or an x-user-id header names
+ * the user, and "anonymous" when neither does. Where both are read, naming two users is 400.
  */
 export function callerId(event: APIGatewayProxyEvent, mode: Config["AUTH_MODE"], bodyUserId?: string): string {
   // Read only where it counts: an authenticated caller's stray header is ignored, not judged.

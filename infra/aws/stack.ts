@@ -630,7 +630,7 @@ export class AgentStack extends Stack {
       })
       .addApiKey(usersKey);
     authorizerFunction.addEnvironment("USERS_API_KEY_SECRET_ARN", usersKeyValue.secretArn);
-    authorizerFunction.addEnvironment("API_KEY_NAME_PREFIX", `${this.stackName}-`);
+    authorizerFunction.addEnvironment("API_KEY_STACK", this.stackName);
     usersKeyValue.grantRead(authorizerFunction);
     // GetApiKeys (with values): the authorizer maps a key to its client and trust.
     authorizerFunction.addToRolePolicy(

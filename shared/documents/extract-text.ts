@@ -1,7 +1,7 @@
 import { convert } from "html-to-text";
 import { extension } from "./document-types";
 import { SkipDocument } from "./skip";
-import { checkDeadline, checkTextLength, MAX_ZIP_ENTRIES, OverLimit, type DocumentLimits } from "./limits";
+import { checkDeadline, checkTextLength, MAX_ZIP_ENTRIES, OverLimit, timedOut, type DocumentLimits } from "./limits";
 
 /** A document we do not read (type or size): logged and skipped, never retried. */
 export class UnsupportedDocument extends SkipDocument {}
@@ -80,6 +80,16 @@ async function extractUnchecked(key: string, bytes: Uint8Array, limits: Document
   }
 }
 
+const HIDDEN = [
+  "template",
+  "noscript",
+  "[hidden]",
+  '[aria-hidden="true" i]',
+  ...["display:none", "display: none", "display :none", "visibility:hidden", "visibility: hidden"].map(
+    (style) => `[style*="${style}" i]`,
+  ),
+];
+
 function htmlText(html: string): string {
   try {
     return convert(html, {
@@ -88,12 +98,9 @@ function htmlText(html: string): string {
         { selector: "a", options: { ignoreHref: true } },
         { selector: "img", format: "skip" },
         // What a reader never sees is not the page's content, and hidden text in a knowledge
-        // source is a way to put words in the agent's mouth.
-        { selector: "template", format: "skip" },
-        { selector: "[hidden]", format: "skip" },
-        { selector: '[aria-hidden="true"]', format: "skip" },
-        { selector: '[style*="display:none"]', format: "skip" },
-        { selector: '[style*="display: none"]', format: "skip" },
+        // source is a way to put words in the agent's mouth. Best effort: the common markings
+        // only (a stylesheet's classes are not read).
+        ...HIDDEN.map((selector) => ({ selector, format: "skip" })),
       ],
     });
   } catch (err) {
@@ -193,8 +200,7 @@ async function checkUnzippedSize(bytes: Uint8Array, limits: DocumentLimits): Pro
         total += chunk.length;
         if (total > limits.maxUnzippedBytes)
           stop(new OverLimit(`its zip entries inflate to over the ${limits.maxUnzippedBytes}-byte limit`));
-        else if (Date.now() > limits.deadline)
-          stop(new OverLimit(`processing took longer than ${limits.timeoutMs} ms`));
+        else if (Date.now() > limits.deadline) stop(timedOut(limits));
       });
       stream.on("end", () => resolve());
       stream.on("error", (err: Error) => stop(new UnreadableDocument(`the DOCX cannot be read: ${err.message}`)));

@@ -69,8 +69,8 @@ export class Ingestor {
       // version leaves the current one, and deleting the delete marker restores the object: the
       // document is then what the key holds now, read as if it were created (under this event's
       // sequencer, so the order of the key's events still holds).
-      if (await this.deps.source.exists(event.bucket, event.key))
-        return this.handle({ kind: "created", bucket: event.bucket, key: event.key, sequencer: event.sequencer });
+      const current = await this.deps.source.head(event.bucket, event.key);
+      if (current) return this.handle({ ...event, kind: "created", size: current.size, etag: current.etag });
       return { action: await store.deleteDocument(version) };
     }
 

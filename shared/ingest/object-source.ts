@@ -1,5 +1,6 @@
 import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client } from "@aws-sdk/client-s3";
-import { constants, type Stats } from "node:fs";
+import { createHash } from "node:crypto";
+import { constants, createReadStream, type Stats } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { SkipDocument } from "../documents/skip";
@@ -13,8 +14,14 @@ export interface StoredObject {
 export interface ObjectSource {
   /** The object's bytes; undefined when it no longer exists. Throws `TooLarge` past `maxBytes`. */
   get(bucket: string, key: string, maxBytes: number): Promise<StoredObject | undefined>;
-  /** Whether the key holds an object now (its current version, in a versioned bucket). */
-  exists(bucket: string, key: string): Promise<boolean>;
+  /** What the key holds now (its current version, in a versioned bucket): undefined when nothing. */
+  head(bucket: string, key: string): Promise<ObjectHead | undefined>;
+}
+
+/** An object's size and ETag (an MD5 of its bytes, for an object not uploaded in parts), as S3's events carry them. */
+export interface ObjectHead {
+  size: number;
+  etag?: string;
 }
 
 export class TooLarge extends Error {
@@ -41,13 +48,14 @@ export class S3ObjectSource implements ObjectSource {
     }
   }
 
-  async exists(bucket: string, key: string): Promise<boolean> {
+  async head(bucket: string, key: string): Promise<ObjectHead | undefined> {
     try {
-      await this.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-      return true;
+      const out = await this.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      // The header quotes the ETag; an event's eTag is bare.
+      return { size: out.ContentLength ?? 0, etag: out.ETag?.replaceAll('"', "") };
     } catch (err) {
       // HeadObject has no body to name the error: a missing key (or a delete marker) is a bare 404.
-      if (err instanceof NotFound || err instanceof NoSuchKey) return false;
+      if (err instanceof NotFound || err instanceof NoSuchKey) return undefined;
       throw err;
     }
   }
@@ -81,10 +89,15 @@ export class FolderObjectSource implements ObjectSource {
     this.root = resolve(root);
   }
 
-  async exists(_bucket: string, key: string): Promise<boolean> {
+  async head(_bucket: string, key: string): Promise<ObjectHead | undefined> {
     const path = resolve(this.root, key);
-    if (!path.startsWith(this.root + sep)) return false;
-    return (await stat(path).catch(() => undefined))?.isFile() ?? false;
+    if (!path.startsWith(this.root + sep)) return undefined;
+    const stats = await stat(path).catch(() => undefined);
+    if (!stats?.isFile()) return undefined;
+    // The drop folder's events carry the MD5 as the ETag (infra/local/drop-folder.ts), so the same bytes match.
+    const md5 = createHash("md5");
+    for await (const chunk of createReadStream(path)) md5.update(chunk as Buffer);
+    return { size: stats.size, etag: md5.digest("hex") };
   }
 
   async get(_bucket: string, key: string, maxBytes: number): Promise<StoredObject | undefined> {

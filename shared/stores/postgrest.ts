@@ -50,17 +50,17 @@ export function postgrestRpc(rest: PostgrestClient): Rpc {
   return {
     call: async (fn, args) => answer(fn, await rest.rpc(fn, args)),
     async allRows(fn, args, orderBy) {
-      const all: unknown[] = [];
-      // Until a page comes back empty: a project's max_rows may be under PAGE_ROWS, so a short page
-      // is not proof of the end.
+      const all: Record<string, unknown>[] = [];
+      // By key, not offset: a row added or removed between pages neither repeats nor hides another.
+      // Until a page comes back empty: a project's max_rows may be under PAGE_ROWS, so a short
+      // page is not proof of the end.
       for (;;) {
-        const page = answer(
-          fn,
-          await rest
-            .rpc(fn, args)
-            .order(orderBy)
-            .range(all.length, all.length + PAGE_ROWS - 1),
-        ) as unknown[];
+        const last = all.at(-1)?.[orderBy];
+        const query = rest.rpc(fn, args).order(orderBy).limit(PAGE_ROWS);
+        const page = answer(fn, await (last === undefined ? query : query.gt(orderBy, last))) as Record<
+          string,
+          unknown
+        >[];
         if (page.length === 0) return all;
         all.push(...page);
       }

@@ -38,7 +38,9 @@ begin
       return query select 'skipped'::text, d.interrupted, d.reason;
       return;
     end if;
-    if d.status = 'processing' and d.status_until > now() then
+    -- Only to a caller that holds its attempts to a time: the 008 form's callers (functions deployed
+    -- before this) know no 'busy'.
+    if p_until is not null and d.status = 'processing' and d.status_until > now() then
       return query select 'busy'::text, d.interrupted, null::text;
       return;
     end if;

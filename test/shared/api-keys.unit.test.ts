@@ -26,11 +26,30 @@ function fakeApiGateway() {
 }
 
 describe("API key directory", () => {
-  it("knows only keys named with the stack's prefix when given one: another stack's tagged key is unknown", async () => {
-    const { client } = fakeApiGateway();
-    const lookup = apiKeyDirectory({ client, namePrefix: "bill" });
-    expect(await lookup("v-billing")).toEqual({ client: "billing", trusted: true });
-    expect(await lookup("v-reports")).toBeUndefined();
+  it("knows only keys named <stack>-<client> when given its stack: another stack's tagged key is unknown", async () => {
+    const key = (name: string, value: string) => ({
+      name,
+      value,
+      enabled: true,
+      tags: { client: "billing", trusted: "true" },
+    });
+    const client = {
+      send: async () => ({
+        items: [
+          key("AgentBackend-billing", "v-own"),
+          key("AgentBackend-staging-billing", "v-staging"),
+          key("billing", "v-bare"),
+        ],
+      }),
+    } as unknown as Pick<APIGatewayClient, "send">;
+    const own = apiKeyDirectory({ client, stack: "AgentBackend" });
+    expect(await own("v-own")).toEqual({ client: "billing", trusted: true });
+    expect(await own("v-staging")).toBeUndefined();
+    expect(await own("v-bare")).toBeUndefined();
+    expect(await apiKeyDirectory({ client, stack: "AgentBackend-staging" })("v-staging")).toEqual({
+      client: "billing",
+      trusted: true,
+    });
   });
 
   it("knows enabled keys tagged with a client, across pages, asking for their values", async () => {

@@ -72,8 +72,23 @@ export function postgrestStandIn(db: SqlClient, serviceKey: string, maxRows = ST
   };
 }
 
-/** order=a.asc,b.desc then offset and limit, as PostgREST reads them; then at most maxRows. */
-function paged(rows: Record<string, unknown>[], params: URLSearchParams, maxRows: number) {
+/**
+ * `<column>=gt.<value>` filters, order=a.asc,b.desc, then offset and limit, as PostgREST reads
+ * them; then at most maxRows. A filter's value is text in the URL: it compares as a number
+ * against a number column.
+ */
+function paged(all: Record<string, unknown>[], params: URLSearchParams, maxRows: number) {
+  const RESERVED = new Set(["order", "offset", "limit", "select"]);
+  const rows = all.filter((row) =>
+    [...params].every(([column, filter]) => {
+      if (RESERVED.has(column)) return true;
+      const [op, ...rest] = filter.split(".");
+      if (op !== "gt") throw new Error(`the stand-in filters with gt only, not ${op}`);
+      const value = rest.join(".");
+      const cell = row[column];
+      return typeof cell === "number" ? cell > Number(value) : String(cell) > value;
+    }),
+  );
   const order = (params.get("order") ?? "")
     .split(",")
     .filter(Boolean)

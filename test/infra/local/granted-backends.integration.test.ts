@@ -70,7 +70,7 @@ function everything(): Backends & { files: ReturnType<typeof recordingObjects> }
     cronScheduler: { put: async () => undefined, remove: async () => undefined },
     files: recordingObjects(),
     dataEngine: {} as never,
-    documents: { get: async () => undefined, exists: async () => false },
+    documents: { get: async () => undefined, head: async () => undefined },
     knowledge: { bucket: "docs", prefix: "kb/", objects: recordingObjects() },
   };
 }

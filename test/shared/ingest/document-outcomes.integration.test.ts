@@ -148,6 +148,19 @@ describe("bounds on what a document may make extraction do", () => {
     expect(await row("same.md")).toMatchObject({ status: "ingested", chunk_count: 1 });
   });
 
+  // Migrations are pushed before the functions are deployed: the old functions meanwhile call 008's form.
+  it("never answers busy to the form functions deployed before attempt leases call", async () => {
+    const version = { documentId: "docs/rollout.md", source: "rollout.md", sequencer: "2001", etag: "etag-rollout" };
+    await store.beginDocument(version, new Date(Date.now() + 60_000));
+    const { rows } = await db.query<{ state: string }>("select state from begin_document_attempt($1, $2, $3, $4)", [
+      version.documentId,
+      version.source,
+      "2002",
+      version.etag,
+    ]);
+    expect(rows[0]!.state).toBe("begin");
+  });
+
   it("tries the same bytes again after a skip that was about the attempt (gone, out of time), not the content", async () => {
     const delivery = (key: string) => ({ ...created(key), etag: `etag-${key}` });
     expect(await ingestor().handle(delivery("back.md"))).toEqual({ action: "missing" });

@@ -45,9 +45,9 @@ beforeAll(async () => {
 afterAll(() => closeServer(server));
 
 describe("reading the documents bucket", () => {
-  it("tells whether a key holds an object now", async () => {
-    expect(await source.exists("docs", "kb/guide.md")).toBe(true);
-    expect(await source.exists("docs", "kb/gone.md")).toBe(false);
+  it("tells what a key holds now: its size and bare ETag, or nothing", async () => {
+    expect(await source.head("docs", "kb/guide.md")).toEqual({ size: 7, etag: "0123abcd" });
+    expect(await source.head("docs", "kb/gone.md")).toBeUndefined();
   });
 
   it("reads an object, undefined once it is gone, and refuses one over the limit", async () => {
@@ -57,7 +57,7 @@ describe("reading the documents bucket", () => {
   });
 
   it("throws what is not an answer about the object (access denied), so the event is retried", async () => {
-    await expect(source.exists("docs", "kb/secret.md")).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
+    await expect(source.head("docs", "kb/secret.md")).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
     await expect(source.get("docs", "kb/secret.md", 100)).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
   });
 });

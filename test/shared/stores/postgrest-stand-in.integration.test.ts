@@ -79,6 +79,7 @@ describe("PostgREST stand-in: requests it refuses", () => {
     expect(await sources("?order=document_id.asc&offset=3&limit=10")).toEqual(["d4", "d5"]);
     expect(await sources("?order=document_id&offset=1&limit=2")).toEqual(["d2", "d3"]);
     expect(await sources("?offset=9")).toEqual([]);
+    expect(await sources("?order=document_id&document_id=gt.paged%2Fd2&limit=2")).toEqual(["d3", "d4"]);
     // The production transport reads them all in pages, even under a max_rows below its page size.
     const rows = (await postgrestOver(db, 3).allRows("list_documents", { p_bucket: "paged" }, "document_id")) as {
       source: string;
