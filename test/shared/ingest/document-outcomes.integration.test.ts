@@ -58,6 +58,16 @@ const created = (key: string): S3ObjectEvent => ({
   key,
   sequencer: (seq++).toString(16).toUpperCase(),
 });
+/** An ingestor whose embeddings take 40 ms a batch of 2, under a 150 ms time bound: a long document runs out of time. */
+function slowIngestor() {
+  const slow = new HashingEmbeddings(1024);
+  const embed = slow.embedDocuments.bind(slow);
+  slow.embedDocuments = async (texts) => {
+    await new Promise((r) => setTimeout(r, 40));
+    return embed(texts);
+  };
+  return ingestor({ timeoutMs: 150, embedConcurrency: 1, embedBatchSize: 2 }, slow);
+}
 const put = (key: string, body: string | Uint8Array) => writeFileSync(join(dir, key), body);
 const row = async (key: string) =>
   (
@@ -112,15 +122,7 @@ describe("bounds on what a document may make extraction do", () => {
     put("slow.md", "The previous version of the slow document.");
     expect(await ingestor().handle(created("slow.md"))).toMatchObject({ action: "replaced" });
     put("slow.md", "A paragraph to embed slowly. ".repeat(600));
-    const slow = new HashingEmbeddings(1024);
-    const embedDocuments = slow.embedDocuments.bind(slow);
-    slow.embedDocuments = async (texts) => {
-      await new Promise((r) => setTimeout(r, 40));
-      return embedDocuments(texts);
-    };
-    const outcome = await ingestor({ timeoutMs: 150, embedConcurrency: 1, embedBatchSize: 2 }, slow).handle(
-      created("slow.md"),
-    );
+    const outcome = await slowIngestor().handle(created("slow.md"));
     expect(outcome).toMatchObject({ action: "skipped", reason: expect.stringMatching(/150 ms/) });
     expect(await row("slow.md")).toMatchObject({ status: "skipped", chunk_count: 1 });
   });
@@ -168,15 +170,7 @@ describe("bounds on what a document may make extraction do", () => {
     expect(await ingestor().handle(delivery("back.md"))).toMatchObject({ action: "replaced" });
 
     put("late.md", "A paragraph embedded slowly the first time. ".repeat(300));
-    const slow = new HashingEmbeddings(1024);
-    const embed = slow.embedDocuments.bind(slow);
-    slow.embedDocuments = async (texts) => {
-      await new Promise((r) => setTimeout(r, 40));
-      return embed(texts);
-    };
-    const timedOut = await ingestor({ timeoutMs: 150, embedConcurrency: 1, embedBatchSize: 2 }, slow).handle(
-      delivery("late.md"),
-    );
+    const timedOut = await slowIngestor().handle(delivery("late.md"));
     expect(timedOut).toMatchObject({ action: "skipped", reason: expect.stringMatching(/150 ms/) });
     expect(await ingestor().handle(delivery("late.md"))).toMatchObject({ action: "replaced" });
     // A skip for the content holds for those bytes under any later event.
