@@ -61,6 +61,20 @@ function atxHeading(line: string): { level: number; title: string } | undefined 
   return title ? { level, title } : undefined;
 }
 
+/** The heading path a chunk carries, at most (each heading at most HEADING_MAX_CHARS). */
+export const HEADING_PATH_MAX_CHARS = 1000;
+const HEADING_MAX_CHARS = 200;
+
+/**
+ * A section's heading path as its chunks carry it, bounded: every chunk of the section carries it,
+ * so an unbounded heading would be stored once per chunk (a 300 KB heading made a 589 KB file
+ * into gigabytes of metadata).
+ */
+function headingPath(headings: string[]): string {
+  const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+  return cut(headings.map((h) => cut(h, HEADING_MAX_CHARS)).join(" > "), HEADING_PATH_MAX_CHARS);
+}
+
 /** Splits a document into overlapping chunks; markdown chunks carry their heading path. */
 export async function chunkText(text: string, markdown: boolean, options: ChunkOptions): Promise<TextChunk[]> {
   const splitter = markdown
@@ -69,9 +83,10 @@ export async function chunkText(text: string, markdown: boolean, options: ChunkO
   const sections = markdown ? markdownSections(text) : [{ headings: [], text }];
   const chunks: TextChunk[] = [];
   for (const section of sections) {
+    const metadata = section.headings.length ? { headings: headingPath(section.headings) } : {};
     for (const content of await splitter.splitText(section.text)) {
       if (!content.trim()) continue;
-      chunks.push({ content, metadata: section.headings.length ? { headings: section.headings.join(" > ") } : {} });
+      chunks.push({ content, metadata });
     }
   }
   return chunks;

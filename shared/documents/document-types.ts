@@ -20,3 +20,7 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /** The content type a document is read as: by its extension, as extraction decides (octet-stream when unsupported). */
 export const contentTypeOf = (key: string) => CONTENT_TYPES[extension(key)] ?? "application/octet-stream";
+
+/** Why a key is not read, by its name alone; undefined for a type the knowledge base reads. */
+export const unsupportedType = (key: string): string | undefined =>
+  CONTENT_TYPES[extension(key)] ? undefined : `unsupported type "${extension(key) || "(none)"}"`;

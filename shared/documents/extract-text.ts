@@ -1,5 +1,5 @@
 import { convert } from "html-to-text";
-import { extension } from "./document-types";
+import { extension, unsupportedType } from "./document-types";
 import { SkipDocument } from "./skip";
 import { checkDeadline, checkTextLength, MAX_ZIP_ENTRIES, OverLimit, timedOut, type DocumentLimits } from "./limits";
 
@@ -76,7 +76,7 @@ async function extractUnchecked(key: string, bytes: Uint8Array, limits: Document
     case ".docx":
       return { text: storable(await docxText(bytes, limits)), markdown: false };
     default:
-      throw new UnsupportedDocument(`unsupported type "${extension(key) || "(none)"}"`);
+      throw new UnsupportedDocument(unsupportedType(key)!);
   }
 }
 

@@ -4,7 +4,7 @@ import { checkDeadline, type DocumentLimits, TimedOut } from "../documents/limit
 import { processDocument, type DocumentProcessor } from "../documents/process";
 import { SkipDocument } from "../documents/skip";
 import type { AgentStore, DocumentChunk, DocumentVersion } from "../stores/agent-store";
-import { contentTypeOf } from "../documents/document-types";
+import { contentTypeOf, unsupportedType } from "../documents/document-types";
 import { TooLarge, type ObjectSource } from "./object-source";
 import { DocumentBusy } from "./document-busy";
 import type { S3ObjectEvent } from "./s3-events";
@@ -84,6 +84,9 @@ export class Ingestor {
     const tooLarge = (size: number) => `${size} bytes is over the ${settings.maxBytes}-byte limit`;
     // Size and type are what an admin sees beside the status (GET /api/knowledge/documents).
     const facts = (bytes: number) => store.recordDocumentFacts(version, bytes, contentTypeOf(event.key));
+    // Every key under the prefix is announced (.DS_Store too): a type never read is skipped by its name, unread.
+    const unsupported = unsupportedType(event.key);
+    if (unsupported) return skip(unsupported);
     if (event.size !== undefined && event.size > settings.maxBytes) {
       const outcome = await skip(tooLarge(event.size));
       await facts(event.size);

@@ -53,10 +53,9 @@ export function parseS3Notification(body: string): S3ObjectEvent[] {
         ? "removed"
         : undefined;
     // A key ending in / is a folder's marker (the console's "Create folder"), not a document.
-    if (!kind || r.s3.object.key.endsWith("/")) return [];
     const o = r.s3.object;
-    return [
-      { kind, bucket: r.s3.bucket.name, key: decodeS3Key(o.key), size: o.size, etag: o.eTag, sequencer: o.sequencer },
-    ];
+    const key = decodeS3Key(o.key);
+    if (!kind || key.endsWith("/")) return [];
+    return [{ kind, bucket: r.s3.bucket.name, key, size: o.size, etag: o.eTag, sequencer: o.sequencer }];
   });
 }

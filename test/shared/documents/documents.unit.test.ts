@@ -1,4 +1,4 @@
-import { chunkText } from "../../../shared/documents/chunk";
+import { chunkText, HEADING_PATH_MAX_CHARS } from "../../../shared/documents/chunk";
 import {
   DEFAULT_LIMITS,
   extractText,
@@ -110,6 +110,16 @@ describe("chunking", () => {
     const chunks = await chunkText(md, true, { chunkSize: 1000, chunkOverlap: 0 });
     expect(chunks.at(-1)!.content).toBe("body");
   }, 5_000);
+
+  // Every chunk of a section carries its heading path: an unbounded heading multiplied a 300 KB
+  // file into 32 MB of metadata, and a 589 KB one ran the swap out of memory.
+  it("bounds the heading path each chunk carries", async () => {
+    const md = `# ${"word ".repeat(20_000)}\n## short\n${"Body text here. ".repeat(2_000)}`;
+    const chunks = await chunkText(md, true, { chunkSize: 500, chunkOverlap: 0 });
+    expect(chunks.length).toBeGreaterThan(50);
+    for (const c of chunks) expect(String(c.metadata.headings).length).toBeLessThanOrEqual(HEADING_PATH_MAX_CHARS);
+    expect(chunks[0]!.metadata.headings).toMatch(/^word word .*… > short$/);
+  });
 
   it("splits plain text without headings", async () => {
     const chunks = await chunkText("word ".repeat(500), false, { chunkSize: 300, chunkOverlap: 50 });

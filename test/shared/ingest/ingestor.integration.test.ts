@@ -154,6 +154,11 @@ describe("ingesting S3 object events", () => {
       reason: /PDF cannot be read/,
     });
     expect(await ingestor.handle(created("gone.md", "0500"))).toEqual({ action: "missing" });
+    // Every key under the prefix is announced: a type never read is skipped by its name, unread.
+    expect(await ingestor.handle(created(".DS_Store", "0500"))).toMatchObject({
+      action: "skipped",
+      reason: 'unsupported type ".ds_store"',
+    });
   });
 
   it("replaces atomically: a failing replacement leaves the previous chunks in place", async () => {

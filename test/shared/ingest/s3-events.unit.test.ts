@@ -72,6 +72,9 @@ describe("S3 notifications", () => {
       sequencer: "0B",
     });
     expect(parseS3Notification(marker)).toEqual([]);
+    const encoded = JSON.parse(marker);
+    encoded.Records[0].s3.object.key = "docs/guides%2F";
+    expect(parseS3Notification(JSON.stringify(encoded))).toEqual([]);
   });
 
   it("does not pin eventVersion", () => {
