@@ -7,7 +7,15 @@ export interface JwtSettings {
   audience: string;
   /** where the issuer publishes its signing keys */
   jwksUrl?: string;
+  /** how long a fetch of the keys may take (JWKS_TIMEOUT_MS unless given) */
+  jwksTimeoutMs?: number;
 }
+
+/**
+ * Under the authorizer function's 5 s timeout: an issuer slower than this is Unauthorized (401),
+ * where a fetch that outlived the function would be API Gateway's 500 (jose's own default is 5 s).
+ */
+export const JWKS_TIMEOUT_MS = 3_000;
 
 export class InvalidToken extends Error {}
 
@@ -19,7 +27,9 @@ export class InvalidToken extends Error {}
 export function jwtVerifier(settings: JwtSettings, keys?: JWTVerifyGetKey) {
   const jwks =
     keys ??
-    createRemoteJWKSet(new URL(settings.jwksUrl ?? `${settings.issuer.replace(/\/+$/, "")}/.well-known/jwks.json`));
+    createRemoteJWKSet(new URL(settings.jwksUrl ?? `${settings.issuer.replace(/\/+$/, "")}/.well-known/jwks.json`), {
+      timeoutDuration: settings.jwksTimeoutMs ?? JWKS_TIMEOUT_MS,
+    });
   return async (token: string): Promise<{ sub: string; claims: Record<string, unknown> }> => {
     try {
       const { payload } = await jwtVerify(token, jwks, {

@@ -92,6 +92,30 @@ describe("JWT authorizer", () => {
     await rejected(`${unsigned}.${forged}`);
   });
 
+  // The authorizer function has 5 s; a JWKS fetch that outlived it would be API Gateway's 500.
+  it("answers Unauthorized within its JWKS time limit when the issuer never answers", async () => {
+    const { createServer } = await import("node:http");
+    const silent = createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
+    const { port } = silent.address() as { port: number };
+    try {
+      const verify = jwtVerifier({
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        jwksUrl: `http://127.0.0.1:${port}/jwks.json`,
+        jwksTimeoutMs: 200,
+      });
+      const outcome = await Promise.race([
+        createAuthorizer(verify)(event(await sign({ sub: "u" }))).catch((err: Error) => err.message),
+        new Promise((r) => setTimeout(() => r("still waiting"), 2_000)),
+      ]);
+      expect(outcome).toBe("Unauthorized");
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
   it("rejects a missing or malformed header", async () => {
     await expect(authorize({ ...event("x"), authorizationToken: "" })).rejects.toThrow("Unauthorized");
     await expect(authorize({ ...event("x"), authorizationToken: "Basic abc" })).rejects.toThrow("Unauthorized");
