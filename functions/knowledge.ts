@@ -134,22 +134,26 @@ export function createKnowledgeHandler(
         });
       }
 
-      const documents = await store.listDocuments(knowledge.bucket).catch((err) => {
-        throw unavailable(err);
-      });
-      const mine = documents.filter((d) => d.source.startsWith(knowledge.prefix));
-
       if (event.resource === "/api/knowledge/documents") {
         const { deleted } = parseQuery(event, ListQuery);
+        const documents = await store.listDocuments(knowledge.bucket).catch((err) => {
+          throw unavailable(err);
+        });
         return json(200, {
-          documents: mine.filter((d) => deleted === "1" || d.status !== "deleted").map((d) => view(d, knowledge)),
+          documents: documents
+            .filter((d) => d.source.startsWith(knowledge.prefix))
+            .filter((d) => deleted === "1" || d.status !== "deleted")
+            .map((d) => view(d, knowledge)),
         });
       }
 
       const source = Source.safeParse(event.pathParameters?.source);
       if (!source.success)
         throw badRequest("invalid_source", `source: ${source.error.issues[0]!.message} (URL-encode any /)`);
-      const record = mine.find((d) => d.documentId === documentId(source.data));
+      // One document by its id, not a read of the whole list (which only grows: tombstones stay).
+      const record = await store.getDocument(documentId(source.data)).catch((err) => {
+        throw unavailable(err);
+      });
       if (!record || record.status === "deleted") throw documentNotFound();
 
       if (event.httpMethod === "DELETE") {

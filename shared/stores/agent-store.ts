@@ -236,6 +236,8 @@ export interface AgentStore {
   recordDocumentOutcome(version: DocumentVersion, status: "skipped" | "failed", reason: string): Promise<void>;
   /** Every document of a bucket with its status, by key. */
   listDocuments(bucket: string): Promise<DocumentRecord[]>;
+  /** One document with its status, by id (bucket/key); undefined when there is none. */
+  getDocument(documentId: string): Promise<DocumentRecord | undefined>;
   /** Size and type of a version whose processing began (shown with its status). */
   recordDocumentFacts(version: DocumentVersion, bytes: number, contentType: string): Promise<void>;
   /** A document's stored chunks, in order, as previews. */

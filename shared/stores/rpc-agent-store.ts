@@ -32,6 +32,7 @@ export const AGENT_STORE_CALLS = {
   begin_document_attempt: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_until"],
   record_document_outcome: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_status", "p_reason"],
   list_documents: ["p_bucket"],
+  get_document: ["p_document_id"],
   record_document_facts: ["p_document_id", "p_sequencer", "p_bytes", "p_content_type"],
   document_chunks: ["p_document_id"],
   insert_memory: [
@@ -203,6 +204,11 @@ export class RpcAgentStore implements AgentStore {
       p_status: status,
       p_reason: reason,
     });
+  }
+
+  async getDocument(documentId: string) {
+    const [row] = rows(await this.call("get_document", { p_document_id: documentId }));
+    return row && toDocumentRecord(row);
   }
 
   async listDocuments(bucket: string) {

@@ -432,6 +432,11 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
       const listed = await h.store.listDocuments("many");
       expect(listed).toHaveLength(1_001);
       expect(new Set(listed.map((d) => d.documentId)).size).toBe(1_001);
+      expect(await h.store.getDocument("many/doc-1000")).toMatchObject({
+        documentId: "many/doc-1000",
+        source: "doc-1000",
+      });
+      expect(await h.store.getDocument("many/doc-9999")).toBeUndefined();
       const chunks = await h.store.documentChunks("many/doc-0000");
       expect(chunks.map((c) => c.index)).toEqual(Array.from({ length: 1_001 }, (_, i) => i));
     });
