@@ -27,7 +27,8 @@ function markdownSections(markdown: string): Section[] {
   const flush = () => {
     const text = lines.join("\n").trim();
     // A heading with no body before the next heading is carried by its subsections' paths.
-    if (text && !(!text.includes("\n") && atxHeading(text))) sections.push({ headings: [...path], text });
+    const headingOnly = !text.includes("\n") && atxHeading(text) !== undefined;
+    if (text && !headingOnly) sections.push({ headings: [...path], text });
     lines = [];
   };
   for (const line of markdown.split(/\r?\n/)) {
