@@ -3,6 +3,7 @@ import { type FormEvent, type ReactNode, useCallback, useEffect, useMemo, useSta
 import { connection, ensureSignedIn, identityHeaders } from "./auth/connection";
 import { signOut } from "./auth/oidc";
 import { Account } from "./Account";
+import { Boundary } from "./Boundary";
 import { Chat, type TraceTarget } from "./chat/Chat";
 import { Intercom } from "./Intercom";
 import { Knowledge } from "./Knowledge";
@@ -10,7 +11,7 @@ import { Memories } from "./Memories";
 import { Sessions } from "./Sessions";
 import { panelId, Tabs, tabId } from "./Tabs";
 import { Trace } from "./Trace";
-import { PANELS, type PageState, type PanelId, readPageState, writePageState } from "./url-state";
+import { PANELS, type PageState, type PanelId, readPageState, userIdProblem, writePageState } from "./url-state";
 
 export function App() {
   const reach = connection();
@@ -63,7 +64,13 @@ export function App() {
       <header className="topbar">
         <h1>Agent playground</h1>
         {reach.mode === "local" ? (
-          <UserSwitch user={state.user} onChange={(user) => update({ user, thread: null })} />
+          <UserSwitch
+            user={state.user}
+            onChange={(user) => {
+              setTraceTarget(undefined);
+              update({ user, thread: null });
+            }}
+          />
         ) : (
           <SignedInAs name={reach.user.name} />
         )}
@@ -79,13 +86,16 @@ export function App() {
       </header>
       <div className="layout">
         <aside id="sessions-sidebar" className={showSessions ? "open" : ""}>
-          <Sessions
-            user={state.user}
-            client={client}
-            current={state.thread}
-            version={sessionsVersion}
-            onSelect={select}
-          />
+          {/* Keyed by user, as each panel is: nothing of one user's, not even a late answer, shows for the next. */}
+          <Boundary key={state.user} name="sessions">
+            <Sessions
+              user={state.user}
+              client={client}
+              current={state.thread}
+              version={sessionsVersion}
+              onSelect={select}
+            />
+          </Boundary>
         </aside>
         <main>
           <Tabs panels={panels} current={state.panel} onChange={(panel) => update({ panel })} />
@@ -106,12 +116,12 @@ export function App() {
           </Panel>
           {state.panel === "trace" && (
             <Panel id="trace" current={state.panel}>
-              <Trace user={state.user} threadId={state.thread} target={traceTarget} />
+              <Trace key={state.user} user={state.user} threadId={state.thread} target={traceTarget} />
             </Panel>
           )}
           {state.panel === "memories" && (
             <Panel id="memories" current={state.panel}>
-              <Memories user={state.user} />
+              <Memories key={state.user} user={state.user} />
             </Panel>
           )}
           {state.panel === "knowledge" && (
@@ -122,6 +132,7 @@ export function App() {
           {state.panel === "account" && (
             <Panel id="account" current={state.panel}>
               <Account
+                key={state.user}
                 user={state.user}
                 onErased={() => {
                   update({ thread: null });
@@ -158,7 +169,7 @@ function LocalNote() {
 function Panel({ id, current, children }: { id: PanelId; current: PanelId; children: ReactNode }) {
   return (
     <div role="tabpanel" id={panelId(id)} aria-labelledby={tabId(id)} hidden={id !== current} className="panel">
-      {children}
+      <Boundary name={`${id} panel`}>{children}</Boundary>
     </div>
   );
 }
@@ -187,18 +198,34 @@ function SignedInAs({ name }: { name: string }) {
 /** Locally, any name is a user: switching shows that sessions and memories are each user's own. */
 function UserSwitch({ user, onChange }: { user: string; onChange: (user: string) => void }) {
   const [value, setValue] = useState(user);
+  const [problem, setProblem] = useState<string>();
   useEffect(() => setValue(user), [user]);
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
-    if (value.trim() && value.trim() !== user) onChange(value.trim());
+    const next = value.trim();
+    const refused = userIdProblem(next);
+    setProblem(refused);
+    if (!refused && next !== user) onChange(next);
   };
   return (
     <form className="user-switch" onSubmit={onSubmit}>
       <label htmlFor="user-id">User (x-user-id)</label>
-      <input id="user-id" value={value} maxLength={128} onChange={(e) => setValue(e.target.value)} />
+      <input
+        id="user-id"
+        value={value}
+        maxLength={128}
+        aria-invalid={problem !== undefined}
+        aria-describedby={problem ? "user-id-problem" : undefined}
+        onChange={(e) => setValue(e.target.value)}
+      />
       <button type="submit" className="secondary">
         Switch
       </button>
+      {problem && (
+        <span id="user-id-problem" role="alert">
+          {problem}
+        </span>
+      )}
     </form>
   );
 }

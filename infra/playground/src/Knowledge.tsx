@@ -1,5 +1,5 @@
 import { type DragEvent, type FormEvent, useState } from "react";
-import { api, describeError, errorFrom, type KnowledgeDocument, type KnowledgeHit } from "./api";
+import { api, describeError, errorFrom, type KnowledgeDocument, type KnowledgeHit, path } from "./api";
 import { ErrorNote } from "./ErrorNote";
 import { usePolling } from "./usePolling";
 
@@ -44,7 +44,7 @@ export function Knowledge({ user }: { user: string }) {
 
   const remove = async (source: string) => {
     try {
-      await api(user, `/api/knowledge/documents/${encodeURIComponent(source)}`, { ...ADMIN, method: "DELETE" });
+      await api(user, path`/api/knowledge/documents/${source}`, { ...ADMIN, method: "DELETE" });
       await docs.refresh();
     } catch (err) {
       setProblem(describeError(err));

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { api, describeError, type Memory } from "./api";
+import { api, describeError, type Memory, path } from "./api";
 import { ErrorNote } from "./ErrorNote";
 import { usePolling } from "./usePolling";
 
@@ -33,7 +33,7 @@ export function Memories({ user }: { user: string }) {
 
   const remove = async (memory: Memory) => {
     try {
-      await api(user, `/api/memories/${encodeURIComponent(memory.id)}`, { method: "DELETE" });
+      await api(user, path`/api/memories/${memory.id}`, { method: "DELETE" });
       setDeleteError(undefined);
       await polled.refresh();
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { Client, Thread } from "@langchain/langgraph-sdk";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { api, describeError, type SessionSettings } from "./api";
+import { api, describeError, path, type SessionSettings } from "./api";
 import { threadTitle, visibleMessageCount } from "./chat/messages";
 import { ErrorNote } from "./ErrorNote";
 
@@ -79,7 +79,7 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
     if (configuring?.id === id) return setConfiguring(undefined);
     setConfiguring({ id });
     try {
-      showConfig(id, await api<SessionConfig>(user, `/api/sessions/${id}`));
+      showConfig(id, await api<SessionConfig>(user, path`/api/sessions/${id}`));
     } catch (err) {
       setError(describeError(err));
     }
@@ -103,7 +103,7 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
     const latest = () => seq === configSeq.current;
     configQueue.current = configQueue.current.then(async () => {
       try {
-        const answer = await api<SessionConfig>(user, `/api/sessions/${id}`, {
+        const answer = await api<SessionConfig>(user, path`/api/sessions/${id}`, {
           method: "PATCH",
           body: JSON.stringify(change),
         });
@@ -111,7 +111,7 @@ export function Sessions({ user, client, current, version, onSelect }: Props) {
         setError(undefined);
       } catch (err) {
         setError(describeError(err));
-        const read = await api<SessionConfig>(user, `/api/sessions/${id}`).catch(() => undefined);
+        const read = await api<SessionConfig>(user, path`/api/sessions/${id}`).catch(() => undefined);
         if (latest()) showConfig(id, read);
       }
     });

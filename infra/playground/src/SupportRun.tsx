@@ -1,5 +1,5 @@
 import type { SupportRun as Run } from "../../../graph/support/run-types";
-import { api } from "./api";
+import { api, path } from "./api";
 import { ErrorNote } from "./ErrorNote";
 import { usePolling } from "./usePolling";
 
@@ -12,7 +12,7 @@ type Hop = Run["hops"][number];
  */
 export function SupportRun({ conversationId }: { conversationId: string }) {
   const run = usePolling(
-    () => api<Run>("playground", `/_local/intercom/conversations/${encodeURIComponent(conversationId)}/run`),
+    () => api<Run>("playground", path`/_local/intercom/conversations/${conversationId}/run`),
     1500,
     conversationId,
   );

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { api, describeError, type TraceStep, type TranscriptMessage } from "./api";
+import { api, describeError, path, type TraceStep, type TranscriptMessage } from "./api";
 import type { TraceTarget } from "./chat/Chat";
 import { ErrorNote } from "./ErrorNote";
 
@@ -25,7 +25,7 @@ export function Trace({ user, threadId, target }: Props) {
     setError(undefined);
     if (!sessionId) return;
     let live = true;
-    api<TranscriptMessage[]>(user, `/api/sessions/${encodeURIComponent(sessionId)}/messages?trace=1`)
+    api<TranscriptMessage[]>(user, `${path`/api/sessions/${sessionId}/messages`}?trace=1`)
       .then((messages) => {
         if (!live) return;
         const assistant = messages.filter((m) => m.role === "assistant");

@@ -19,6 +19,14 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A path with each value put in as one encoded segment (path`/api/sessions/${id}/files`): an id,
+ * wherever it came from, cannot climb to another route with `../` or end the path with `?`.
+ */
+export function path(parts: TemplateStringsArray, ...values: string[]): string {
+  return parts.reduce((out, part, i) => out + part + (i < values.length ? encodeURIComponent(values[i]!) : ""), "");
+}
+
 export async function api<T>(user: string, path: string, init: RequestInit = {}): Promise<T> {
   const headers = new Headers(init.headers);
   for (const [name, value] of Object.entries(identityHeaders(user))) headers.set(name, value);

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
-import { api, describeError } from "../api";
+import { api, describeError, path } from "../api";
 import { ErrorNote } from "../ErrorNote";
 
 interface SessionFile {
@@ -47,7 +47,7 @@ export function Attachments({ user, threadId, ensureThread }: Props) {
     async (session: string | null) => {
       if (!session) return setFiles([]);
       try {
-        setFiles((await api<{ files: SessionFile[] }>(user, `/api/sessions/${session}/files`)).files);
+        setFiles((await api<{ files?: SessionFile[] }>(user, path`/api/sessions/${session}/files`)).files ?? []);
       } catch (err) {
         setProblem(describeError(err));
       }
@@ -65,7 +65,7 @@ export function Attachments({ user, threadId, ensureThread }: Props) {
         session = await ensureThread();
         const mediaType =
           file.type || TYPES[file.name.split(".").pop()?.toLowerCase() ?? ""] || "application/octet-stream";
-        const base = `/api/sessions/${session}/files`;
+        const base = path`/api/sessions/${session}/files`;
         const created = await api<{ file_id: string; upload_url: string; headers: Record<string, string> }>(
           user,
           base,
@@ -74,7 +74,9 @@ export function Attachments({ user, threadId, ensureThread }: Props) {
         // The headers are signed into the URL (its type, and If-None-Match: the file is written once).
         const put = await fetch(created.upload_url, { method: "PUT", headers: created.headers, body: file });
         if (!put.ok) throw new Error(`the upload was refused (${put.status})`);
-        const done = await api<SessionFile>(user, `${base}/${created.file_id}/complete`, { method: "POST" });
+        const done = await api<SessionFile>(user, path`/api/sessions/${session}/files/${created.file_id}/complete`, {
+          method: "POST",
+        });
         if (done.kind === "image") setPreviews((p) => ({ ...p, [done.file_id]: URL.createObjectURL(file) }));
         setFiles((prev) => [...prev.filter((f) => f.file_id !== done.file_id), done]);
         setProblem(undefined);
