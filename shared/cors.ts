@@ -1,7 +1,8 @@
 /**
  * CORS for browser clients of the API (the deployed playground, Agent Chat UI, useStream in a web
- * app). CORS_ORIGINS lists the origins allowed, comma-separated; "*" allows any; empty (the default
- * in AWS without `corsOrigins` or the playground) allows none, and the responses carry no CORS headers.
+ * app). CORS_ORIGINS lists the origins allowed, comma-separated; "*" allows any; "loopback" (the
+ * local stack's default) allows pages served from this machine; empty (the default in AWS without
+ * `corsOrigins` or the playground) allows none, and the responses carry no CORS headers.
  */
 // x-auth-scheme: Agent Chat UI and LangGraph's SDK send it with their API key.
 export const CORS_ALLOW_HEADERS = [
@@ -21,10 +22,33 @@ export function parseOrigins(value: string | undefined): string[] {
     .filter((o) => o.length > 0);
 }
 
+/**
+ * Any page served from this machine (localhost, 127.0.0.1 or [::1], any port): the local stack's
+ * default. Locally the caller names the user, so a stack open to every origin would let any web
+ * page its developer visits read and erase every local user's data; its own playground and Agent
+ * Chat UI on another port still reach it. Not a deployment's setting (infra/aws/settings.ts takes
+ * origins only).
+ */
+export const LOOPBACK = "loopback";
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+function isLoopback(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    // Exactly an origin as a browser sends it: no path, user or other spelling of the host.
+    return url.origin === origin && /^https?:$/.test(url.protocol) && LOOPBACK_HOSTS.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+const allows = (allowed: readonly string[], origin: string) =>
+  allowed.includes(origin) || (allowed.includes(LOOPBACK) && isLoopback(origin));
+
 /** The headers a response to `origin` carries: none unless the origin is allowed. */
 export function corsHeaders(allowed: readonly string[], origin: string | undefined): Record<string, string> {
   const allowAll = allowed.includes("*");
-  if (!allowAll && (origin === undefined || !allowed.includes(origin))) return {};
+  if (!allowAll && (origin === undefined || !allows(allowed, origin))) return {};
   return {
     "access-control-allow-origin": allowAll ? "*" : origin!,
     // The SDK reads the run's id from Content-Location (onRunCreated), and a search's page from

@@ -11,7 +11,7 @@ import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { supportGraphShape } from "../../graph/support/graph";
 import { loadConfig } from "../../shared/config";
-import { corsHeaders, parseOrigins, preflightHeaders } from "../../shared/cors";
+import { corsHeaders, LOOPBACK, parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel } from "../../shared/models/chat-model";
 import { createEmbeddings } from "../../shared/models/embeddings";
@@ -101,8 +101,9 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     INTERCOM_CLIENT_SECRET: "local-dev-secret",
     INTERCOM_ACCESS_TOKEN: "local-token",
     INTERCOM_ADMIN_ID: LOCAL_ADMIN_ID,
-    // Any browser origin may call the local stack (it has no authorizer either); AWS allows none by default.
-    CORS_ORIGINS: "*",
+    // Pages from this machine may call the local stack (it has no authorizer: the caller names the
+    // user), a web page from anywhere else may not; `*` opens it to any. AWS allows none by default.
+    CORS_ORIGINS: LOOPBACK,
     // Completion webhooks to this machine's own servers; AWS allows none unless the deployment names hosts.
     WEBHOOK_HOSTS: "localhost,127.0.0.1",
     // dynalite updates its indexes in the same write: an erasure has no index lag to wait out.

@@ -234,26 +234,42 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     expect(left).not.toContain("pet");
   });
 
-  it("answers browsers' CORS preflights and marks its responses, streams and errors for them", async () => {
+  it("answers the CORS preflights of pages on this machine, marks its responses, streams and errors for them, and no other origin's", async () => {
     const origin = "http://localhost:5173";
     const preflight = await fetch(`${stack.url}/threads/search`, {
       method: "OPTIONS",
       headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "x-api-key" },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(origin);
     expect(preflight.headers.get("access-control-allow-headers")).toContain("x-api-key");
     const search = await fetch(`${stack.url}/threads/search`, {
       method: "POST",
       headers: { origin, "content-type": "application/json", "x-user-id": "alice" },
       body: "{}",
     });
-    expect(search.headers.get("access-control-allow-origin")).toBe("*");
+    expect(search.headers.get("access-control-allow-origin")).toBe(origin);
     const missing = await fetch(`${stack.url}/threads/${crypto.randomUUID()}`, { headers: { origin } });
     expect(missing.status).toBe(404);
-    expect(missing.headers.get("access-control-allow-origin")).toBe("*");
+    expect(missing.headers.get("access-control-allow-origin")).toBe(origin);
     const refused = await fetch(`${stack.url}/runs/stream`, { method: "POST", headers: { origin }, body: "{}" });
     expect(refused.status).toBe(400);
-    expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+    expect(refused.headers.get("access-control-allow-origin")).toBe(origin);
+    // By default the local stack answers pages from this machine only (shared/cors.ts, LOOPBACK):
+    // a web page from elsewhere reads nothing, and its preflight for a DELETE is refused.
+    const foreign = "https://evil.example.org";
+    const read = await fetch(`${stack.url}/api/me/export`, { headers: { origin: foreign, "x-user-id": "alice" } });
+    await read.body?.cancel();
+    expect(read.headers.get("access-control-allow-origin")).toBeNull();
+    const erase = await fetch(`${stack.url}/api/me`, {
+      method: "OPTIONS",
+      headers: {
+        origin: foreign,
+        "access-control-request-method": "DELETE",
+        "access-control-request-headers": "x-user-id",
+      },
+    });
+    await erase.body?.cancel();
+    expect(erase.headers.get("access-control-allow-origin")).toBeNull();
   });
 });

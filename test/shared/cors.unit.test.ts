@@ -1,4 +1,4 @@
-import { corsHeaders, parseOrigins, preflightHeaders } from "../../shared/cors";
+import { corsHeaders, LOOPBACK, parseOrigins, preflightHeaders } from "../../shared/cors";
 
 describe("CORS headers", () => {
   it("name no origin unless it is allowed", () => {
@@ -23,5 +23,33 @@ describe("CORS headers", () => {
     expect(
       preflightHeaders(["https://a.example.org"], "https://a.example.org")["access-control-allow-headers"],
     ).toContain("x-auth-scheme");
+  });
+
+  // The local stack's default: a page on this machine (the playground, Agent Chat UI on its own
+  // port) may call it; a web page from anywhere else may not read or erase local users' data.
+  it.each([
+    "http://localhost:3300",
+    "http://localhost",
+    "http://127.0.0.1:5173",
+    "https://localhost:8443",
+    "http://[::1]:3000",
+  ])("allow %s under loopback", (origin) => {
+    expect(corsHeaders([LOOPBACK], origin)["access-control-allow-origin"]).toBe(origin);
+    expect(preflightHeaders([LOOPBACK], origin)["access-control-allow-methods"]).toContain("DELETE");
+  });
+
+  it.each([
+    "https://evil.example.org",
+    "http://localhost.evil.example.org",
+    "http://127.0.0.1.nip.io",
+    "http://localhost@evil.example.org",
+    "http://localhost:3000/",
+    "http://LOCALHOST:3000",
+    "null",
+    "file://",
+    "",
+  ])("refuse %j under loopback", (origin) => {
+    expect(corsHeaders([LOOPBACK], origin)).toEqual({});
+    expect(preflightHeaders([LOOPBACK], origin)).toEqual({});
   });
 });
