@@ -78,9 +78,12 @@ export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>, c
       if (NOT_CUSTOMERS.has(part.author.type))
         return json(200, { status: "ignored", reason: `part written by ${part.author.type}` });
 
-      // Intercom retries deliveries: the notification id is claimed once.
+      // Intercom retries deliveries: a notification is queued once it is known not to be queued
+      // yet, and marked queued only after. Marked first, an invocation stopped mid-publish (its
+      // timeout) would leave the mark, and Intercom's retry would be dropped as a duplicate. Two
+      // deliveries at once may both queue it: the worker answers each part once (respondNode).
       const key = `intercom-notification#${parsed.id}`;
-      if (!(await notifications.claim(key))) return json(200, { status: "duplicate" });
+      if (await notifications.claimed(key)) return json(200, { status: "duplicate" });
       try {
         await queue.publish({
           notification_id: parsed.id,
@@ -89,9 +92,9 @@ export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>, c
           topic: parsed.topic,
         });
       } catch (err) {
-        await notifications.release(key); // so Intercom's retry is not dropped as a duplicate
         throw new AppError(503, "queue_unavailable", "could not queue the notification", { cause: err });
       }
+      await notifications.claim(key);
       logger.info("notification queued", { notificationId: parsed.id, conversationId: item.id, partId: part.id });
       return json(200, { status: "queued" });
     },

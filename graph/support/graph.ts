@@ -37,9 +37,9 @@ const unlessFailed =
     state.error ? NODES.escalate : next;
 
 /**
- * initialize -> (ignored: end) -> plan -> gather -> coverage -> (plan again | write_draft | escalate)
+ * initialize -> (ignored: end | no text: escalate) -> plan -> gather -> coverage -> (plan again | write_draft | escalate)
  * write_draft -> validate_draft -> respond -> (finish | escalate: a reply whose delivery is unknown);
- * any failure -> escalate_to_team -> finish.
+ * any failure -> escalate_to_team -> finish (which snoozes only an answered conversation).
  * The nodes are module-level factories (nodes.ts); this only wires them.
  */
 export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckpointSaver }) {
@@ -55,12 +55,13 @@ export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckp
       .addNode(NODES.escalate, escalateNode(deps))
       .addNode(NODES.finalize, finalizeNode(deps))
       .addEdge(START, NODES.initialize)
-      // An ignored part (not a customer's message in this conversation) ends the run before anything is said or snoozed.
-      .addConditionalEdges(
-        NODES.initialize,
-        (state) => (state.response_delivery === "ignored" ? END : unlessFailed(NODES.plan)(state)),
-        [NODES.plan, NODES.escalate, END],
-      )
+      // An ignored part (not a customer's message in this conversation, or one a person is handling)
+      // ends the run before anything is said or snoozed; a message with no text goes to the team.
+      .addConditionalEdges(NODES.initialize, (state) => (state.response_delivery === "ignored" ? END : route(state)), [
+        NODES.plan,
+        NODES.escalate,
+        END,
+      ])
       .addConditionalEdges(NODES.plan, unlessFailed(NODES.gather), [NODES.gather, NODES.escalate])
       .addConditionalEdges(NODES.gather, unlessFailed(NODES.coverage), [NODES.coverage, NODES.escalate])
       .addConditionalEdges(NODES.coverage, route, [NODES.plan, NODES.draft, NODES.escalate])

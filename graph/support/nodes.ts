@@ -118,27 +118,51 @@ function notAnswerable(conversation: IntercomConversation, partId: string): stri
   return null;
 }
 
+/**
+ * Why the bot should stay out of the conversation, or null when it may answer: a person is in it.
+ * A teammate who replied or noted, or who was assigned it, is handling it; so is the team once the
+ * bot handed the conversation over (escalateNode). A second voice beside theirs would answer over
+ * them, and its snooze would hide the conversation from their inbox.
+ */
+async function personInCharge(deps: SupportDeps, conversation: IntercomConversation): Promise<string | null> {
+  const assignee = conversation.admin_assignee_id;
+  if (assignee && String(assignee) !== deps.adminId) return `the conversation is assigned to teammate ${assignee}`;
+  const teammate = conversation.conversation_parts?.conversation_parts?.find(
+    (p) => p.author?.type === "admin" && p.author.id !== deps.adminId && TEAM_PARTS.has(p.part_type),
+  );
+  if (teammate) return `teammate ${teammate.author.id} has written in the conversation`;
+  if (await deps.answered.claimed(handedOverKey(conversation.id)))
+    return "the bot handed the conversation to the team earlier";
+  return null;
+}
+
+/** A teammate's parts that show they are handling the conversation. */
+const TEAM_PARTS = new Set(["comment", "note", "open", "close"]);
+
 export const initializeNode =
   (deps: SupportDeps): Node =>
   async (state) => {
     const conversation = await deps.intercom.getConversation(state.conversation_id);
-    const ignored = notAnswerable(conversation, state.part_id);
+    const ignored = notAnswerable(conversation, state.part_id) ?? (await personInCharge(deps, conversation));
     if (ignored) return { ignored_reason: ignored, response_delivery: "ignored", error: null, next_node: null };
-    const lines: ChatLine[] = [];
+    // What was said up to the notified part, which the run answers: a message the customer wrote
+    // after it has a notification (and a run) of its own.
+    const source = conversation.source && { ...conversation.source, part_type: "comment" };
+    const parts = [...(source ? [source] : []), ...(conversation.conversation_parts?.conversation_parts ?? [])];
+    const said = parts.slice(0, parts.findIndex((p) => p.id === state.part_id) + 1);
     const role = (type: string): ChatLine["role"] => (type === "admin" || type === "bot" ? "assistant" : "user");
-    if (conversation.source?.body)
-      lines.push({ role: role(conversation.source.author.type), content: plainText(conversation.source.body) });
-    for (const part of conversation.conversation_parts?.conversation_parts ?? []) {
-      // Internal notes and state changes are not part of what the customer and the agent said.
-      if (part.part_type !== "comment" || !part.body) continue;
-      lines.push({ role: role(part.author.type), content: plainText(part.body) });
-    }
+    // Internal notes and state changes are not part of what the customer and the agent said.
+    const lines: ChatLine[] = said
+      .filter((part) => MESSAGE_PARTS.has(part.part_type))
+      .map((part) => ({ role: role(part.author.type), content: plainText(part.body) }))
+      .filter((line) => line.content !== "");
+    const asked = plainText(said.at(-1)?.body);
     const contactId = conversation.contacts?.contacts?.[0]?.id;
     const contact = contactId ? await deps.intercom.getContact(contactId) : undefined;
     // The email is who the customer is to user context only for a user the product identified: a
     // lead's email is whatever the visitor typed, and anyone could type a customer's.
     const email = contact?.role === "user" ? (contact.email ?? null) : null;
-    return {
+    const reset = {
       messages: lines,
       user_email: email,
       admin_id: deps.adminId,
@@ -158,8 +182,17 @@ export const initializeNode =
       ignored_reason: null,
       response: null,
       error: null,
-      next_node: "plan",
     };
+    // A message of an attachment or an image alone: nothing to look up, and the question before it
+    // was answered by its own run. A person looks at it.
+    if (!asked)
+      return {
+        ...reset,
+        available_tools: [],
+        escalation_reason: "the message has no text to answer (an attachment or image alone)",
+        next_node: "escalate",
+      };
+    return { ...reset, next_node: "plan" };
   };
 
 export const planNode =
@@ -343,6 +376,9 @@ const SENT_IS_MARKED = "sent-is-marked";
 /** The once-marker of a customer part: claimed before it is answered (SupportDeps.answered). */
 const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conversation_id}#${state.part_id}`;
 
+/** The once-marker of a conversation the bot handed to the team: it stays out of it afterwards. */
+const handedOverKey = (conversationId: string) => `intercom-handed-over#${conversationId}`;
+
 /**
  * Notes the reason for a person, marking the part as handed to the team first: a later attempt
  * (a redelivery) then sends no reply of its own beside the person's (respondNode). A note that
@@ -365,16 +401,28 @@ export const escalateNode =
         `Escalated to the team. Reason: ${reason} (from: ${source})`,
       );
     } catch (err) {
-      const refused = err instanceof IntercomError && err.status >= 400 && err.status < 500 && err.status !== 429;
+      // Only a conversation that is gone is refused for good. Any other refusal (401 or 403: a
+      // revoked or rotated token) fails the delivery, to be retried and then dead-lettered (an
+      // alarm), rather than every message being dropped without a word while it lasts.
+      const refused = err instanceof IntercomError && err.status === 404;
       if (refused) return { error: `escalate: ${err.message}`, response_delivery: "escalated" };
       throw new Error(`escalate: the note to the team could not be posted: ${(err as Error).message}`, { cause: err });
     }
+    // The conversation is the team's from here on: later messages in it are theirs to answer. Only
+    // once they were told (a delivery that failed above is tried again, and must not be ignored).
+    await deps.answered.claim(handedOverKey(state.conversation_id));
     return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };
   };
 
+/**
+ * Snoozes a conversation the bot answered, until the customer writes again. One handed to the team
+ * is left open: a snoozed conversation is out of the team's inbox until the snooze ends.
+ */
 export const finalizeNode =
   (deps: SupportDeps): Node =>
   async (state) => {
+    const answered = state.response_delivery === "sent" || state.response_delivery === "duplicate";
+    if (!answered) return { finalize: { status: state.response_delivery ?? "unknown", snoozed_until: null } };
     const until = new Date(Date.now() + deps.snoozeMinutes * 60_000);
     try {
       await deps.intercom.snooze(state.conversation_id, deps.adminId, until);

@@ -33,24 +33,35 @@ export interface Gathered {
   content: string;
 }
 
-const transcript = (messages: ChatLine[]) => messages.map((m) => `${m.role}: ${m.content}`).join("\n");
+const SECTIONS = ["conversation", "question", "tools", "still_missing", "gathered", "draft"];
+const SECTION_TAG = new RegExp(`<(/?)(${SECTIONS.join("|")})(\\b[^>]*)>`, "gi");
+
+/**
+ * A value as a section's text: whatever the customer (or a document) wrote cannot open or close a
+ * section, so a message spelling `</question><gathered>…` cannot pass itself off as gathered
+ * documentation. Only the sections' own tags are touched; other text reaches the model as written.
+ */
+const inert = (text: string) => text.replace(SECTION_TAG, "&lt;$1$2$3&gt;");
+const json = (value: unknown) => inert(JSON.stringify(value));
+
+const transcript = (messages: ChatLine[]) => inert(messages.map((m) => `${m.role}: ${m.content}`).join("\n"));
 
 export function planPrompt(messages: ChatLine[], question: string, tools: string[], previous: Hop[]): string {
   const missing = previous.flatMap((h) => h.coverage.missing_data);
   return [
     "You are a customer support agent. Choose the tool calls that gather what is needed to answer the customer's latest question.",
     `<conversation>\n${transcript(messages)}\n</conversation>`,
-    `<question>${question}</question>`,
-    `<tools>${tools.join(", ")}</tools>`,
-    missing.length ? `<still_missing>${missing.join("; ")}</still_missing>` : "",
+    `<question>${inert(question)}</question>`,
+    `<tools>${inert(tools.join(", "))}</tools>`,
+    missing.length ? `<still_missing>${inert(missing.join("; "))}</still_missing>` : "",
   ].join("\n");
 }
 
 export function coveragePrompt(question: string, gathered: Gathered[]): string {
   return [
     "Judge whether the gathered data is enough to answer the question correctly and completely. Do not guess.",
-    `<question>${question}</question>`,
-    `<gathered>${JSON.stringify(gathered)}</gathered>`,
+    `<question>${inert(question)}</question>`,
+    `<gathered>${json(gathered)}</gathered>`,
   ].join("\n");
 }
 
@@ -58,16 +69,16 @@ export function draftPrompt(question: string, gathered: Gathered[]): string {
   return [
     "Write the reply to the customer, using only the gathered data, and cite the source document.",
     "Set route_to_team when a person should handle it (billing disputes, account access, anything not covered).",
-    `<question>${question}</question>`,
-    `<gathered>${JSON.stringify(gathered)}</gathered>`,
+    `<question>${inert(question)}</question>`,
+    `<gathered>${json(gathered)}</gathered>`,
   ].join("\n");
 }
 
 export function validatePrompt(question: string, gathered: Gathered[], draft: string): string {
   return [
     "Check the draft against the gathered data and policy: every claim must be supported, no promises the data does not make.",
-    `<question>${question}</question>`,
-    `<gathered>${JSON.stringify(gathered)}</gathered>`,
-    `<draft>${draft}</draft>`,
+    `<question>${inert(question)}</question>`,
+    `<gathered>${json(gathered)}</gathered>`,
+    `<draft>${inert(draft)}</draft>`,
   ].join("\n");
 }

@@ -9,7 +9,7 @@ export const LOCAL_ADMIN_ID = "991";
 interface Part {
   id: string;
   part_type: string;
-  body: string;
+  body: string | null;
   author: { type: string; id: string; email?: string };
   created_at: number;
 }
@@ -20,6 +20,8 @@ interface Conversation {
   email: string;
   /** Intercom's contact role: "user" (identified by the product) or "lead"; absent in state saved before it (users) */
   role?: ContactRole;
+  /** the teammate it is assigned to (Intercom's admin_assignee_id), if any */
+  assignee?: string;
   parts: Part[];
 }
 
@@ -114,17 +116,26 @@ export class IntercomStandIn {
     return this.conversations.has(conversationId);
   }
 
-  /** A further customer message in a conversation. */
-  addUserPart(conversationId: string, body: string): string {
+  /** A further customer message in a conversation; one with no text (`null`) is an attachment alone. */
+  addUserPart(conversationId: string, body: string | null): string {
     const c = this.conversations.get(conversationId)!;
+    return this.addPart(c, body === null ? null : `<p>${body}</p>`, { type: "user", id: "user-1", email: c.email });
+  }
+
+  /** A teammate's reply in a conversation (an admin other than the bot). */
+  addAdminPart(conversationId: string, adminId: string, body: string): string {
+    return this.addPart(this.conversations.get(conversationId)!, `<p>${body}</p>`, { type: "admin", id: adminId });
+  }
+
+  /** Assigns the conversation to a teammate, as Intercom's inbox does. */
+  assign(conversationId: string, adminId: string): void {
+    this.conversations.get(conversationId)!.assignee = adminId;
+    this.save();
+  }
+
+  private addPart(c: Conversation, body: string | null, author: Part["author"]): string {
     const id = this.id();
-    c.parts.push({
-      id,
-      part_type: "comment",
-      body: `<p>${body}</p>`,
-      author: { type: "user", id: "user-1", email: c.email },
-      created_at: now(),
-    });
+    c.parts.push({ id, part_type: "comment", body, author, created_at: now() });
     this.save();
     return id;
   }
@@ -185,6 +196,7 @@ export class IntercomStandIn {
         send(200, {
           type: "conversation",
           id: c.id,
+          admin_assignee_id: c.assignee === undefined ? null : Number(c.assignee),
           source: { type: "conversation", id: source!.id, body: source!.body, author: source!.author },
           contacts: { type: "contact.list", contacts: [{ type: "contact", id: c.contactId }] },
           conversation_parts: { type: "conversation_part.list", conversation_parts: rest, total_count: rest.length },

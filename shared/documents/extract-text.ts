@@ -1,4 +1,4 @@
-import { convert } from "html-to-text";
+import { textOfHtml } from "../html-text";
 import { extension, unsupportedType } from "./document-types";
 import { SkipDocument } from "./skip";
 import { checkDeadline, checkTextLength, MAX_ZIP_ENTRIES, OverLimit, timedOut, type DocumentLimits } from "./limits";
@@ -80,29 +80,9 @@ async function extractUnchecked(key: string, bytes: Uint8Array, limits: Document
   }
 }
 
-const HIDDEN = [
-  "template",
-  "noscript",
-  "[hidden]",
-  '[aria-hidden="true" i]',
-  ...["display:none", "display: none", "display :none", "visibility:hidden", "visibility: hidden"].map(
-    (style) => `[style*="${style}" i]`,
-  ),
-];
-
 function htmlText(html: string): string {
   try {
-    return convert(html, {
-      wordwrap: false,
-      selectors: [
-        { selector: "a", options: { ignoreHref: true } },
-        { selector: "img", format: "skip" },
-        // What a reader never sees is not the page's content, and hidden text in a knowledge
-        // source is a way to put words in the agent's mouth. Best effort: the common markings
-        // only (a stylesheet's classes are not read).
-        ...HIDDEN.map((selector) => ({ selector, format: "skip" })),
-      ],
-    });
+    return textOfHtml(html);
   } catch (err) {
     // html-to-text walks the tree by recursion: tens of thousands of nested elements overflow the
     // stack. That is the document's shape, so it is skipped, not retried.

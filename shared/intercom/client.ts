@@ -1,3 +1,5 @@
+import { htmlOfText, textOfHtml } from "../html-text";
+
 /** The parts of Intercom's REST API the support agent uses (API version 2.11). */
 export interface IntercomPart {
   id: string;
@@ -9,6 +11,8 @@ export interface IntercomPart {
 
 export interface IntercomConversation {
   id: string;
+  /** the teammate the conversation is assigned to, if any (Intercom sends an id, or null) */
+  admin_assignee_id?: string | number | null;
   source: { id: string; body: string; author: IntercomPart["author"] };
   contacts: { contacts: { id: string }[] };
   conversation_parts: { conversation_parts: IntercomPart[] };
@@ -37,13 +41,16 @@ export interface IntercomClientOptions {
   version?: string;
   fetch?: typeof fetch;
   maxAttempts?: number;
-  /** cap on a single wait, whatever Retry-After says */
+  /** cap on a single wait, whatever Retry-After or X-RateLimit-Reset says */
   maxDelayMs?: number;
+  /** how a wait between attempts is made (tests record them) */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
- * A small fetch client: bearer token, a pinned Intercom-Version, and retries on 429 (and 5xx,
- * except for a reply the customer reads) that honour Retry-After (seconds), else exponential backoff.
+ * A small fetch client: bearer token, a pinned Intercom-Version, and retries on 429 (and on a 5xx
+ * or a failed connection, except for a reply the customer reads). A 429 waits for the window
+ * Intercom names (X-RateLimit-Reset, or Retry-After), else backs off exponentially.
  */
 export class IntercomClient {
   private readonly baseUrl: string;
@@ -62,14 +69,19 @@ export class IntercomClient {
     return this.request("GET", `/contacts/${encodeURIComponent(id)}`);
   }
 
-  /** A reply the customer sees (`comment`) or an internal note (`note`), as the bot admin. */
-  reply(conversationId: string, adminId: string, messageType: "comment" | "note", body: string): Promise<unknown> {
+  /**
+   * A reply the customer sees (`comment`) or an internal note (`note`), as the bot admin. `text` is
+   * plain text: Intercom reads a reply's body as HTML, so it is sent escaped, and a draft quoting
+   * markup (from a document, or the customer) shows as written rather than as markup.
+   */
+  reply(conversationId: string, adminId: string, messageType: "comment" | "note", text: string): Promise<unknown> {
     return this.request(
       "POST",
       `/conversations/${encodeURIComponent(conversationId)}/reply`,
-      { message_type: messageType, type: "admin", admin_id: adminId, body },
+      { message_type: messageType, type: "admin", admin_id: adminId, body: htmlOfText(text) },
       // Only what the customer reads is never sent twice: a note the team reads twice, or a second
-      // snooze, does no harm, and a note lost to one 5xx would leave the part with nobody.
+      // snooze, does no harm, and a note lost to one 5xx or dropped connection would leave the
+      // part with nobody.
       { retryServerErrors: messageType === "note" },
     );
   }
@@ -91,17 +103,27 @@ export class IntercomClient {
   ): Promise<T> {
     const attempts = this.options.maxAttempts ?? 4;
     const token = typeof this.options.token === "string" ? this.options.token : await this.options.token();
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const wait = (ms: number) => sleep(Math.min(ms, this.options.maxDelayMs ?? 10_000));
     for (let attempt = 1; ; attempt++) {
-      const res = await this.fetch(`${this.baseUrl}${path}`, {
-        method,
-        headers: {
-          Authorization: `Bearer ${token}`,
-          "Intercom-Version": this.options.version ?? "2.11",
-          Accept: "application/json",
-          ...(body ? { "Content-Type": "application/json" } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
+      let res: Response;
+      try {
+        res = await this.fetch(`${this.baseUrl}${path}`, {
+          method,
+          headers: {
+            Authorization: `Bearer ${token}`,
+            "Intercom-Version": this.options.version ?? "2.11",
+            Accept: "application/json",
+            ...(body ? { "Content-Type": "application/json" } : {}),
+          },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      } catch (err) {
+        // A dropped connection says no more than a 5xx whether a write landed: retried as one.
+        if (!retryServerErrors || attempt >= attempts) throw err;
+        await wait(200 * 2 ** attempt);
+        continue;
+      }
       if (res.ok) return (await res.json()) as T;
       // 429 is a refusal before Intercom acted. A 5xx is not: a write it answers so may have landed,
       // so it is retried only where landing twice does no harm (reads, notes, snoozes).
@@ -112,21 +134,22 @@ export class IntercomClient {
           `Intercom ${method} ${path} failed with ${res.status}: ${(await res.text()).slice(0, 300)}`,
         );
       }
-      const retryAfter = Number(res.headers.get("retry-after"));
-      const delay = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 200 * 2 ** attempt;
-      await new Promise((r) => setTimeout(r, Math.min(delay, this.options.maxDelayMs ?? 10_000)));
+      await res.body?.cancel();
+      await wait(res.status === 429 ? (rateLimitWait(res.headers) ?? 200 * 2 ** attempt) : 200 * 2 ** attempt);
     }
   }
 }
 
-/** Intercom bodies are HTML; the agent reads and writes plain text. */
-export const plainText = (html: string | null | undefined) =>
-  (html ?? "")
-    .replace(/<br\s*\/?>/gi, "\n")
-    .replace(/<\/p>/gi, "\n")
-    .replace(/<[^>]+>/g, "")
-    .replace(/&nbsp;/g, " ")
-    .replace(/&amp;/g, "&")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .trim();
+/**
+ * How long a 429 asks to wait, in ms: until X-RateLimit-Reset (the UNIX second Intercom's window
+ * starts again, as its rate-limit docs name it), else Retry-After (seconds); undefined when it says neither.
+ */
+function rateLimitWait(headers: Headers, now = Date.now()): number | undefined {
+  const reset = Number(headers.get("x-ratelimit-reset"));
+  if (headers.get("x-ratelimit-reset") && Number.isFinite(reset) && reset > 0) return Math.max(0, reset * 1000 - now);
+  const retryAfter = Number(headers.get("retry-after"));
+  return Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined;
+}
+
+/** Intercom bodies are HTML; the agent reads plain text: what the customer wrote, decoded once. */
+export const plainText = (html: string | null | undefined) => textOfHtml(html ?? "").trim();

@@ -85,6 +85,41 @@ describe("Intercom webhook", () => {
     expect(queued).toHaveLength(1);
   });
 
+  it("queues Intercom's retry of a delivery whose invocation never answered", async () => {
+    // The first invocation stalls in the queue's publish until Lambda stops it: its notification
+    // was never queued, so the retry must not be taken for a duplicate.
+    let stalls = true;
+    const published: unknown[] = [];
+    const stalling = createIntercomWebhookHandler(async () => ({
+      clientSecret: SECRET,
+      queue: {
+        publish: (m) => (stalls ? new Promise<void>(() => {}) : Promise.resolve(void published.push(m))),
+      },
+      notifications: new OnceMarkers(harness.dynamo.client, "webhook-markers"),
+    }));
+    const body = created("n-stalled");
+    const send = () =>
+      stalling(
+        apiEvent({
+          method: "POST",
+          resource: "/webhooks/intercom",
+          path: "/webhooks/intercom",
+          body,
+          headers: { "X-Hub-Signature": signIntercom(body, SECRET) },
+        }),
+        context(),
+      );
+    void send();
+    await new Promise((r) => setTimeout(r, 200));
+    stalls = false;
+    const retry = await send();
+    expect(JSON.parse(retry!.body)).toEqual({ status: "queued" });
+    expect(published).toHaveLength(1);
+    // Once queued, a further retry is the duplicate.
+    expect(JSON.parse((await send())!.body)).toEqual({ status: "duplicate" });
+    expect(published).toHaveLength(1);
+  });
+
   it("never starts a run for admin or bot parts, so the agent cannot answer itself", async () => {
     const replied = (id: string, type: string) =>
       notification(id, "conversation.user.replied", {

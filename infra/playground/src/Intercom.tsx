@@ -80,12 +80,16 @@ export function Intercom() {
 }
 
 function Conversation({ conversation, actions }: { conversation: Written; actions: Action[] }) {
-  const answered = actions.some((a) => a.kind === "snooze");
+  // The agent snoozes what it answered, and leaves what it handed to the team open for them.
+  const status = actions.some((a) => a.kind === "snooze")
+    ? "handled, snoozed"
+    : actions.some((a) => a.kind === "note" && a.body.startsWith("Escalated to the team"))
+      ? "handed to the team"
+      : "waiting for the agent…";
   return (
     <article className="conversation" data-testid="conversation" aria-label={`Conversation ${conversation.id}`}>
       <h3>
-        Conversation {conversation.id}{" "}
-        <span className="badge">{answered ? "handled, snoozed" : "waiting for the agent…"}</span>
+        Conversation {conversation.id} <span className="badge">{status}</span>
       </h3>
       <ol className="timeline">
         <li className="part customer">
@@ -109,5 +113,6 @@ const label = { reply: "Agent reply", note: "Internal note", snooze: "Snoozed" }
 
 /** Bodies are Intercom's HTML; shown as text, never as markup. */
 function stripHtml(html: string): string {
-  return new DOMParser().parseFromString(html, "text/html").body.textContent ?? "";
+  // Line breaks kept as newlines (the panel shows them with white-space: pre-wrap).
+  return new DOMParser().parseFromString(html.replace(/<br\s*\/?>/gi, "\n"), "text/html").body.textContent ?? "";
 }

@@ -11,7 +11,7 @@ const state = {
 } as SupportStateType;
 
 describe("escalating a part to the team", () => {
-  it("notes the reason and goes on to the snooze", async () => {
+  it("notes the reason, marks the part and the conversation as the team's, and goes on to finish", async () => {
     const notes: string[] = [];
     const marks: string[] = [];
     const deps = {
@@ -22,8 +22,9 @@ describe("escalating a part to the team", () => {
     const update = await escalateNode(deps as unknown as SupportDeps)(state);
     expect(update).toMatchObject({ response_delivery: "escalated", next_node: "finalize" });
     expect(notes).toEqual(["Escalated to the team. Reason: the draft failed validation (from: agent)"]);
-    // Marked before the note: a later attempt at the part sends no reply beside the person's.
-    expect(marks).toEqual(["intercom-answered#c1#p1#escalated"]);
+    // Marked before the note: a later attempt at the part sends no reply beside the person's, and
+    // the bot stays out of the conversation's later messages.
+    expect(marks).toEqual(["intercom-answered#c1#p1#escalated", "intercom-handed-over#c1"]);
   });
 
   it("fails the delivery when the note cannot be posted, rather than snooze a part nobody was told of", async () => {
@@ -41,7 +42,7 @@ describe("escalating a part to the team", () => {
     );
   });
 
-  it("records a note Intercom refuses for good (the conversation is gone) and snoozes, since no retry would help", async () => {
+  it("records a note Intercom refuses for good (the conversation is gone), since no retry would help", async () => {
     const deps = {
       adminId: "991",
       answered: { claim: async () => true },
@@ -56,4 +57,27 @@ describe("escalating a part to the team", () => {
       response_delivery: "escalated",
     });
   });
+
+  // A revoked or rotated token refuses every call: read as "the conversation is gone", every
+  // message would be dropped without a word for as long as it lasted.
+  it.each([401, 403])(
+    "fails the delivery when Intercom refuses the note with %i, to be retried and dead-lettered",
+    async (status) => {
+      const marks: string[] = [];
+      const deps = {
+        adminId: "991",
+        answered: { claim: async (key: string) => marks.push(key) > 0 },
+        intercom: {
+          reply: async () => {
+            throw new IntercomError(status, `Intercom POST /conversations/c1/reply failed with ${status}`);
+          },
+        },
+      };
+      await expect(escalateNode(deps as unknown as SupportDeps)(state)).rejects.toThrow(
+        new RegExp(`the note to the team could not be posted: .*${status}`),
+      );
+      // Tried again later, the conversation is not taken for one a person already has.
+      expect(marks).not.toContain("intercom-handed-over#c1");
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { IntercomClient, IntercomError } from "../../../shared/intercom/client";
+import { IntercomClient, plainText, IntercomError } from "../../../shared/intercom/client";
 import { signIntercom, verifyIntercomSignature } from "../../../shared/intercom/signature";
 import { recordingServer, type RecordedRequest, type Reply } from "../../support/recording-server";
 
@@ -101,5 +101,84 @@ describe("Intercom client requests (Intercom REST API 2.11 shapes)", () => {
     server.requests.length = 0;
     await client.reply("1", "991", "comment", "Hello");
     expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe("Intercom's bodies as the agent reads and writes them", () => {
+  it("reads what the customer typed, every entity decoded once", () => {
+    // As Intercom (and the stand-in) hold it: the customer's text escaped into HTML.
+    const stored = `<p>Does &quot;offline mode&quot; work with O'Reilly's &amp;lt;b&amp;gt; tags &amp; &lt;emoji&gt;?</p><p>Line&nbsp;two<br>three</p>`;
+    expect(plainText(stored)).toBe(
+      `Does "offline mode" work with O'Reilly's &lt;b&gt; tags & <emoji>?\n\nLine\u00a0two\nthree`,
+    );
+    expect(plainText("&amp;lt;script&amp;gt;")).toBe("&lt;script&gt;");
+    expect(plainText(null)).toBe("");
+  });
+
+  it("sends plain text as HTML that shows it as written", async () => {
+    const bodies: unknown[] = [];
+    const client = new IntercomClient({
+      token: "t",
+      fetch: async (_url, init) => {
+        bodies.push(JSON.parse(String(init?.body)).body);
+        return new Response("{}", { status: 200 });
+      },
+    });
+    await client.reply(
+      "1",
+      "991",
+      "comment",
+      `<img src=x onerror=alert(1)> <a href="javascript:alert(1)">help</a> & more\nnext line`,
+    );
+    expect(bodies).toEqual([
+      "&lt;img src=x onerror=alert(1)&gt; &lt;a href=&quot;javascript:alert(1)&quot;&gt;help&lt;/a&gt; &amp; more<br>next line",
+    ]);
+    expect(plainText(String(bodies[0]))).toBe(
+      `<img src=x onerror=alert(1)> <a href="javascript:alert(1)">help</a> & more\nnext line`,
+    );
+  });
+});
+
+describe("Intercom client retries", () => {
+  /** A client whose first `failures` requests fail as `fail` says, and whose waits are recorded. */
+  const flaky = (failures: number, fail: () => Response | Promise<never>) => {
+    const waits: number[] = [];
+    let calls = 0;
+    const client = new IntercomClient({
+      token: "t",
+      sleep: async (ms) => void waits.push(ms),
+      fetch: async () => (++calls <= failures ? fail() : new Response('{"id":"1"}', { status: 200 })),
+    });
+    return { client, waits, calls: () => calls };
+  };
+  const dropped = () => Promise.reject(new TypeError("fetch failed", { cause: new Error("ECONNRESET") }));
+
+  it("tries reads, notes and snoozes again after a dropped connection, never a customer's reply", async () => {
+    for (const call of [
+      (c: IntercomClient) => c.getConversation("1"),
+      (c: IntercomClient) => c.reply("1", "991", "note", "n"),
+      (c: IntercomClient) => c.snooze("1", "991", new Date()),
+    ]) {
+      const { client, calls } = flaky(1, dropped);
+      await expect(call(client)).resolves.toEqual({ id: "1" });
+      expect(calls()).toBe(2);
+    }
+    // Whether a dropped reply reached Intercom is unknown: sent again, the customer could read it twice.
+    const { client, calls } = flaky(1, dropped);
+    await expect(client.reply("1", "991", "comment", "Hello")).rejects.toThrow(/fetch failed/);
+    expect(calls()).toBe(1);
+  });
+
+  it("waits out a 429 until X-RateLimit-Reset, as Intercom's rate-limit docs name the window's end", async () => {
+    const reset = Math.floor(Date.now() / 1000) + 4;
+    const { client, waits, calls } = flaky(
+      1,
+      () => new Response('{"type":"error.list"}', { status: 429, headers: { "x-ratelimit-reset": String(reset) } }),
+    );
+    await client.getConversation("1");
+    expect(calls()).toBe(2);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(2_500);
+    expect(waits[0]).toBeLessThanOrEqual(4_000);
   });
 });
