@@ -5,6 +5,7 @@ import type * as z from "../../shared/zod";
 import { IntercomError, plainText, type IntercomClient, type IntercomConversation } from "../../shared/intercom/client";
 import type { AgentStore } from "../../shared/stores/agent-store";
 import type { OnceMarkers } from "../../shared/stores/once-markers";
+import { toStorableText } from "../../shared/text";
 import { TOOLS } from "../tools/registry";
 import { runTool, type AgentTool } from "../tools/tool";
 import type { ExternalTools } from "./mcp-tools";
@@ -154,9 +155,10 @@ export const initializeNode =
     // Internal notes and state changes are not part of what the customer and the agent said.
     const lines: ChatLine[] = said
       .filter((part) => MESSAGE_PARTS.has(part.part_type))
-      .map((part) => ({ role: role(part.author.type), content: plainText(part.body) }))
+      // Made storable here (a NUL or lone surrogate from Intercom would fail every search's query).
+      .map((part) => ({ role: role(part.author.type), content: toStorableText(plainText(part.body)) }))
       .filter((line) => line.content !== "");
-    const asked = plainText(said.at(-1)?.body);
+    const asked = toStorableText(plainText(said.at(-1)?.body)).trim();
     const contactId = conversation.contacts?.contacts?.[0]?.id;
     const contact = contactId ? await deps.intercom.getContact(contactId) : undefined;
     // The email is who the customer is to user context only for a user the product identified: a

@@ -44,14 +44,38 @@ const SECTION_TAG = new RegExp(`<(/?)(${SECTIONS.join("|")})(\\b[^>]*)>`, "gi");
 const inert = (text: string) => text.replace(SECTION_TAG, "&lt;$1$2$3&gt;");
 const json = (value: unknown) => inert(JSON.stringify(value));
 
-const transcript = (messages: ChatLine[]) => inert(messages.map((m) => `${m.role}: ${m.content}`).join("\n"));
+/**
+ * Bounds on what a conversation puts into a prompt, in characters: one pasted log would otherwise
+ * pass the model's window, and every later message in that conversation would fail to plan. The
+ * question is its start; the transcript its latest lines, whole, the oldest left out first.
+ */
+export const QUESTION_MAX_CHARS = 4_000;
+export const TRANSCRIPT_MAX_CHARS = 12_000;
+
+const clip = (text: string, max = QUESTION_MAX_CHARS) =>
+  text.length > max ? `${text.slice(0, max)} […cut: ${text.length - max} more characters]` : text;
+
+function transcript(messages: ChatLine[]): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const line = `${messages[i]!.role}: ${clip(messages[i]!.content)}`;
+    if (lines.length > 0 && size + line.length > TRANSCRIPT_MAX_CHARS) {
+      lines.push(`[${i + 1} earlier message(s) left out]`);
+      break;
+    }
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return inert(lines.reverse().join("\n"));
+}
 
 export function planPrompt(messages: ChatLine[], question: string, tools: string[], previous: Hop[]): string {
   const missing = previous.flatMap((h) => h.coverage.missing_data);
   return [
     "You are a customer support agent. Choose the tool calls that gather what is needed to answer the customer's latest question.",
     `<conversation>\n${transcript(messages)}\n</conversation>`,
-    `<question>${inert(question)}</question>`,
+    `<question>${inert(clip(question))}</question>`,
     `<tools>${inert(tools.join(", "))}</tools>`,
     missing.length ? `<still_missing>${inert(missing.join("; "))}</still_missing>` : "",
   ].join("\n");
@@ -60,7 +84,7 @@ export function planPrompt(messages: ChatLine[], question: string, tools: string
 export function coveragePrompt(question: string, gathered: Gathered[]): string {
   return [
     "Judge whether the gathered data is enough to answer the question correctly and completely. Do not guess.",
-    `<question>${inert(question)}</question>`,
+    `<question>${inert(clip(question))}</question>`,
     `<gathered>${json(gathered)}</gathered>`,
   ].join("\n");
 }
@@ -69,7 +93,7 @@ export function draftPrompt(question: string, gathered: Gathered[]): string {
   return [
     "Write the reply to the customer, using only the gathered data, and cite the source document.",
     "Set route_to_team when a person should handle it (billing disputes, account access, anything not covered).",
-    `<question>${inert(question)}</question>`,
+    `<question>${inert(clip(question))}</question>`,
     `<gathered>${json(gathered)}</gathered>`,
   ].join("\n");
 }
@@ -77,7 +101,7 @@ export function draftPrompt(question: string, gathered: Gathered[]): string {
 export function validatePrompt(question: string, gathered: Gathered[], draft: string): string {
   return [
     "Check the draft against the gathered data and policy: every claim must be supported, no promises the data does not make.",
-    `<question>${inert(question)}</question>`,
+    `<question>${inert(clip(question))}</question>`,
     `<gathered>${json(gathered)}</gathered>`,
     `<draft>${inert(draft)}</draft>`,
   ].join("\n");

@@ -74,11 +74,19 @@ export const available = (tool: AgentTool, deps: ToolDeps) => tool.needs.every((
 
 /**
  * Runs a tool for a scope; a failure becomes `{success:false, error}` with a message the model
- * can relay, so the chat still answers when a store is down.
+ * can relay, so the chat still answers when a store is down. Arguments are read through the
+ * tool's schema first, whoever sent them: LangChain checks the chat agent's, but the support
+ * agent's planner calls here directly, and a 5,000-character or NUL-bearing query would otherwise
+ * reach the store, and its refusal be told as the store being down.
  */
 export async function runTool(tool: AgentTool, args: unknown, context: ToolContext): Promise<Record<string, unknown>> {
+  const parsed = tool.schema.safeParse(args);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
+    return { success: false, error: `invalid arguments for ${tool.name}: ${problems}` };
+  }
   try {
-    return await tool.run(args as never, context);
+    return await tool.run(parsed.data as never, context);
   } catch (err) {
     context.deps.onError?.(tool.name, err);
     return { success: false, error: tool.unavailable };

@@ -45,4 +45,27 @@ describe("MCP tools for the support agent", () => {
     const tools = new McpTools("http://127.0.0.1:9/mcp");
     await expect(tools.names()).rejects.toThrow();
   });
+
+  // A server that takes connections and never answers: the SDK's own timeout is 60 s, half the
+  // support worker's, and every run would wait it out again.
+  it("gives up on a server that never answers within its time limit, and skips it a while after", async () => {
+    let connections = 0;
+    const silent = createServer(() => void connections++);
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
+    try {
+      const tools = new McpTools(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, {
+        timeoutMs: 300,
+        pauseAfterFailureMs: 60_000,
+      });
+      const started = Date.now();
+      await expect(tools.names()).rejects.toThrow(/did not answer within 300 ms/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const seen = connections;
+      await expect(tools.names()).rejects.toThrow(/paused after a failure/);
+      expect(connections).toBe(seen);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
 });
