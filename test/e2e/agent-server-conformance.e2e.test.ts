@@ -232,7 +232,7 @@ describe("threads", () => {
 
     const page = await fetch(`${local.stack.url}/threads/search`, {
       method: "POST",
-      headers: { "x-user-id": user, "content-type": "application/json", origin: "https://ui.example.com" },
+      headers: { "x-user-id": user, "content-type": "application/json", origin: "http://localhost:5173" },
       body: JSON.stringify({ limit: 1 }),
     });
     expect(page.headers.get("x-pagination-total")).toBe("2");
@@ -1047,7 +1047,8 @@ describe("store", () => {
 });
 
 describe("CORS for browser clients (Agent Chat UI)", () => {
-  const origin = "https://agentchat.example.com";
+  // Agent Chat UI as its README runs it, on this machine (the local stack's default allows loopback pages).
+  const origin = "http://localhost:3000";
 
   it("allows x-auth-scheme in a preflight", async () => {
     const response = await fetch(`${local.stack.url}/threads/search`, {

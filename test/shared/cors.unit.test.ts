@@ -52,4 +52,13 @@ describe("CORS headers", () => {
     expect(corsHeaders([LOOPBACK], origin)).toEqual({});
     expect(preflightHeaders([LOOPBACK], origin)).toEqual({});
   });
+
+  it("allow a named origin beside loopback (a hosted UI calling a local stack)", () => {
+    const allowed = parseOrigins("loopback, https://ui.example.com");
+    expect(corsHeaders(allowed, "https://ui.example.com")["access-control-allow-origin"]).toBe(
+      "https://ui.example.com",
+    );
+    expect(corsHeaders(allowed, "http://localhost:3000")["access-control-allow-origin"]).toBe("http://localhost:3000");
+    expect(corsHeaders(allowed, "https://evil.example.org")).toEqual({});
+  });
 });
