@@ -70,7 +70,10 @@ export function createSessionsHandler(
         // Settings live on the sessions' owner records (read by every turn): one BatchGetItem per page.
         const records = await owners.sessions(page.sessions.map((s) => s.session_id));
         const sessions = page.sessions.map((s) => {
-          const record = records.get(s.session_id);
+          // A record of someone else's (the caller's expired, and another made a thread under the
+          // id since) says nothing about the caller's session.
+          const found = records.get(s.session_id);
+          const record = found?.userId === userId ? found : undefined;
           const settings = record?.settings ?? storedSettings(undefined);
           return { ...s, private: settings.private, settings, approve_tools: record?.approveTools ?? [] };
         });
@@ -114,13 +117,17 @@ export function createSessionsHandler(
       if (!conversations) throw historyUnavailable();
       const { before } = parseQuery(event, HistoryQuery);
       const withTrace = event.queryStringParameters?.trace === "1";
-      const [conversation, traces] = await Promise.all([
-        conversations.get(sessionId),
-        withTrace ? conversations.traces(sessionId) : Promise.resolve(undefined),
-      ]).catch((err) => {
+      const conversation = await conversations.get(sessionId).catch((err) => {
         throw storeUnavailable(err);
       });
-      if (conversation === undefined) throw sessionNotFound();
+      // The transcript is read by session id: it must be the caller's too. An owner record the
+      // caller holds can be one made under the id after the transcript's owner's expired (TTL).
+      if (conversation === undefined || conversation.userId !== userId) throw sessionNotFound();
+      const traces = withTrace
+        ? await conversations.traces(sessionId).catch((err) => {
+            throw storeUnavailable(err);
+          })
+        : undefined;
       const messages = conversation.messages
         .slice(0, before === undefined ? undefined : Number(before))
         .map(({ role, content, created_at, message_id, attachments }) => ({

@@ -69,5 +69,7 @@ export function decodeCursor(cursor: string): [string, string] | undefined {
   if (!ISO_MILLIS.test(at) || !UUID.test(sessionId)) return undefined;
   const time = new Date(at);
   if (Number.isNaN(time.getTime()) || time.toISOString() !== at) return undefined;
+  // JavaScript has a year 0, Postgres's timestamptz does not (it would refuse the query).
+  if (time.getUTCFullYear() < 1) return undefined;
   return [at, sessionId];
 }

@@ -159,4 +159,34 @@ describe("an erasure and a thread id another user holds now", () => {
     expect(JSON.stringify(state.body)).not.toContain("ann's private note");
     expect((await call("GET", `/threads/${threadId}/runs`, bob)).body).toEqual([]);
   }, 60_000);
+
+  it("shows nobody else's transcript or settings through the sessions routes once the owner record expired", async () => {
+    const ann = freshUser("ann");
+    const bob = freshUser("bob");
+    const chat = await call("POST", "/api/chat", ann, { message: "ann's diary entry" });
+    const sessionId = (chat.body as { session_id: string }).session_id;
+    const { client, table } = localStackDynamo(holder.stack);
+    await client.send(
+      new DeleteItemCommand({ TableName: table, Key: { pk: { S: sessionId }, sk: { S: OWNER_SORT_KEY } } }),
+    );
+    expect((await call("POST", "/threads", bob, { thread_id: sessionId })).status).toBe(200);
+    expect(
+      (
+        await call("PATCH", `/api/sessions/${sessionId}`, bob, {
+          settings: { private: true },
+          approve_tools: ["bob_tool"],
+        })
+      ).status,
+    ).toBe(200);
+    // Bob holds the owner record now; the transcript is still Ann's.
+    const read = await call("GET", `/api/sessions/${sessionId}/messages?trace=1`, bob);
+    expect(read.status).toBe(404);
+    expect(JSON.stringify(read.body)).not.toContain("diary");
+    // Ann's list names her session, with nothing of Bob's settings on it.
+    const listed = (await call("GET", "/api/sessions", ann)).body as {
+      sessions: { session_id: string; private: boolean; approve_tools: unknown }[];
+    };
+    const mine = listed.sessions.find((s) => s.session_id === sessionId)!;
+    expect(mine).toMatchObject({ private: false, approve_tools: [] });
+  }, 60_000);
 });

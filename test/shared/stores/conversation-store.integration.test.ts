@@ -101,6 +101,17 @@ describe.each(transports)("conversation store over %s", (_name, transport) => {
     );
   });
 
+  // The route's largest page: the extra row that says a next page exists must still be read.
+  it("pages past the largest page size (100)", async () => {
+    for (let i = 0; i < 102; i++) await store.recordTurn(recorded(randomUUID(), "pager", `m${i}`, "hi"));
+    const first = await store.listSessions("pager", { limit: 100 });
+    expect(first.sessions).toHaveLength(100);
+    expect(first.nextCursor).toBeDefined();
+    const second = await store.listSessions("pager", { limit: 100, cursor: first.nextCursor! });
+    expect(second.sessions).toHaveLength(2);
+    expect(second.nextCursor).toBeUndefined();
+  }, 60_000);
+
   it("deletes a session with its history and traces, for its owner only", async () => {
     await store.recordTurn(recorded("s4", "erin", "e1", "bye"));
     expect(await store.deleteSession("s4", "mallory")).toBe(false);
