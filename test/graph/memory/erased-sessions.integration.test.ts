@@ -1,6 +1,7 @@
 import { MemoryExtractor } from "../../../graph/memory/extractor";
 import { loadConfig } from "../../../shared/config";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
+import { RpcConversationStore } from "../../../shared/stores/rpc-conversations";
 import { RpcUserData } from "../../../shared/stores/user-data";
 import { sqlRpc } from "../../../shared/stores/sql-rpc";
 import { extractionHarness } from "../../support/extraction";
@@ -27,6 +28,33 @@ const turn = (session: string, user = "ivy") => ({
 
 const memoriesOf = async (user: string) =>
   (await h.db.query("select content from agent_memories where user_id = $1", [user])).rows;
+
+describe("a deleted session", () => {
+  // A probe's finding: the user deleted a session, then erased themselves; the session's
+  // extraction message, still in flight, then stored a memory after the erasure had answered,
+  // since the erasure could no longer find the session to tombstone it.
+  it("keeps a turn's extraction still in flight from storing a memory, and so does the erasure after it", async () => {
+    const session = crypto.randomUUID();
+    const conversations = new RpcConversationStore(sqlRpc(h.db));
+    const at = new Date().toISOString();
+    await conversations.recordTurn({
+      sessionId: session,
+      userId: "lou",
+      projectId: null,
+      sessionName: "colours",
+      turnId: "t1",
+      messages: [
+        { role: "user", content: "my favourite colour is purple", created_at: at, message_id: "h1" },
+        { role: "assistant", content: "Noted.", created_at: at, message_id: "t1" },
+      ],
+      trace: [],
+    });
+    expect(await conversations.deleteSession(session, "lou")).toBe(true);
+    await userData.erase("lou", []);
+    expect(await h.extractor.process({ ...turn(session, "lou"), turn_at: at })).toMatchObject({ erased: true });
+    expect(await memoriesOf("lou")).toEqual([]);
+  });
+});
 
 describe("an erased user's sessions", () => {
   it("count as erased from the erasure's last pass: a turn made between its first pass and its last is refused", async () => {
