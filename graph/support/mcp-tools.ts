@@ -7,6 +7,8 @@ export interface ExternalTools {
   call(name: string, args: Record<string, unknown>): Promise<unknown>;
 }
 
+class McpTimeout extends Error {}
+
 export interface McpToolsOptions {
   /** how long listing the tools, or one call, may take (the SDK's own limit is 60 s) */
   timeoutMs?: number;
@@ -58,7 +60,7 @@ export class McpTools implements ExternalTools {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`MCP server ${this.url} did not answer within ${this.timeoutMs} ms (${what})`)),
+        () => reject(new McpTimeout(`MCP server ${this.url} did not answer within ${this.timeoutMs} ms (${what})`)),
         this.timeoutMs,
       );
     });
@@ -87,7 +89,9 @@ export class McpTools implements ExternalTools {
       const result = await this.limited(`calling ${name}`, () => tool.invoke(args));
       return typeof result === "string" ? result : JSON.stringify(result);
     } catch (err) {
-      this.forget();
+      // Only a server that stopped answering is dropped (and paused): a tool's own error answer, or
+      // arguments its schema refuses, fail that one call, and the server serves the next.
+      if (err instanceof McpTimeout) this.forget();
       throw new Error(`MCP tool ${name} failed: ${(err as Error).message}`.slice(0, 500), { cause: err });
     }
   }

@@ -121,30 +121,29 @@ function notAnswerable(conversation: IntercomConversation, partId: string): stri
 
 /**
  * Why the bot should stay out of the conversation, or null when it may answer: a person is in it.
- * A teammate who replied or noted, or who was assigned it, is handling it; so is the team once the
- * bot handed the conversation over (escalateNode). A second voice beside theirs would answer over
- * them, and its snooze would hide the conversation from their inbox.
+ * A teammate who replied or noted, or who was assigned it, is handling it. A second voice beside
+ * theirs would answer over them, and its snooze would hide the conversation from their inbox. An
+ * escalation alone does not shut the bot out: the customer's next question (after a "Thanks!" it
+ * handed over, or a screenshot) is answered until a person steps in.
  */
-async function personInCharge(deps: SupportDeps, conversation: IntercomConversation): Promise<string | null> {
+function personInCharge(deps: SupportDeps, conversation: IntercomConversation): string | null {
   const assignee = conversation.admin_assignee_id;
   if (assignee && String(assignee) !== deps.adminId) return `the conversation is assigned to teammate ${assignee}`;
   const teammate = conversation.conversation_parts?.conversation_parts?.find(
     (p) => p.author?.type === "admin" && p.author.id !== deps.adminId && TEAM_PARTS.has(p.part_type),
   );
   if (teammate) return `teammate ${teammate.author.id} has written in the conversation`;
-  if (await deps.answered.claimed(handedOverKey(conversation.id)))
-    return "the bot handed the conversation to the team earlier";
   return null;
 }
 
-/** A teammate's parts that show they are handling the conversation. */
-const TEAM_PARTS = new Set(["comment", "note", "open", "close"]);
+/** A teammate's parts that show they are handling the conversation (closing one tidies an inbox, and says nothing). */
+const TEAM_PARTS = new Set(["comment", "note"]);
 
 export const initializeNode =
   (deps: SupportDeps): Node =>
   async (state) => {
     const conversation = await deps.intercom.getConversation(state.conversation_id);
-    const ignored = notAnswerable(conversation, state.part_id) ?? (await personInCharge(deps, conversation));
+    const ignored = notAnswerable(conversation, state.part_id) ?? personInCharge(deps, conversation);
     if (ignored) return { ignored_reason: ignored, response_delivery: "ignored", error: null, next_node: null };
     // What was said up to the notified part, which the run answers: a message the customer wrote
     // after it has a notification (and a run) of its own.
@@ -225,7 +224,8 @@ async function callTool(deps: SupportDeps, state: SupportStateType, name: string
   if (tool.gathers === "facts" && !state.user_email) return { data: null, gathers: tool.gathers };
   const output = await runTool(
     tool,
-    { query: question(state), ...parameters },
+    // The question as a default query, within what a query may be (a search refuses a longer one).
+    { query: toStorableText(question(state).slice(0, 1000)), ...parameters },
     {
       scope: { userId: state.user_email ?? "", projectId: null, sessionId: null },
       deps: { store: deps.store, embeddings: deps.embeddings, minMemoryScore: 0 },
@@ -378,9 +378,6 @@ const SENT_IS_MARKED = "sent-is-marked";
 /** The once-marker of a customer part: claimed before it is answered (SupportDeps.answered). */
 const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conversation_id}#${state.part_id}`;
 
-/** The once-marker of a conversation the bot handed to the team: it stays out of it afterwards. */
-const handedOverKey = (conversationId: string) => `intercom-handed-over#${conversationId}`;
-
 /**
  * Notes the reason for a person, marking the part as handed to the team first: a later attempt
  * (a redelivery) then sends no reply of its own beside the person's (respondNode). A note that
@@ -410,9 +407,6 @@ export const escalateNode =
       if (refused) return { error: `escalate: ${err.message}`, response_delivery: "escalated" };
       throw new Error(`escalate: the note to the team could not be posted: ${(err as Error).message}`, { cause: err });
     }
-    // The conversation is the team's from here on: later messages in it are theirs to answer. Only
-    // once they were told (a delivery that failed above is tried again, and must not be ignored).
-    await deps.answered.claim(handedOverKey(state.conversation_id));
     return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };
   };
 

@@ -122,9 +122,10 @@ export class IntercomStandIn {
     return this.addPart(c, body === null ? null : `<p>${body}</p>`, { type: "user", id: "user-1", email: c.email });
   }
 
-  /** A teammate's reply in a conversation (an admin other than the bot). */
-  addAdminPart(conversationId: string, adminId: string, body: string): string {
-    return this.addPart(this.conversations.get(conversationId)!, `<p>${body}</p>`, { type: "admin", id: adminId });
+  /** A teammate's part in a conversation (an admin other than the bot): a reply, or `close` and the like. */
+  addAdminPart(conversationId: string, adminId: string, body: string | null, partType = "comment"): string {
+    const c = this.conversations.get(conversationId)!;
+    return this.addPart(c, body === null ? null : `<p>${body}</p>`, { type: "admin", id: adminId }, partType);
   }
 
   /** Assigns the conversation to a teammate, as Intercom's inbox does. */
@@ -133,9 +134,9 @@ export class IntercomStandIn {
     this.save();
   }
 
-  private addPart(c: Conversation, body: string | null, author: Part["author"]): string {
+  private addPart(c: Conversation, body: string | null, author: Part["author"], partType = "comment"): string {
     const id = this.id();
-    c.parts.push({ id, part_type: "comment", body, author, created_at: now() });
+    c.parts.push({ id, part_type: partType, body, author, created_at: now() });
     this.save();
     return id;
   }

@@ -62,7 +62,9 @@ export class IntercomClient {
   }
 
   getConversation(id: string): Promise<IntercomConversation> {
-    return this.request("GET", `/conversations/${encodeURIComponent(id)}?display_as=plaintext`);
+    // Bodies as Intercom stores them, HTML (plainText reads them): asked as plain text, a customer's
+    // `a<b and c>d` could not be told from markup.
+    return this.request("GET", `/conversations/${encodeURIComponent(id)}`);
   }
 
   getContact(id: string): Promise<IntercomContact> {
@@ -135,7 +137,10 @@ export class IntercomClient {
         );
       }
       await res.body?.cancel();
-      await wait(res.status === 429 ? (rateLimitWait(res.headers) ?? 200 * 2 ** attempt) : 200 * 2 ** attempt);
+      // The window's end when Intercom names one, never less than the backoff: a reset this second
+      // (or past, by the clocks' difference) would otherwise spend every attempt at once.
+      const backoff = 200 * 2 ** attempt;
+      await wait(res.status === 429 ? Math.max(rateLimitWait(res.headers) ?? 0, backoff) : backoff);
     }
   }
 }

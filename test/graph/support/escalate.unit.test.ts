@@ -11,7 +11,7 @@ const state = {
 } as SupportStateType;
 
 describe("escalating a part to the team", () => {
-  it("notes the reason, marks the part and the conversation as the team's, and goes on to finish", async () => {
+  it("notes the reason, marks the part as the team's, and goes on to finish", async () => {
     const notes: string[] = [];
     const marks: string[] = [];
     const deps = {
@@ -22,9 +22,8 @@ describe("escalating a part to the team", () => {
     const update = await escalateNode(deps as unknown as SupportDeps)(state);
     expect(update).toMatchObject({ response_delivery: "escalated", next_node: "finalize" });
     expect(notes).toEqual(["Escalated to the team. Reason: the draft failed validation (from: agent)"]);
-    // Marked before the note: a later attempt at the part sends no reply beside the person's, and
-    // the bot stays out of the conversation's later messages.
-    expect(marks).toEqual(["intercom-answered#c1#p1#escalated", "intercom-handed-over#c1"]);
+    // Marked before the note: a later attempt at the part sends no reply beside the person's.
+    expect(marks).toEqual(["intercom-answered#c1#p1#escalated"]);
   });
 
   it("fails the delivery when the note cannot be posted, rather than snooze a part nobody was told of", async () => {
@@ -76,8 +75,6 @@ describe("escalating a part to the team", () => {
       await expect(escalateNode(deps as unknown as SupportDeps)(state)).rejects.toThrow(
         new RegExp(`the note to the team could not be posted: .*${status}`),
       );
-      // Tried again later, the conversation is not taken for one a person already has.
-      expect(marks).not.toContain("intercom-handed-over#c1");
     },
   );
 });

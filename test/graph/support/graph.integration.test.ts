@@ -370,19 +370,46 @@ describe("which message the agent answers, and when it stands back", () => {
     expect(actions()).toEqual([]);
   });
 
-  it("leaves an escalated conversation open for the team, and stays out of it afterwards", async () => {
+  it("leaves an escalated conversation open for the team, and still answers the customer's next question", async () => {
+    // The first message ("Thanks!", a screenshot...) is not covered; the next question is.
     const { state, invokePart, conversation_id, actions } = await run({
       support_plan: plan,
-      support_coverage: covered(false),
+      support_coverage: (_p, n) => covered(n > 2)(),
+      support_draft: draft,
+      support_validate: valid(true),
     });
     expect(state.response_delivery).toBe("escalated");
     // Snoozing would hide it from the team's open list until the snooze ends.
     expect(actions()).toEqual(["note"]);
-    const later = intercom.addUserPart(conversation_id, "Hello? Are refunds available?");
-    const next = await invokePart(later);
-    expect(next.response_delivery).toBe("ignored");
-    expect(next.ignored_reason).toMatch(/handed the conversation to the team/);
-    expect(actions()).toEqual(["note"]);
+    const next = await invokePart(intercom.addUserPart(conversation_id, "Are refunds available?"));
+    expect(next.response_delivery).toBe("sent");
+    expect(actions()).toEqual(["note", "note", "reply", "snooze"]);
+  });
+
+  it("searches with a long question cut to what a query may be, rather than having the search refuse it", async () => {
+    const long = `Can I get a refund? ${"Some context about my account and order history. ".repeat(30)}`;
+    expect(long.length).toBeGreaterThan(1000);
+    const { state } = await run(
+      {
+        support_plan: () => ({
+          reasoning: "look it up",
+          tool_calls: [{ tool_name: "search_knowledge_base", parameters: {}, reasoning: "docs" }],
+        }),
+        support_coverage: covered(true),
+        support_draft: draft,
+        support_validate: valid(true),
+      },
+      long,
+    );
+    expect(state.hops[0]!.gather.tool_results[0]).toMatchObject({ tool_name: "search_knowledge_base", success: true });
+  });
+
+  it("still answers after a teammate only closed the conversation (tidying the inbox says nothing)", async () => {
+    const { invokePart, conversation_id, actions } = await run(answerable);
+    intercom.addAdminPart(conversation_id, "42", null, "close");
+    const next = await invokePart(intercom.addUserPart(conversation_id, "And for annual plans?"));
+    expect(next.response_delivery).toBe("sent");
+    expect(actions().filter((k) => k === "reply")).toHaveLength(2);
   });
 
   it("keeps the customer's text inside its section of every prompt, whatever tags it spells", async () => {

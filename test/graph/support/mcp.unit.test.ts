@@ -37,8 +37,12 @@ describe("MCP tools for the support agent", () => {
     expect(await tools.call("get_order_status", { order_id: "A-17" })).toBe("order A-17 shipped on Monday");
   });
 
-  it("reports a tool's error result as a failure", async () => {
-    await expect(new McpTools(url).call("always_fails", {})).rejects.toThrow(/MCP tool always_fails failed/);
+  it("reports a tool's error result as a failure, and serves the next call", async () => {
+    const tools = new McpTools(url);
+    await expect(tools.call("always_fails", {})).rejects.toThrow(/MCP tool always_fails failed/);
+    // Arguments the tool's schema refuses fail that call alone too.
+    await expect(tools.call("get_order_status", { order_id: 17 })).rejects.toThrow(/MCP tool get_order_status failed/);
+    expect(await tools.call("get_order_status", { order_id: "A-17" })).toBe("order A-17 shipped on Monday");
   });
 
   it("fails clearly when the server is not there", async () => {

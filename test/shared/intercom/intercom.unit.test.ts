@@ -41,11 +41,8 @@ describe("Intercom client requests (Intercom REST API 2.11 shapes)", () => {
   it("reads a conversation and a contact with bearer auth and a pinned version", async () => {
     reply = () => ({ status: 200, body: { type: "conversation", id: "123" } });
     await client.getConversation("123");
-    expect([last().method, last().path, last().query.get("display_as")]).toEqual([
-      "GET",
-      "/conversations/123",
-      "plaintext",
-    ]);
+    // As HTML, which plainText reads: a plain-text body could not tell a typed `a<b and c>d` from markup.
+    expect([last().method, last().path, last().query.get("display_as")]).toEqual(["GET", "/conversations/123", null]);
     expect(last().headers.authorization).toBe("Bearer tok");
     expect(last().headers["intercom-version"]).toBe("2.11");
     await client.getContact("c-9");
@@ -167,6 +164,17 @@ describe("Intercom client retries", () => {
     const { client, calls } = flaky(1, dropped);
     await expect(client.reply("1", "991", "comment", "Hello")).rejects.toThrow(/fetch failed/);
     expect(calls()).toBe(1);
+  });
+
+  it("backs off on a 429 whose X-RateLimit-Reset is now or past (the clocks differ), never retrying at once", async () => {
+    for (const reset of [Math.floor(Date.now() / 1000), Math.floor(Date.now() / 1000) - 2]) {
+      const { client, waits } = flaky(
+        2,
+        () => new Response('{"type":"error.list"}', { status: 429, headers: { "x-ratelimit-reset": String(reset) } }),
+      );
+      await client.getConversation("1");
+      expect(waits).toEqual([400, 800]);
+    }
   });
 
   it("waits out a 429 until X-RateLimit-Reset, as Intercom's rate-limit docs name the window's end", async () => {
