@@ -42,6 +42,21 @@ function isLoopback(origin: string): boolean {
   }
 }
 
+/**
+ * Whether a Host header names this machine (localhost, 127.0.0.1 or [::1], any port). Under
+ * LOOPBACK the local stack answers no other: a page on a name an attacker resolves to 127.0.0.1
+ * (DNS rebinding) calls the stack as its own origin, which CORS never sees.
+ */
+export function isLoopbackHost(host: string | undefined): boolean {
+  if (!host) return false;
+  try {
+    const url = new URL(`http://${host}`);
+    return url.host === host.toLowerCase() && LOOPBACK_HOSTS.has(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
 const allows = (allowed: readonly string[], origin: string) =>
   allowed.includes(origin) || (allowed.includes(LOOPBACK) && isLoopback(origin));
 

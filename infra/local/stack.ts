@@ -11,7 +11,7 @@ import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { supportGraphShape } from "../../graph/support/graph";
 import { loadConfig } from "../../shared/config";
-import { corsHeaders, LOOPBACK, parseOrigins, preflightHeaders } from "../../shared/cors";
+import { corsHeaders, isLoopbackHost, LOOPBACK, parseOrigins, preflightHeaders } from "../../shared/cors";
 import { createIdempotencyTable } from "../../shared/idempotency";
 import { createChatModel } from "../../shared/models/chat-model";
 import { createEmbeddings } from "../../shared/models/embeddings";
@@ -261,7 +261,15 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       supportGraphShape(new DynamoDBSaver({ client: dynamo.client, tableName: config.CHECKPOINT_TABLE })),
     );
 
+    const origins = parseOrigins(config.CORS_ORIGINS);
     server = createServer((req, res) => {
+      // Pages from this machine only (LOOPBACK): by the name they were served under too.
+      if (origins.includes(LOOPBACK) && !isLoopbackHost(req.headers.host))
+        return sendJson(
+          res,
+          421,
+          errorBody("host_not_allowed", "the local stack answers localhost, 127.0.0.1 and [::1] only"),
+        );
       // Each stand-in answers its own errors; this is the net under them all: a request that still
       // fails is that request's 500, never a rejection that ends the process (Node's default).
       withRequestOrigin(req, async () => {
@@ -272,7 +280,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
         if (await intercom.handle(req, res, at)) return;
         if (await (backends.files as FolderFileObjects).handle(req, res, at)) return;
         if (await (backends.knowledge!.objects as FolderFileObjects).handle(req, res, at)) return;
-        await serve(routes, req, res, parseOrigins(config.CORS_ORIGINS));
+        await serve(routes, req, res, origins);
       }).catch((err: unknown) => {
         if (req.destroyed) return void res.destroy();
         console.error("local stack: request failed", err);

@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { Client } from "@langchain/langgraph-sdk";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -271,5 +272,18 @@ describe("Agent Server API with @langchain/langgraph-sdk's Client", () => {
     });
     await erase.body?.cancel();
     expect(erase.headers.get("access-control-allow-origin")).toBeNull();
+    // Nor a page under a name an attacker resolves to 127.0.0.1 (DNS rebinding), which CORS never sees.
+    const byHost = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const { port } = new URL(stack.url);
+        request({ host: "127.0.0.1", port, path: "/api/memories", headers: { host, "x-user-id": "alice" } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        })
+          .on("error", reject)
+          .end();
+      });
+    expect(await byHost(`rebind.attacker.example:${new URL(stack.url).port}`)).toBe(421);
+    expect(await byHost(`localhost:${new URL(stack.url).port}`)).toBe(200);
   });
 });

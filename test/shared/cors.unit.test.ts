@@ -1,4 +1,4 @@
-import { corsHeaders, LOOPBACK, parseOrigins, preflightHeaders } from "../../shared/cors";
+import { corsHeaders, isLoopbackHost, LOOPBACK, parseOrigins, preflightHeaders } from "../../shared/cors";
 
 describe("CORS headers", () => {
   it("name no origin unless it is allowed", () => {
@@ -60,5 +60,20 @@ describe("CORS headers", () => {
     );
     expect(corsHeaders(allowed, "http://localhost:3000")["access-control-allow-origin"]).toBe("http://localhost:3000");
     expect(corsHeaders(allowed, "https://evil.example.org")).toEqual({});
+  });
+
+  it("tell a Host header naming this machine from any other (DNS rebinding)", () => {
+    for (const host of ["localhost:3000", "127.0.0.1:3000", "[::1]:3000", "localhost", "LOCALHOST:3000"])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of [
+      "rebind.attacker.example:3000",
+      "localhost.attacker.example:3000",
+      "127.0.0.1.nip.io:3000",
+      "evil@localhost:3000",
+      "localhost:3000/x",
+      "",
+      undefined,
+    ])
+      expect(isLoopbackHost(host)).toBe(false);
   });
 });
