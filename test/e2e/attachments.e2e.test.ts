@@ -262,7 +262,7 @@ describe("attachments on the local stack", () => {
     expect((await call("GET", `/api/sessions/${session}/messages`, "ivo")).body).toHaveLength(2);
   });
 
-  it("names the origin the request came in on in its URLs (a playground on 127.0.0.1 uploads same-origin), a Host that is not host:port falls back", async () => {
+  it("names the origin the request came in on in its URLs (a playground on 127.0.0.1 uploads same-origin), and refuses a Host not of this machine", async () => {
     const session = await newSession("lee");
     const port = new URL(stack.url).port;
     const bytes = Buffer.from("k,v\na,1\n");
@@ -296,8 +296,15 @@ describe("attachments on the local stack", () => {
 
     expect(new URL((await created(`localhost:${port}`)).upload_url).origin).toBe(`http://localhost:${port}`);
     expect(new URL((await created(`[::1]:${port}`)).upload_url).origin).toBe(`http://[::1]:${port}`);
-    for (const host of ["evil.example", `127.0.0.1:${port}/x`, "a b:80", "127.0.0.1:99999", `user@127.0.0.1:${port}`])
-      expect([host, new URL((await created(host)).upload_url).origin]).toEqual([host, stack.url]);
+    // Any other Host is refused before anything is made (the loopback default: no DNS rebinding).
+    for (const host of ["evil.example", `127.0.0.1:${port}/x`, "a b:80", "127.0.0.1:99999", `user@127.0.0.1:${port}`]) {
+      const refused = await callWithHost(host, "POST", `/api/sessions/${session}/files`, "lee", {
+        name: "kv.csv",
+        media_type: "text/csv",
+        bytes: bytes.length,
+      });
+      expect([host, refused.status, refused.body?.error?.code]).toEqual([host, 421, "host_not_allowed"]);
+    }
   });
 
   it("takes a small image inline: stored as a file of the session, sent like an upload, listed in the history", async () => {
