@@ -168,10 +168,7 @@ export const initializeNode =
       user_email: email,
       admin_id: deps.adminId,
       // An unreachable MCP server costs its tools, not the run.
-      available_tools: [
-        ...(deps.store ? SUPPORT_TOOLS.map((t) => t.name) : []),
-        ...(deps.mcp ? await deps.mcp.names().catch(() => []) : []),
-      ],
+      available_tools: [] as string[],
       current_plan: null,
       current_gather: null,
       draft: null,
@@ -189,11 +186,15 @@ export const initializeNode =
     if (!asked)
       return {
         ...reset,
-        available_tools: [],
         escalation_reason: "the message has no text to answer (an attachment or image alone)",
         next_node: "escalate",
       };
-    return { ...reset, next_node: "plan" };
+    // Listed only for a message to plan for: an unreachable MCP server costs its tools, not the run.
+    const tools = [
+      ...(deps.store ? SUPPORT_TOOLS.map((t) => t.name) : []),
+      ...(deps.mcp ? await deps.mcp.names().catch(() => []) : []),
+    ];
+    return { ...reset, available_tools: tools, next_node: "plan" };
   };
 
 export const planNode =

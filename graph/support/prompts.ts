@@ -52,8 +52,15 @@ const json = (value: unknown) => inert(JSON.stringify(value));
 export const QUESTION_MAX_CHARS = 4_000;
 export const TRANSCRIPT_MAX_CHARS = 12_000;
 
-const clip = (text: string, max = QUESTION_MAX_CHARS) =>
-  text.length > max ? `${text.slice(0, max)} […cut: ${text.length - max} more characters]` : text;
+function clip(text: string, max = QUESTION_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  // Never between the two halves of a surrogate pair: a lone half is ill-formed text for the model's API.
+  const end = /[\ud800-\udbff]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)} […cut: ${text.length - end} more characters]`;
+}
+
+/** The question's section of every prompt. */
+const questionSection = (question: string) => `<question>${inert(clip(question))}</question>`;
 
 function transcript(messages: ChatLine[]): string {
   const lines: string[] = [];
@@ -75,7 +82,7 @@ export function planPrompt(messages: ChatLine[], question: string, tools: string
   return [
     "You are a customer support agent. Choose the tool calls that gather what is needed to answer the customer's latest question.",
     `<conversation>\n${transcript(messages)}\n</conversation>`,
-    `<question>${inert(clip(question))}</question>`,
+    questionSection(question),
     `<tools>${inert(tools.join(", "))}</tools>`,
     missing.length ? `<still_missing>${inert(missing.join("; "))}</still_missing>` : "",
   ].join("\n");
@@ -84,7 +91,7 @@ export function planPrompt(messages: ChatLine[], question: string, tools: string
 export function coveragePrompt(question: string, gathered: Gathered[]): string {
   return [
     "Judge whether the gathered data is enough to answer the question correctly and completely. Do not guess.",
-    `<question>${inert(clip(question))}</question>`,
+    questionSection(question),
     `<gathered>${json(gathered)}</gathered>`,
   ].join("\n");
 }
@@ -93,7 +100,7 @@ export function draftPrompt(question: string, gathered: Gathered[]): string {
   return [
     "Write the reply to the customer, using only the gathered data, and cite the source document.",
     "Set route_to_team when a person should handle it (billing disputes, account access, anything not covered).",
-    `<question>${inert(clip(question))}</question>`,
+    questionSection(question),
     `<gathered>${json(gathered)}</gathered>`,
   ].join("\n");
 }
@@ -101,7 +108,7 @@ export function draftPrompt(question: string, gathered: Gathered[]): string {
 export function validatePrompt(question: string, gathered: Gathered[], draft: string): string {
   return [
     "Check the draft against the gathered data and policy: every claim must be supported, no promises the data does not make.",
-    `<question>${inert(clip(question))}</question>`,
+    questionSection(question),
     `<gathered>${json(gathered)}</gathered>`,
     `<draft>${inert(draft)}</draft>`,
   ].join("\n");

@@ -40,4 +40,11 @@ describe("support prompts", () => {
     ])
       expect(prompt.length).toBeLessThan(TRANSCRIPT_MAX_CHARS + 2 * QUESTION_MAX_CHARS);
   });
+
+  it("cut a question between characters, never inside a surrogate pair", () => {
+    const question = `${"a".repeat(QUESTION_MAX_CHARS - 1)}🦆 and more`;
+    const section = /<question>([\s\S]*)<\/question>/.exec(coveragePrompt(question, []))![1]!;
+    expect(section).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+    expect(section).toMatch(/^a+ \[…cut: /);
+  });
 });
