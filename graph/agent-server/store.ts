@@ -1,7 +1,7 @@
 import type { Embeddings } from "@langchain/core/embeddings";
 import * as z from "../../shared/zod";
 import { AppError, badRequest, notFound } from "../../shared/errors";
-import type { AgentStore, StoredMemory } from "../../shared/stores/agent-store";
+import { type AgentStore, type StoredMemory, storedMemory } from "../../shared/stores/agent-store";
 import { storableJson } from "../../shared/storable-json";
 import { storableText } from "../../shared/text";
 import { isDeepStrictEqual } from "node:util";
@@ -183,14 +183,16 @@ export class MemoryItems {
     const value = parsed.data;
     const previous = await this.find(scope, body.key);
     const [embedding] = await this.embeddings.embedDocuments([value.content]);
-    const { id } = await this.memories().insertMemory({
-      ...scope,
-      content: value.content,
-      embedding: embedding!,
-      category: value.category ?? null,
-      tags: value.tags ?? [],
-      metadata: { store_key: body.key, addedAt: new Date().toISOString() },
-    });
+    const { id } = storedMemory(
+      await this.memories().insertMemory({
+        ...scope,
+        content: value.content,
+        embedding: embedding!,
+        category: value.category ?? null,
+        tags: value.tags ?? [],
+        metadata: { store_key: body.key, addedAt: new Date().toISOString() },
+      }),
+    );
     if (previous && previous.id !== id) await this.memories().supersedeMemories(userId, [previous.id], id);
   }
 

@@ -10,7 +10,7 @@ export interface ExtractionResult extends ReconcileResult {
   erased?: true;
 }
 
-const NOTHING: ExtractionResult = { facts: 0, added: 0, duplicates: 0, superseded: 0 };
+const NOTHING: ExtractionResult = { facts: 0, added: 0, duplicates: 0, superseded: 0, forgotten: 0 };
 
 /** Whether a store error is the database refusing a memory of an erased session (012_user_data.sql). */
 function isSessionErased(err: unknown): boolean {

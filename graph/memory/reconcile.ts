@@ -21,6 +21,8 @@ export interface ReconcileResult {
   added: number;
   duplicates: number;
   superseded: number;
+  /** facts the user deleted after the turn began (021_forgotten_memories.sql): not stored again */
+  forgotten: number;
 }
 
 const normalise = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
@@ -45,7 +47,7 @@ const subjectOfMemory = (m: MemoryMatch) => (typeof m.metadata.subject === "stri
  * hash, and a supersession already made is not made again.
  */
 export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: ExtractedFact[]): Promise<ReconcileResult> {
-  const result: ReconcileResult = { added: 0, duplicates: 0, superseded: 0 };
+  const result: ReconcileResult = { added: 0, duplicates: 0, superseded: 0, forgotten: 0 };
   if (facts.length === 0) return result;
   const embeddings = await deps.embeddings.embedDocuments(facts.map((f) => f.content));
   for (const [i, fact] of facts.entries()) {
@@ -67,7 +69,7 @@ export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: Extrac
       result.duplicates++;
       continue;
     }
-    const { id, created } = await deps.store.insertMemory({
+    const inserted = await deps.store.insertMemory({
       userId: scope.userId,
       projectId: scope.projectId,
       content: fact.content,
@@ -76,7 +78,14 @@ export async function reconcile(deps: ReconcileDeps, scope: Scope, facts: Extrac
       metadata: { subject: fact.subject, source: "extraction" },
       sourceSessionId: scope.sessionId,
       turnAt: scope.turnAt,
+      // a fact as near a memory the user deleted since as to a known one is that memory
+      sameSimilarity: deps.duplicateThreshold,
     });
+    if (inserted.forgotten) {
+      result.forgotten++;
+      continue;
+    }
+    const { id, created } = inserted;
     if (created) result.added++;
     else result.duplicates++;
     // Settled by subject even when no neighbour had it: another turn's memory of the subject may be

@@ -38,7 +38,7 @@ export const storeMemory = defineTool({
   unavailable: MEMORY_UNAVAILABLE,
   async run({ content, subject, metadata }, { scope, deps }) {
     const [embedding] = await deps.embeddings.embedDocuments([content]);
-    const { id, created } = await deps.store.insertMemory({
+    const inserted = await deps.store.insertMemory({
       userId: scope.userId,
       projectId: scope.projectId,
       content,
@@ -53,6 +53,14 @@ export const storeMemory = defineTool({
       sourceSessionId: scope.sessionId,
       turnAt: scope.turnAt,
     });
+    // The user deleted it while this turn ran (from another tab, say): kept forgotten.
+    if (inserted.forgotten)
+      return {
+        success: false,
+        message:
+          "Not saved: the user asked me to forget this while we were talking. I won't store it again unless they tell me to.",
+      };
+    const { id, created } = inserted;
     return {
       success: true,
       memoryId: id,

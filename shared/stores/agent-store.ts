@@ -17,8 +17,33 @@ export interface NewMemory extends MemoryScope {
   tags?: string[];
   metadata?: Record<string, unknown>;
   sourceSessionId?: string | null;
-  /** when the turn it comes from began (ISO): an erased session's tombstone refuses only turns before the erasure */
+  /**
+   * when the turn it comes from began (ISO): an erased session's tombstone refuses only turns before
+   * the erasure, and a memory the user deleted since refuses the fact (InsertedMemory.forgotten)
+   */
   turnAt?: string | null;
+  /**
+   * cosine similarity at or above which the fact is a memory the user deleted since its turn began
+   * (the extraction's duplicate threshold); unset: only the same words are
+   */
+  sameSimilarity?: number | null;
+}
+
+/**
+ * What storing a memory did: stored it (`created`), found it stored already, or refused it as one
+ * the user deleted after the fact's turn began (021_forgotten_memories.sql).
+ */
+export type InsertedMemory = { id: string; created: boolean; forgotten?: undefined } | ForgottenMemory;
+export interface ForgottenMemory {
+  id: null;
+  created: false;
+  forgotten: true;
+}
+
+/** What a write naming no turn (NewMemory.turnAt) stored: only a turn's fact can be refused as forgotten. */
+export function storedMemory(inserted: InsertedMemory): { id: string; created: boolean } {
+  if (inserted.forgotten) throw new Error("a memory naming no turn was refused as forgotten");
+  return inserted;
 }
 
 export interface MemoryQuery {
@@ -242,8 +267,8 @@ export interface AgentStore {
   recordDocumentFacts(version: DocumentVersion, bytes: number, contentType: string): Promise<void>;
   /** A document's stored chunks, in order, as previews. */
   documentChunks(documentId: string): Promise<DocumentChunkPreview[]>;
-  /** Stores a memory, or returns the one already stored for the same fact and scope. */
-  insertMemory(memory: NewMemory): Promise<{ id: string; created: boolean }>;
+  /** Stores a memory, or returns the one already stored for the same fact and scope (or refuses a forgotten one). */
+  insertMemory(memory: NewMemory): Promise<InsertedMemory>;
   matchMemories(query: MemoryQuery): Promise<MemoryMatch[]>;
   /** The user's current (not superseded) memories, newest first. */
   listMemories(userId: string, filter: MemoryListFilter): Promise<StoredMemory[]>;

@@ -8,6 +8,7 @@ import {
   type DocumentRecord,
   type DocumentVersion,
   type DocumentWriteResult,
+  type InsertedMemory,
   type KnowledgeMatch,
   type KnowledgeQuery,
   type MemoryListFilter,
@@ -45,6 +46,7 @@ export const AGENT_STORE_CALLS = {
     "p_metadata",
     "p_source_session_id",
     "p_turn_at",
+    "p_same_similarity",
   ],
   match_memories: [
     "query_embedding",
@@ -230,7 +232,7 @@ export class RpcAgentStore implements AgentStore {
     );
   }
 
-  async insertMemory(m: NewMemory) {
+  async insertMemory(m: NewMemory): Promise<InsertedMemory> {
     const [row] = rows(
       await this.call("insert_memory", {
         p_user_id: m.userId,
@@ -242,9 +244,13 @@ export class RpcAgentStore implements AgentStore {
         p_metadata: m.metadata ?? {},
         p_source_session_id: m.sourceSessionId ?? null,
         p_turn_at: m.turnAt ?? null,
+        p_same_similarity: m.sameSimilarity ?? null,
       }),
     );
-    return { id: String(row!.id), created: Boolean(row!.created) };
+    if (!row) throw new Error("insert_memory answered no row");
+    // No id: the user deleted the memory after the fact's turn began.
+    if (row.id === null) return { id: null, created: false, forgotten: true };
+    return { id: String(row.id), created: Boolean(row.created) };
   }
 
   async matchMemories(q: MemoryQuery) {

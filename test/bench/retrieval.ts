@@ -7,7 +7,7 @@ import { asLangChainTool } from "../../graph/tools/langchain-tool";
 import { startLocalPostgres } from "../../infra/local/postgres";
 import { loadConfig } from "../../shared/config";
 import { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
-import { vectorLiteral } from "../../shared/stores/agent-store";
+import { storedMemory, vectorLiteral } from "../../shared/stores/agent-store";
 import { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { sqlRpc } from "../../shared/stores/sql-rpc";
 import { median, printTable } from "./table";
@@ -43,12 +43,14 @@ async function memoryRecall(db: PGlite) {
   const store = new RpcAgentStore(sqlRpc(db));
   const idOf = new Map<string, string>();
   for (const m of fixture.memories) {
-    const { id } = await store.insertMemory({
-      userId: m.user,
-      projectId: null,
-      content: m.content,
-      embedding: embedder.embed(m.content),
-    });
+    const { id } = await store
+      .insertMemory({
+        userId: m.user,
+        projectId: null,
+        content: m.content,
+        embedding: embedder.embed(m.content),
+      })
+      .then(storedMemory);
     idOf.set(id, m.id);
   }
   const minScore = loadConfig({}).MEMORY_MIN_SCORE;

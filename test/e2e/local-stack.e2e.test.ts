@@ -94,6 +94,7 @@ describe("local stack over HTTP", () => {
 
   it("remembers a fact for its user across sessions, and only for them", async () => {
     const u1 = { "x-user-id": "u1" };
+    const turnAt = new Date().toISOString();
     const told = await post("/api/chat", JSON.stringify({ message: "remember that my favourite colour is teal" }), u1);
     expect(told.body.reply).toMatch(/remember that my favourite colour is teal/);
     const asked = await post("/api/chat", JSON.stringify({ message: "what is my favourite colour?" }), u1);
@@ -115,6 +116,19 @@ describe("local stack over HTTP", () => {
     expect(stranger.status).toBe(404);
     const owner = await fetch(`${stack.url}/api/memories/${id}`, { method: "DELETE", headers: u1 });
     expect(owner.status).toBe(204);
+    expect((await get("/api/memories", u1)).body).toEqual({ memories: [] });
+    // An extraction message of that turn still in flight (one the consumer has not seen: a new turn_id,
+    // as its own was consumed above) stores nothing the user deleted since the turn began.
+    await stack.queues.extraction.publish({
+      user_id: "u1",
+      project_id: null,
+      session_id: told.body.session_id,
+      turn_id: crypto.randomUUID(),
+      user_message: "remember that my favourite colour is teal",
+      assistant_reply: told.body.reply,
+      turn_at: turnAt,
+    });
+    await stack.queues.extraction.drained();
     expect((await get("/api/memories", u1)).body).toEqual({ memories: [] });
   });
 

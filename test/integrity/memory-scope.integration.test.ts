@@ -2,6 +2,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import type { MemoryExtractor } from "../../graph/memory/extractor";
 import type { ExtractionMessage } from "../../graph/memory/message";
 import type { HashingEmbeddings } from "../../shared/models/hashing-embeddings";
+import { storedMemory } from "../../shared/stores/agent-store";
 import type { RpcAgentStore } from "../../shared/stores/rpc-agent-store";
 import { extractionHarness } from "../support/extraction";
 
@@ -58,25 +59,31 @@ describe("Supersession never crosses scopes", () => {
 
   it("refuses a cross-scope supersession in SQL, whatever ids the caller passes", async () => {
     const [e] = await embeddings.embedDocuments(["x"]);
-    const plain = await store.insertMemory({
-      userId: "jay",
-      projectId: null,
-      content: "My desk is oak",
-      embedding: e!,
-    });
-    const scoped = await store.insertMemory({
-      userId: "jay",
-      projectId: "p",
-      content: "My desk is pine",
-      embedding: e!,
-    });
+    const plain = await store
+      .insertMemory({
+        userId: "jay",
+        projectId: null,
+        content: "My desk is oak",
+        embedding: e!,
+      })
+      .then(storedMemory);
+    const scoped = await store
+      .insertMemory({
+        userId: "jay",
+        projectId: "p",
+        content: "My desk is pine",
+        embedding: e!,
+      })
+      .then(storedMemory);
     expect(await store.supersedeMemories("jay", [plain.id], scoped.id)).toBe(0);
-    const other = await store.insertMemory({
-      userId: "jay",
-      projectId: "p",
-      content: "My desk is teak",
-      embedding: e!,
-    });
+    const other = await store
+      .insertMemory({
+        userId: "jay",
+        projectId: "p",
+        content: "My desk is teak",
+        embedding: e!,
+      })
+      .then(storedMemory);
     expect(await store.supersedeMemories("jay", [scoped.id], other.id)).toBe(1);
   });
 });

@@ -102,6 +102,7 @@ describe("an erased user's sessions", () => {
       added: 0,
       duplicates: 0,
       superseded: 0,
+      forgotten: 0,
       erased: true,
     });
     expect(generate).not.toHaveBeenCalled();

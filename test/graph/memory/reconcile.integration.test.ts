@@ -53,7 +53,7 @@ describe("fact extraction (offline rules through structured output)", () => {
 describe("reconciliation", () => {
   it("adds a new fact with its session as source", async () => {
     const result = await extractor.process(turn("ana", "I prefer window seats on long flights"));
-    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 0 });
+    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 0, forgotten: 0 });
     expect(await rows("ana")).toEqual([
       { content: "I prefer window seats on long flights", superseded_by: null, source_session_id: `s-${turns}` },
     ]);
@@ -73,7 +73,7 @@ describe("reconciliation", () => {
   it("supersedes a changed fact and keeps the old one", async () => {
     await extractor.process(turn("ben", "my favourite colour is teal"));
     const result = await extractor.process(turn("ben", "Actually my favourite colour is green now"));
-    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 1 });
+    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 1, forgotten: 0 });
     const [teal, green] = await rows("ben");
     expect(green).toMatchObject({ content: "My favourite colour is green", superseded_by: null });
     expect(teal!.content).toBe("My favourite colour is teal");

@@ -1,7 +1,7 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { startLocalPostgres } from "../../../infra/local/postgres";
 import { HashingEmbeddings } from "../../../shared/models/hashing-embeddings";
-import type { AgentStore } from "../../../shared/stores/agent-store";
+import { type AgentStore, storedMemory } from "../../../shared/stores/agent-store";
 import type { Rpc } from "../../../shared/stores/rpc";
 import { AGENT_STORE_CALLS, RpcAgentStore } from "../../../shared/stores/rpc-agent-store";
 import { heldToTable } from "../../support/rpc-signatures";
@@ -32,7 +32,7 @@ export function agentStoreContract(name: string, setup: () => Promise<ContractHa
     }, 60_000);
 
     const add = (userId: string | null, projectId: string | null, content: string, extra: object = {}) =>
-      h.store.insertMemory({ userId, projectId, content, embedding: embed(content), ...extra });
+      h.store.insertMemory({ userId, projectId, content, embedding: embed(content), ...extra }).then(storedMemory);
 
     it("stores a fact once per scope: the same words in another case or spacing find the existing memory", async () => {
       const first = await add("u-dedup", null, "My favourite colour is teal");

@@ -30,6 +30,7 @@ describe("row level security", () => {
       "agent_store_items",
       "erased_sessions",
       "execution_traces",
+      "forgotten_memories",
       "knowledge_chunks",
       "knowledge_documents",
       "user_context",

@@ -49,6 +49,7 @@ describe("PostgREST transport: requests and responses", () => {
       p_metadata: { title: "colour" },
       p_source_session_id: null,
       p_turn_at: null,
+      p_same_similarity: null,
     });
   });
 
