@@ -19,18 +19,29 @@ const logger = createLogger("intercom-webhook");
 // An id over its cap is a 400: a 5xx would be retried forever.
 const Author = z.object({ type: intercomField(64), id: z.optional(intercomField(128)) });
 const Part = z.object({ id: intercomField(128), author: Author });
-const Notification = z.object({
+/**
+ * Any notification: its topic is read before its item, so a topic it does not handle is
+ * acknowledged whatever its item holds (Intercom retries a refused notification, and can suspend
+ * a webhook that keeps failing).
+ */
+const Envelope = z.object({
   type: z.literal("notification_event"),
   id: intercomField(256).check(z.minLength(1)),
   topic: intercomField(128).check(z.minLength(1)),
+  data: z.object({ item: z.looseObject({}) }),
+});
+/** A notification of a topic it handles: its item is a conversation. */
+const Notification = z.object({
+  ...Envelope.shape,
   data: z.object({
     item: z.looseObject({
       id: z.optional(intercomField(128)),
-      source: z.optional(z.partial(Part, { id: true })),
+      source: z.nullish(z.partial(Part, { id: true })),
       conversation_parts: z.optional(z.object({ conversation_parts: z.array(Part) })),
     }),
   }),
 });
+const notAnIntercomNotification = () => badRequest("invalid_notification", "body is not an Intercom notification");
 
 const CONVERSATION_TOPICS = new Set(["conversation.user.created", "conversation.user.replied"]);
 /** Parts written by the team or a bot never start a run: the agent cannot answer itself. */
@@ -60,15 +71,20 @@ export function createIntercomWebhookHandler(deps: () => Promise<WebhookDeps>, c
       if (!verifyIntercomSignature(raw, event.headers?.["x-hub-signature"], clientSecret))
         throw unauthorized("missing or invalid X-Hub-Signature");
 
-      let parsed: z.infer<typeof Notification>;
+      let body: unknown;
       try {
-        parsed = Notification.parse(JSON.parse(raw.toString("utf8")));
+        body = JSON.parse(raw.toString("utf8"));
       } catch {
-        throw badRequest("invalid_notification", "body is not an Intercom notification");
+        throw notAnIntercomNotification();
       }
-      if (parsed.topic === "ping") return json(200, { status: "pong" });
-      if (!CONVERSATION_TOPICS.has(parsed.topic))
-        return json(200, { status: "ignored", reason: `topic ${parsed.topic}` });
+      const envelope = Envelope.safeParse(body);
+      if (!envelope.success) throw notAnIntercomNotification();
+      if (envelope.data.topic === "ping") return json(200, { status: "pong" });
+      if (!CONVERSATION_TOPICS.has(envelope.data.topic))
+        return json(200, { status: "ignored", reason: `topic ${envelope.data.topic}` });
+      const conversation = Notification.safeParse(body);
+      if (!conversation.success) throw notAnIntercomNotification();
+      const parsed = conversation.data;
 
       const item = parsed.data.item;
       const parts = item.conversation_parts?.conversation_parts ?? [];

@@ -153,6 +153,22 @@ describe("Intercom webhook", () => {
       body: { status: "pong" },
     });
     expect((await call(notification("n-x", "contact.created", { id: "c" }))).body.status).toBe("ignored");
+    // Whatever its item holds: a topic it does not handle is acknowledged, never refused, since
+    // Intercom retries a refused notification and can suspend a webhook that keeps failing.
+    for (const item of [
+      { type: "conversation", id: "c3", source: null },
+      { type: "contact", id: 123, custom_attributes: {} },
+      {
+        type: "conversation",
+        id: "c4",
+        source: { id: 7, author: null },
+        conversation_parts: { conversation_parts: null },
+      },
+    ])
+      expect(await call(notification("n-other", "conversation.admin.closed", item))).toEqual({
+        status: 200,
+        body: { status: "ignored", reason: "topic conversation.admin.closed" },
+      });
     expect((await call("not json at all")).status).toBe(400);
     expect(queued).toEqual([]);
   });
