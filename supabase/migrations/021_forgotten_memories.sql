@@ -6,7 +6,8 @@
 --
 -- The mark is the deleted memory's content hash and embedding (no text), by user and project, kept
 -- for 14 days: the longest a turn's extraction message can wait (the dead-letter queue's retention,
--- infra/aws/queues.ts). Each deletion clears its user's older marks; the erasure clears them all.
+-- infra/aws/queues.ts). An older mark refuses nothing, and the next deletion (anyone's) removes it;
+-- the user's erasure removes all of theirs.
 -- Not exported: a mark holds nothing the user wrote. Idempotent: the local stack applies every
 -- migration at each boot.
 
@@ -18,6 +19,7 @@ create table if not exists forgotten_memories (
   forgotten_at timestamptz not null default now()
 );
 create index if not exists forgotten_memories_by_user on forgotten_memories (user_id, forgotten_at);
+create index if not exists forgotten_memories_by_time on forgotten_memories (forgotten_at);
 alter table forgotten_memories enable row level security;
 
 -- Exclusive under the user's lock (012), as the erasure: a memory written at the same moment is
@@ -28,7 +30,7 @@ set search_path = public
 as $$
 begin
   perform lock_user_data(p_user_id, true);
-  delete from forgotten_memories where user_id = p_user_id and forgotten_at < now() - interval '14 days';
+  delete from forgotten_memories where forgotten_at < now() - interval '14 days';
   with gone as (
     delete from agent_memories m where m.id = p_id and m.user_id = p_user_id
     returning m.user_id, m.project_id, m.content_hash, m.embedding
@@ -97,6 +99,7 @@ begin
         where f.user_id = new.user_id
           and f.project_id is not distinct from new.project_id
           and f.forgotten_at > v_turn_at
+          and f.forgotten_at > now() - interval '14 days'
           and (f.content_hash = md5(lower(regexp_replace(btrim(new.content), '\s+', ' ', 'g')))
                or (v_same is not null and 1 - (f.embedding <=> new.embedding) >= v_same))) then
     return null;

@@ -114,13 +114,21 @@ describe("a memory the user deleted", () => {
     expect((await h.db.query("select 1 from forgotten_memories where user_id = 'lea'")).rows).toEqual([]);
   });
 
-  it("leaves its mark for 14 days: a deletion clears its user's older marks", async () => {
-    await h.extractor.process(turn("max", ago(5_000), "My favourite colour is green"));
-    await h.extractor.process(turn("max", ago(5_000), "My dog is called Rex"));
-    const [first, second] = await memoriesOf("max");
-    await h.store.deleteMemory("max", first!.id);
+  it("leaves its mark for 14 days: an older one refuses nothing, and the next deletion removes it", async () => {
+    const message = turn("max", ago(5_000), "My favourite colour is green");
+    await h.extractor.process(message);
+    await h.extractor.process(turn("ned", ago(5_000), "My dog is called Rex"));
+    const [green] = await memoriesOf("max");
+    await h.store.deleteMemory("max", green!.id);
     await h.db.query("update forgotten_memories set forgotten_at = now() - interval '15 days' where user_id = 'max'");
-    await h.store.deleteMemory("max", second!.id);
-    expect((await h.db.query("select 1 from forgotten_memories where user_id = 'max'")).rows).toHaveLength(1);
+    // A message of a turn from before the mark, delivered more than 14 days after it.
+    const stale = { ...message, turn_at: new Date(Date.now() - 16 * 86_400_000).toISOString() };
+    expect(await h.extractor.process(stale)).toMatchObject({ added: 1, forgotten: 0 });
+    // Another user's deletion removes it.
+    const [rex] = await memoriesOf("ned");
+    await h.store.deleteMemory("ned", rex!.id);
+    expect((await h.db.query("select user_id from forgotten_memories where user_id in ('max', 'ned')")).rows).toEqual([
+      { user_id: "ned" },
+    ]);
   });
 });
