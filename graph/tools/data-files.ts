@@ -107,8 +107,8 @@ export function describeDataFilesForPrompt(
   const share = Math.max(0, Math.floor((budgetTokens - textTokens(heading)) / data.length) * 4 - 4);
   const bytes = (text: string) => Buffer.byteLength(text);
   const line = (f: PromptDataFile) => {
-    const head = `- ${truncateCodePoints(f.name, 80)} as table ${quoteIdentifier(f.table!)}: ${f.row_count} rows; columns `;
-    const entries = (f.columns ?? []).map((c) => `${quoteIdentifier(c.name)} ${c.type}`);
+    const head = `- ${inPrompt(truncateCodePoints(f.name, 80))} as table ${quoteIdentifier(f.table!)}: ${f.row_count} rows; columns `;
+    const entries = (f.columns ?? []).map((c) => `${inPrompt(quoteIdentifier(c.name))} ${c.type}`);
     const more = (n: number) => `… and ${n} more (describe_data_file lists them)`;
     // A summary may list fewer columns than the file has (DataFileSummary): the rest are counted.
     const total = Math.max(f.column_count ?? entries.length, entries.length);
@@ -138,6 +138,17 @@ export function describeDataFilesForPrompt(
 
 /** A name as a query can always write it, whatever its script or a keyword it equals: in double quotes. */
 const quoteIdentifier = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * A name from a file (its own, its columns') as the prompt shows it: on one line, in its order.
+ * Control characters, line separators and bidirectional controls are written as `\u{…}`, so a
+ * column named with a line break cannot write a prompt line of its own.
+ */
+const inPrompt = (name: string) =>
+  name.replace(
+    /[\p{Cc}\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu,
+    (ch) => `\\u{${ch.codePointAt(0)!.toString(16)}}`,
+  );
 
 /** A ready data file as the engine reads it. */
 const tableRef = (f: FileRecord): TableRef => ({

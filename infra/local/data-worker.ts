@@ -2,6 +2,10 @@ import Tinypool from "tinypool";
 import { engineClient, type DataEngine, type EngineAnswer } from "../../shared/files/data-engine";
 import { SqlBusy, SqlError } from "../../shared/files/sql-errors";
 import { slots } from "../../shared/files/slots";
+import { FUNCTIONS } from "../manifest";
+
+/** The data function's memory in AWS (infra/manifest.ts), which each local process is held to. */
+const DATA_FUNCTION_MB = FUNCTIONS.find((f) => f.name === "data")!.memoryMB;
 
 export type ClosableEngine = DataEngine & { close(): Promise<void> };
 
@@ -22,14 +26,14 @@ export function workerDataEngine({
   dir,
   threads = 2,
   maxQueue = 8,
-  memoryMb = 512,
+  memoryMb = DATA_FUNCTION_MB,
 }: {
   /** the local attachments folder the objects' keys are under */
   dir: string;
   /** how many queries run at once, each in a process of its own */
   threads?: number;
   maxQueue?: number;
-  /** each process's JavaScript heap; DuckDB's own memory is capped by the request's limits */
+  /** each process's memory, as Lambda holds the data function to its own (JavaScript's heap: half, at most 512 MB) */
   memoryMb?: number;
 }): ClosableEngine {
   const pool = new Tinypool({
@@ -41,13 +45,13 @@ export function workerDataEngine({
     maxQueue: threads,
     idleTimeout: 60_000,
     // tinypool gives a child only the environment it is handed.
-    env: process.env as Record<string, string>,
+    env: { ...(process.env as Record<string, string>), DATA_ENGINE_MEMORY_MB: String(memoryMb) },
     // The task is TypeScript: under `npm start` tsx is already loaded; elsewhere (tests) load it.
     execArgv: [
       ...(process.execArgv.some((a) => a.includes("tsx"))
         ? process.execArgv
         : [...process.execArgv, "--import", "tsx"]),
-      `--max-old-space-size=${memoryMb}`,
+      `--max-old-space-size=${Math.min(512, Math.floor(memoryMb / 2))}`,
     ],
   });
   // A process that dies while idle is reported on the pool; one that dies during a task fails it.
@@ -70,7 +74,9 @@ export function workerDataEngine({
       const message = String((err as Error).message);
       if (/queue is at limit/i.test(message)) throw new SqlBusy(); // not expected: the slots keep it under
       if (/exited unexpectedly/i.test(message))
-        throw new SqlError(`the data engine's process ended during the request (out of its ${memoryMb} MB of memory?)`);
+        throw new SqlError(
+          `the data engine's process ended during the request: it went over its ${memoryMb} MB of memory, or crashed`,
+        );
       throw err;
     } finally {
       release();

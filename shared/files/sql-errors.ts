@@ -74,8 +74,27 @@ export function sqlLimitsOf(
   };
 }
 
+/**
+ * The longest message a SqlError keeps. DuckDB puts a query's own values in its messages
+ * (`error(x)`, a failed CAST of x): a message goes to the model and into the checkpoint as the
+ * tool's result, so it is bounded as a result is, whatever built it.
+ */
+export const SQL_ERROR_MAX_CHARS = 2_000;
+
 /** A query the sandbox refused or that failed: the message is meant for the model. */
-export class SqlError extends Error {}
+export class SqlError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(boundedMessage(message), options);
+  }
+}
+
+function boundedMessage(message: string): string {
+  if (message.length <= SQL_ERROR_MAX_CHARS) return message;
+  // Sliced, not spread into code points (a message can be many MB); never half a surrogate pair.
+  const kept = message.slice(0, SQL_ERROR_MAX_CHARS).replace(/[\uD800-\uDBFF]$/, "");
+  const kb = Math.ceil(Buffer.byteLength(message) / 1024).toLocaleString("en-US");
+  return `${kept}… (cut: the whole message was ${kb} KB)`;
+}
 
 /** Every slot was taken for longer than the wait allowed: the engine's state, not the query's fault. */
 export class SqlBusy extends SqlError {

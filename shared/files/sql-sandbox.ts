@@ -122,27 +122,27 @@ export class SqlSandbox {
   async query(sql: string): Promise<QueryResult> {
     const text = sql.trim().replace(/;\s*$/, "");
     if (text === "") throw new SqlError("the query is empty");
-    const statements = await this.connection.extractStatements(text).catch((err) => {
-      throw new SqlError(cleanMessage(err));
+    // Checked and read under one time limit: planning alone can take long (DuckDB folds constants
+    // while it plans, and its interrupt is not checked inside one function call).
+    return interruptAfter(this.connection, this.limits.timeoutMs, "the query", async () => {
+      const statements = await this.connection.extractStatements(text);
+      if (statements.count !== 1) throw new SqlError(`only one statement per query, found ${statements.count}`);
+      // DuckDB plans some PRAGMAs and SHOW/DESCRIBE as SELECTs; the statement must also read as a query.
+      const keyword = /^[a-z]+/i.exec(text.replace(/^(\s|--[^\n]*\n?|\/\*[\s\S]*?\*\/)+/, ""))?.[0]?.toUpperCase();
+      if (!keyword || !QUERY_KEYWORDS.has(keyword))
+        throw new SqlError(`only SELECT queries are allowed (this starts with ${keyword ?? "nothing"})`);
+      const { StatementType } = await loadDuckDb();
+      const prepared = await statements.prepare(0);
+      try {
+        if (prepared.statementType !== StatementType.SELECT)
+          throw new SqlError(`only SELECT queries are allowed (this is ${StatementType[prepared.statementType]})`);
+      } finally {
+        prepared.destroySync();
+      }
+      // The one statement checked above, as a subquery under the row cap, so the engine stops after
+      // maxRows + 1 rows (its own lines: a trailing -- comment cannot swallow the parenthesis).
+      return this.readRows(`SELECT * FROM (\n${text}\n) LIMIT ${this.limits.maxRows + 1}`, this.limits.maxRows);
     });
-    if (statements.count !== 1) throw new SqlError(`only one statement per query, found ${statements.count}`);
-    // DuckDB plans some PRAGMAs and SHOW/DESCRIBE as SELECTs; the statement must also read as a query.
-    const keyword = /^[a-z]+/i.exec(text.replace(/^(\s|--[^\n]*\n?|\/\*[\s\S]*?\*\/)+/, ""))?.[0]?.toUpperCase();
-    if (!keyword || !QUERY_KEYWORDS.has(keyword))
-      throw new SqlError(`only SELECT queries are allowed (this starts with ${keyword ?? "nothing"})`);
-    const { StatementType } = await loadDuckDb();
-    const prepared = await statements.prepare(0).catch((err) => {
-      throw new SqlError(cleanMessage(err));
-    });
-    try {
-      if (prepared.statementType !== StatementType.SELECT)
-        throw new SqlError(`only SELECT queries are allowed (this is ${StatementType[prepared.statementType]})`);
-    } finally {
-      prepared.destroySync();
-    }
-    // The one statement checked above, as a subquery under the row cap, so the engine stops after
-    // maxRows + 1 rows (its own lines: a trailing -- comment cannot swallow the parenthesis).
-    return this.read(`SELECT * FROM (\n${text}\n) LIMIT ${this.limits.maxRows + 1}`, this.limits.maxRows);
   }
 
   /** Columns with their inferred types, the row count and a few rows (bounded as query results are). */
@@ -176,67 +176,71 @@ export class SqlSandbox {
    * `maxResultBytes` (as JSON) and cutting text cells to maxCellChars: the whole result is never
    * held, so 200 rows of 1 MB cells cost a few MB, not the gigabytes they took at once.
    */
-  private async read(sql: string, maxRows: number): Promise<QueryResult> {
+  private read(sql: string, maxRows: number): Promise<QueryResult> {
+    return interruptAfter(this.connection, this.limits.timeoutMs, "the query", () => this.readRows(sql, maxRows));
+  }
+
+  /** read() without a time limit of its own: its caller's counts. */
+  private async readRows(sql: string, maxRows: number): Promise<QueryResult> {
     const { JsonDuckDBValueConverter } = await loadDuckDb();
     const { maxResultBytes, maxCellChars } = this.limits;
-    return interruptAfter(this.connection, this.limits.timeoutMs, "the query", async () => {
-      const prepared = await this.connection.prepare(sql);
-      let result: DuckDBResult;
-      try {
-        result = await prepared.stream();
-      } finally {
-        prepared.destroySync();
-      }
-      const names = result.deduplicatedColumnNames();
-      const columns = names.map((name, i) => ({ name, type: result.columnType(i).toString() }));
-      // The column list counts too: a query may name a column hundreds of times over.
-      const listed = Buffer.byteLength(JSON.stringify(columns));
-      if (listed > maxResultBytes)
-        throw new SqlError(
-          `the result's ${columns.length} columns take ${Math.ceil(listed / 1024)} KB to list; at most ${Math.round(maxResultBytes / 1024)} KB (SQL_MAX_RESULT_BYTES) fit: select fewer columns`,
-        );
-      const rows: Record<string, unknown>[] = [];
-      let bytes = 2 + listed; // the rows' brackets, and the column list
-      let truncated = false;
-      let cutCells = false;
-      reading: for (;;) {
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        for (let r = 0; r < chunk.rowCount; r++) {
-          if (rows.length === maxRows) {
-            truncated = true;
-            break reading;
-          }
-          const values = chunk.convertRowValues(r, JsonDuckDBValueConverter);
-          // No prototype: a column may be named "__proto__", which on a plain object would set
-          // the row's prototype rather than hold the value.
-          const row = Object.create(null) as Record<string, unknown>;
-          names.forEach((name, i) => {
-            const value = values[i];
-            if (typeof value === "string" && value.length > maxCellChars) {
-              row[name] = `${Array.from(value.slice(0, maxCellChars + 1))
-                .slice(0, maxCellChars)
-                .join("")}…`;
-              cutCells = true;
-            } else row[name] = value;
-          });
-          const size = Buffer.byteLength(JSON.stringify(row)) + 1;
-          if (bytes + size > maxResultBytes) {
-            truncated = true;
-            break reading;
-          }
-          bytes += size;
-          rows.push(row);
+    const prepared = await this.connection.prepare(sql);
+    let result: DuckDBResult;
+    try {
+      result = await prepared.stream();
+    } finally {
+      prepared.destroySync();
+    }
+    const names = result.deduplicatedColumnNames();
+    const columns = names.map((name, i) => ({ name, type: result.columnType(i).toString() }));
+    // The column list counts too: a query may name a column hundreds of times over.
+    const listed = Buffer.byteLength(JSON.stringify(columns));
+    if (listed > maxResultBytes)
+      throw new SqlError(
+        `the result's ${columns.length} columns take ${Math.ceil(listed / 1024)} KB to list; at most ${Math.round(maxResultBytes / 1024)} KB (SQL_MAX_RESULT_BYTES) fit: select fewer columns`,
+      );
+    const rows: Record<string, unknown>[] = [];
+    let bytes = 2 + listed; // the rows' brackets, and the column list
+    let truncated = false;
+    let cutCells = false;
+    reading: for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      for (let r = 0; r < chunk.rowCount; r++) {
+        if (rows.length === maxRows) {
+          truncated = true;
+          break reading;
         }
+        const values = chunk.convertRowValues(r, JsonDuckDBValueConverter);
+        // No prototype: a column may be named "__proto__", which on a plain object would set
+        // the row's prototype rather than hold the value.
+        const row = Object.create(null) as Record<string, unknown>;
+        names.forEach((name, i) => {
+          const value = values[i];
+          if (typeof value === "string" && value.length > maxCellChars) {
+            row[name] = `${Array.from(value.slice(0, maxCellChars + 1))
+              .slice(0, maxCellChars)
+              .join("")}…`;
+            cutCells = true;
+          } else row[name] = value;
+        });
+        const size = Buffer.byteLength(JSON.stringify(row)) + 1;
+        if (bytes + size > maxResultBytes) {
+          truncated = true;
+          break reading;
+        }
+        bytes += size;
+        rows.push(row);
       }
-      return { columns, rows, truncated, ...(cutCells ? { cut_cells: true } : {}) };
-    });
+    }
+    return { columns, rows, truncated, ...(cutCells ? { cut_cells: true } : {}) };
   }
 }
 
 /**
  * Runs `work` on the connection, interrupting it after `ms`: a statement still running then fails
- * with a message for the model. Any other failure is DuckDB's message, cleaned.
+ * with a message for the model, as does work that ended after `ms` (a call the interrupt could not
+ * stop). Any other failure is DuckDB's message, cleaned.
  */
 async function interruptAfter<T>(connection: DuckDBConnection, ms: number, what: string, work: () => Promise<T>) {
   let timedOut = false;
@@ -245,7 +249,10 @@ async function interruptAfter<T>(connection: DuckDBConnection, ms: number, what:
     connection.interrupt();
   }, ms);
   try {
-    return await work();
+    const done = await work();
+    // A call the interrupt could not stop ended after the limit: stopped all the same.
+    if (timedOut) throw new SqlError(`${what} was stopped after ${ms} ms`);
+    return done;
   } catch (err) {
     if (timedOut) throw new SqlError(`${what} was stopped after ${ms} ms`);
     if (err instanceof SqlError) throw err;

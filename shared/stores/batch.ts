@@ -12,7 +12,10 @@ const GET_BATCH = 100;
 const CONCURRENCY = 4;
 
 export interface RetryPolicy {
-  /** Attempts per batch before giving up loudly. */
+  /**
+   * Attempts before giving up loudly: for the batch helpers, attempts in a row that made no
+   * progress (a response at its size cap answers part of a batch, and the rest is still coming).
+   */
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
@@ -62,14 +65,34 @@ async function writeOneBatch(
   batch: WriteRequest[],
   policy: RetryPolicy,
 ): Promise<void> {
-  let pending: WriteRequest[] = batch;
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt >= policy.maxAttempts) {
-      throw new Error(`DynamoDB left ${pending.length} write(s) unprocessed after ${policy.maxAttempts} attempts`);
-    }
-    if (attempt > 0) await backoff(attempt, policy);
+  await untilProcessed(batch, "write(s)", policy, async (pending) => {
     const out = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
-    pending = (out.UnprocessedItems?.[tableName] ?? []) as WriteRequest[];
+    return (out.UnprocessedItems?.[tableName] ?? []) as WriteRequest[];
+  });
+}
+
+/**
+ * Sends a batch, then what each answer left unprocessed, until nothing is left. Every retry waits
+ * (AWS asks for backoff on unprocessed items), the longer after more answers in a row that made
+ * no progress; `policy.maxAttempts` of those in a row, and it gives up loudly. An answer that made
+ * progress starts the count again: a response at its size cap answers part of a batch each time.
+ */
+async function untilProcessed<T>(
+  batch: T[],
+  what: string,
+  policy: RetryPolicy,
+  send: (pending: T[]) => Promise<T[]>,
+): Promise<void> {
+  let pending = batch;
+  for (let stalled = 0, first = true; pending.length > 0; first = false) {
+    if (!first) await backoff(stalled + 1, policy);
+    const left = await send(pending);
+    stalled = left.length < pending.length ? 0 : stalled + 1;
+    pending = left;
+    if (pending.length > 0 && stalled >= policy.maxAttempts)
+      throw new Error(
+        `DynamoDB left ${pending.length} ${what} unprocessed after ${policy.maxAttempts} attempts without progress`,
+      );
   }
 }
 
@@ -85,18 +108,13 @@ export async function batchGetAll(
     chunk(keys, GET_BATCH).map((batch) =>
       limit(async () => {
         const found: Item[] = [];
-        let pending: Key[] = batch;
-        for (let attempt = 0; pending.length > 0; attempt++) {
-          if (attempt >= policy.maxAttempts) {
-            throw new Error(`DynamoDB left ${pending.length} key(s) unprocessed after ${policy.maxAttempts} attempts`);
-          }
-          if (attempt > 0) await backoff(attempt, policy);
+        await untilProcessed(batch, "key(s)", policy, async (pending) => {
           const out = await doc.send(
             new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
           );
           found.push(...((out.Responses?.[tableName] ?? []) as Item[]));
-          pending = (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Key[];
-        }
+          return (out.UnprocessedKeys?.[tableName]?.Keys ?? []) as Key[];
+        });
         return found;
       }),
     ),

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { workerDataEngine } from "../../../infra/local/data-worker";
 import { SCRATCH_ROOT } from "../../../shared/files/scratch";
-import { DEFAULT_SQL_LIMITS, SqlBusy } from "../../../shared/files/sql-errors";
+import { DEFAULT_SQL_LIMITS, SqlBusy, SqlError } from "../../../shared/files/sql-errors";
 
 const SCENARIO = fileURLToPath(new URL("../../support/scenarios/data-engine-stopped-mid-query.ts", import.meta.url));
 
@@ -69,6 +69,24 @@ it("answers a request that waited past its time limit for a process as busy, not
     const waited = await engine.query({ tables: [], sql: "SELECT 1 AS n", limits }).catch((err: Error) => err);
     expect(waited).toBeInstanceOf(SqlBusy);
     await runaway;
+  } finally {
+    await engine.close();
+  }
+}, 60_000);
+
+// DuckDB keeps some values outside its memory limit (SQL_MEMORY_MB): a probe's 4 KB Parquet file,
+// one 100 MB string referenced by every row, drove a local engine process to 6 GB, where the data
+// function in AWS would have ended at its 1,024 MB. The local process now ends where Lambda's would.
+it("ends a process that goes over the data function's memory, and answers the next request", async () => {
+  const engine = workerDataEngine({ dir: tmpdir(), threads: 1, memoryMb: 400 });
+  const limits = { ...DEFAULT_SQL_LIMITS, timeoutMs: 30_000 };
+  try {
+    const err = await engine
+      .query({ tables: [], sql: "SELECT length(repeat('ab', 400000000)) AS n", limits })
+      .catch((e: Error) => e);
+    expect(err).toBeInstanceOf(SqlError);
+    expect((err as Error).message).toMatch(/went over its 400 MB of memory/);
+    expect(await engine.query({ tables: [], sql: "SELECT 42 AS n", limits })).toMatchObject({ rows: [{ n: 42 }] });
   } finally {
     await engine.close();
   }

@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL_ERROR_MAX_CHARS, SqlError } from "../../../shared/files/sql-errors";
 import { DEFAULT_SQL_LIMITS, SqlSandbox, type SqlLimits } from "../../../shared/files/sql-sandbox";
+import { isStorableText } from "../../../shared/text";
 import { assignTableNames, tableName } from "../../../shared/files/table-names";
 
 // SQL over data files is bounded by construction: what a query returns (bytes and rows), how
@@ -15,6 +17,40 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const limits: SqlLimits = { ...DEFAULT_SQL_LIMITS, timeoutMs: 2_000, maxResultBytes: 64 * 1024, maxCellChars: 1_000 };
+
+describe("a query's error is bounded as its result is", () => {
+  // A probe's finding: DuckDB puts the query's own values in its messages (error(x), a failed
+  // CAST of x), and a 29 MB message went to the model and into the checkpoint whole.
+  it("says at most SQL_ERROR_MAX_CHARS characters, and how long it was", async () => {
+    for (const sql of ["SELECT error(repeat('x', 100000))", "SELECT CAST(repeat('😀', 50000) AS INTEGER)"]) {
+      const err = await SqlSandbox.run([], limits, (s) => s.query(sql)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SqlError);
+      const { message } = err as SqlError;
+      expect(message.length).toBeLessThanOrEqual(SQL_ERROR_MAX_CHARS + 80);
+      expect(message).toMatch(/… \(cut: the whole message was [\d,]+ KB\)$/);
+      expect(isStorableText(message)).toBe(true);
+    }
+  });
+
+  // DuckDB's interrupt is not checked inside one function call, and the query's first planning
+  // (checking that it is a SELECT) ran before the timer: a call that took a little under the limit
+  // to plan, twice, was answered as if in time (a probe: 10.2 s against 5 s).
+  it("counts all of a query's time against its limit", async () => {
+    const sql = "SELECT length(repeat('ab', 150000000)) AS n";
+    let started = Date.now();
+    await SqlSandbox.run([], limits, (s) => s.query(sql)).catch(() => undefined);
+    const timeoutMs = Math.round((Date.now() - started) * 0.6);
+    started = Date.now();
+    const err = await SqlSandbox.run([], { ...limits, timeoutMs }, (s) => s.query(sql)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SqlError);
+    expect((err as SqlError).message).toBe(`the query was stopped after ${timeoutMs} ms`);
+  });
+
+  it("keeps a short one whole", async () => {
+    const err = await SqlSandbox.run([], limits, (s) => s.query("SELECT error('no such thing')")).catch((e) => e);
+    expect((err as SqlError).message).toBe("Invalid Input Error: no such thing");
+  });
+});
 
 describe("query results are bounded by bytes as well as rows", () => {
   it("200 rows of 1 MB cells come back cut to the byte cap, each cell cut, and say so", async () => {
