@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -91,3 +91,60 @@ it("ends a process that goes over the data function's memory, and answers the ne
     await engine.close();
   }
 }, 60_000);
+
+// The probe's file itself: its rows are converted to JavaScript on the process's main thread, which
+// a watch on that thread could not see past (it took 6 GB before the watch ran).
+it("ends it too while a Parquet file's one large string, referenced by every row, is read", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "bomb-"));
+  const { DuckDBInstance } = await import("@duckdb/node-api");
+  const db = await DuckDBInstance.create(":memory:");
+  const connection = await db.connect();
+  await connection.run(
+    `COPY (SELECT repeat('a', 100000000) AS s FROM range(20)) TO '${join(dir, "bomb.parquet")}' (FORMAT parquet, COMPRESSION zstd)`,
+  );
+  connection.closeSync();
+  db.closeSync();
+  const engine = workerDataEngine({ dir, threads: 1, memoryMb: 400 });
+  const peak = watchChildrenMemory();
+  try {
+    const err = await engine
+      .inspect({
+        key: "bomb.parquet",
+        name: "bomb.parquet",
+        media_type: "application/vnd.apache.parquet",
+        maxRows: 100_000,
+        limits: { ...DEFAULT_SQL_LIMITS, timeoutMs: 30_000 },
+      })
+      .catch((e: Error) => e);
+    expect(err).toBeInstanceOf(SqlError);
+    expect((err as Error).message).toMatch(/went over its 400 MB of memory/);
+    // Ended near its limit: the reading of every row would take 2 GB.
+    expect(peak.stop()).toBeLessThan(1_000);
+  } finally {
+    peak.stop();
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+/** The largest resident size (MB) of this process's children until stop(), read from /proc every 10 ms. */
+function watchChildrenMemory() {
+  let peak = 0;
+  const timer = setInterval(() => {
+    for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, "utf8");
+        if (Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]) !== process.pid) continue;
+        peak = Math.max(peak, Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0) / 1024);
+      } catch {
+        // ended meanwhile
+      }
+    }
+  }, 10);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
