@@ -6,7 +6,10 @@ import { deleteSessionEverywhere } from "./session-deletion";
 export interface RetentionReport {
   /** sessions deleted everywhere */
   expired: number;
-  /** idle sessions a turn held at the moment: the next sweep takes them, unless the turn made them active */
+  /**
+   * listed sessions kept: a turn held them when the sweep came (the next sweep takes them, unless
+   * that turn made them active), or they had taken a turn since they were listed
+   */
   busy: number;
 }
 
@@ -34,19 +37,20 @@ export async function expireIdleSessions(
   if (days === undefined || !backends.userData) return report;
   const before = new Date(now - days * 86_400_000);
   const deleter = saver ?? new DynamoDBSaver({ client: backends.dynamo, tableName: backends.config.CHECKPOINT_TABLE });
-  const skipped = new Set<string>();
+  const { userData } = backends;
+  // Each listed session once per sweep: a row its deletion could not remove is listed first again.
+  const visited = new Set<string>();
   while (Date.now() < deadline) {
-    const page = (await backends.userData.idleSessions(before, PAGE + skipped.size)).filter(
-      (s) => !skipped.has(s.sessionId),
-    );
+    const page = (await userData.idleSessions(before, PAGE + visited.size)).filter((s) => !visited.has(s.sessionId));
     if (page.length === 0) break;
     for (const { sessionId, userId } of page) {
       if (Date.now() >= deadline) break;
-      if (await deleteSessionEverywhere(backends, userId, sessionId, deleter, "skip", busy)) report.expired += 1;
-      else {
-        skipped.add(sessionId);
-        report.busy += 1;
-      }
+      visited.add(sessionId);
+      // Never waits for a running turn, and reads the last turn again under the lease: a session
+      // in use since it was listed is active, not expired.
+      const terms = { waitMs: 0, stillIdle: () => userData.sessionIdle(sessionId, before) };
+      if (await deleteSessionEverywhere(backends, userId, sessionId, deleter, "skip", busy, terms)) report.expired += 1;
+      else report.busy += 1;
     }
   }
   return report;

@@ -15,6 +15,14 @@ export interface DeletionErrors {
   busy: () => AppError;
 }
 
+/** How a deletion the system makes on its own (retention) differs from one a user asks for. */
+export interface DeletionTerms {
+  /** how long to wait for a running turn (default SESSION_QUEUE_WAIT_MS); then busy */
+  waitMs?: number;
+  /** asked under the lease, before anything goes: false keeps the session (busy) */
+  stillIdle?: () => Promise<boolean>;
+}
+
 /**
  * The one deletion of a session, for DELETE /api/sessions/{id} and DELETE /threads/{id} alike (and
  * a stateless Agent Server run's thread): everything the session left goes. Under the session's
@@ -31,6 +39,7 @@ export async function deleteSession(
   sessionId: string,
   errors: DeletionErrors,
   saver?: Pick<DynamoDBSaver, "deleteThread">,
+  terms: DeletionTerms = {},
 ): Promise<void> {
   const { config, dynamo } = backends;
   const owners = new SessionOwners(
@@ -39,10 +48,15 @@ export async function deleteSession(
     config.CHECKPOINT_TTL_DAYS,
     config.SESSION_LEASE_MS,
   );
-  const { session, lease } = await owners.leaseToDelete(sessionId, userId, config.SESSION_QUEUE_WAIT_MS);
+  const { session, lease } = await owners.leaseToDelete(
+    sessionId,
+    userId,
+    terms.waitMs ?? config.SESSION_QUEUE_WAIT_MS,
+  );
   if (!session) throw errors.notFound();
   if (!lease) throw errors.busy();
   try {
+    if (terms.stillIdle && !(await terms.stillIdle())) throw errors.busy();
     await removeSessionData(
       backends,
       userId,
@@ -72,6 +86,7 @@ export async function deleteSessionEverywhere(
   saver: Pick<DynamoDBSaver, "deleteThread">,
   onBusy: "skip" | "throw",
   busy: () => AppError,
+  terms: DeletionTerms = {},
 ): Promise<boolean> {
   // With the table's TTL: a claim whose deletion then fails expires as any session does.
   const owners = new SessionOwners(
@@ -81,7 +96,7 @@ export async function deleteSessionEverywhere(
   );
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      await deleteSession(backends, userId, sessionId, { notFound: gone, busy }, saver);
+      await deleteSession(backends, userId, sessionId, { notFound: gone, busy }, saver, terms);
       return true;
     } catch (err) {
       if (!(err instanceof AppError)) throw err;

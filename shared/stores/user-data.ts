@@ -8,6 +8,7 @@ export const USER_DATA_CALLS = {
   export_agent_store_items: ["p_user_id"],
   session_erased: ["p_session_id", "p_turn_at"],
   idle_sessions: ["p_before", "p_limit"],
+  session_idle: ["p_session_id", "p_before"],
 } as const;
 
 /** What the database held about a user and removed (erase_user_data). */
@@ -74,6 +75,8 @@ export interface UserDataStore {
   sessionErased(sessionId: string, turnAt?: string): Promise<boolean>;
   /** Sessions whose last turn was before `before`, oldest first, at most `limit`. */
   idleSessions(before: Date, limit: number): Promise<IdleSession[]>;
+  /** Whether the session's last turn (if any) was before `before`: read again under its lease. */
+  sessionIdle(sessionId: string, before: Date): Promise<boolean>;
 }
 
 /**
@@ -121,5 +124,9 @@ export class RpcUserData implements UserDataStore {
       updated_at: string;
     }[];
     return rows.map((r) => ({ sessionId: r.session_id, userId: r.user_id, updatedAt: r.updated_at }));
+  }
+
+  async sessionIdle(sessionId: string, before: Date): Promise<boolean> {
+    return Boolean(await this.call("session_idle", { p_session_id: sessionId, p_before: before.toISOString() }));
   }
 }

@@ -102,6 +102,56 @@ describe("session retention", () => {
     expect(await expireIdleSessions(backends, Date.now() + 8 * DAY)).toMatchObject({ expired: 1, busy: 0 });
   });
 
+  // A probe's finding: the sweep waited for a running turn (SESSION_QUEUE_WAIT_MS) and then deleted
+  // the session its user had just been answered in.
+  it("does not wait for a turn that holds the session: busy at once, and kept", async () => {
+    const { chat, owners, backends } = await setup(7);
+    const { sessionId } = await chat.reply({ userId: "val", message: "hello" });
+    const { lease } = await owners.lease(sessionId, "val");
+    const released = new Promise((r) => setTimeout(r, 300)).then(() => lease!.release());
+    const waiting = { ...backends, config: { ...backends.config, SESSION_QUEUE_WAIT_MS: 20_000 } };
+    expect(await expireIdleSessions(waiting, Date.now() + 8 * DAY)).toMatchObject({ expired: 0, busy: 1 });
+    await released;
+    expect(await harness.conversations.get(sessionId)).toBeDefined();
+  });
+
+  // The other half of that finding: a session that took a turn after the sweep listed it (a page
+  // of 100 is deleted one by one) was deleted all the same.
+  it("keeps a session that took a turn after the sweep listed it", async () => {
+    const { chat, backends, items } = await setup(7);
+    const { sessionId } = await chat.reply({ userId: "wes", message: "hello" });
+    const now = Date.now() + 8 * DAY;
+    const userData = backends.userData!;
+    const listedThenUsed = {
+      ...backends,
+      userData: Object.assign(Object.create(userData), {
+        idleSessions: async (before: Date, limit: number) => {
+          const page = await userData.idleSessions(before, limit);
+          if (page.some((s) => s.sessionId === sessionId)) await touch(sessionId, now);
+          return page;
+        },
+      }),
+    };
+    // (Sessions of the tests before are idle by then too, and go.)
+    expect(await expireIdleSessions(listedThenUsed, now)).toMatchObject({ busy: 1 });
+    expect((await items(sessionId)).length).toBeGreaterThan(0);
+    expect(await harness.conversations.get(sessionId)).toBeDefined();
+  });
+
+  // A session row its deletion cannot remove (no transcript of its user: no route makes one
+  // today) was listed first again on every page, so the sweep went round it for good.
+  it("visits a listed session once per sweep, even one whose row stays", async () => {
+    const { backends } = await setup(7);
+    const orphan = crypto.randomUUID();
+    await harness.postgres.query(
+      "insert into agent_sessions (session_id, user_id, name, updated_at) values ($1, 'xia', 'orphan', now() - interval '30 days')",
+      [orphan],
+    );
+    const sweep = expireIdleSessions(backends, Date.now());
+    const stuck = new Promise((r) => setTimeout(() => r("still sweeping after 10 s"), 10_000).unref());
+    expect(await Promise.race([sweep, stuck])).toMatchObject({ expired: 1 });
+  }, 20_000);
+
   it("does nothing without SESSION_RETENTION_DAYS", async () => {
     const { chat, backends, items } = await setup();
     const { sessionId } = await chat.reply({ userId: "uma", message: "hello" });
