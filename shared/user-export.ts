@@ -101,7 +101,10 @@ export async function exportUser(backends: Backends, userId: string) {
         threadRecords.map(async (thread) =>
           limit(async () => ({
             ...threadJson(thread),
-            runs: (await runs.list(thread.threadId)).map((run) => ({ ...runJson(run), kwargs: run.kwargs ?? null })),
+            // The user's own: an id whose session expired may be another user's thread now.
+            runs: (await runs.list(thread.threadId))
+              .filter((run) => run.userId === userId)
+              .map((run) => ({ ...runJson(run), kwargs: run.kwargs ?? null })),
           })),
         ),
       ),

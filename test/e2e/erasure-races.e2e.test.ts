@@ -129,7 +129,14 @@ describe("an erasure and a thread id another user holds now", () => {
     await call("POST", `/threads/${threadId}/runs/wait`, bob, {
       assistant_id: "chat",
       input: { messages: [{ role: "user", content: "hello from bob" }] },
+      metadata: { note: "bob's own" },
     });
+    // Ann's export shows her runs of the id, never Bob's (a probe found his metadata and input in it).
+    const exported = (await call("GET", "/api/me/export", ann)).body as {
+      agent_server: { threads: { thread_id: string }[] };
+    };
+    expect(exported.agent_server.threads.map((t) => t.thread_id)).toEqual([threadId]);
+    expect(JSON.stringify(exported)).not.toMatch(/bob.s own|hello from bob/);
 
     expect((await call("DELETE", "/api/me", ann)).status).toBe(200);
     expect((await call("GET", `/threads/${threadId}`, bob)).status).toBe(200);
