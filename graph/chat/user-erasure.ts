@@ -35,12 +35,12 @@ const busy = () =>
  *   2. Every session the state table knows (the user index's owner records, and the Agent
  *      Server's thread list) goes by the one session deletion: under its lease, so a running turn
  *      finishes first; its state, files and runs with it.
- *   3. The user's assistants and crons. Not the usage counters: they name nobody, expire in two
- *      days, and erasing them would reset the user's quotas.
+ *   3. The user's assistants and crons (before step 2 in each round). Not the usage counters:
+ *      they name nobody, expire in two days, and erasing them would reset the user's quotas.
  *   4. Supabase once more, with the sessions step 2 found: a turn that finished meanwhile saved
  *      its transcript after step 1, and its session's tombstone now dates from this pass.
- * Then the sessions are listed again, and steps 1, 2 and 4 repeat for any a turn started
- * meanwhile. Last, the user's whole attachments folder (an upload never completed has no record).
+ * Then the sessions are listed again, and the steps repeat for any session, assistant or cron
+ * made meanwhile. Last, the user's whole attachments folder (an upload never completed has no record).
  */
 export async function eraseUser(
   backends: Backends,
@@ -59,9 +59,9 @@ export async function eraseUser(
   const counts: Array<ErasedCounts | undefined> = [];
   let assistants = 0;
   let crons = 0;
-  // Round after round until a listing finds no session the erasure has not erased: a turn may
-  // start a session once the first listing is taken, and that session goes too (under its lease,
-  // once the turn ended). A user whose clients keep starting sessions gets 409 and retries.
+  // Round after round until one finds no session the erasure has not erased, and no assistant or
+  // cron: a turn may start a session once the first listing is taken, and that session goes too
+  // (under its lease, once the turn ended). A user whose clients keep starting them gets 409 and retries.
   for (let round = 0; ; round++) {
     // The user index is eventually consistent: a session claimed just before a listing may be
     // missing from it, so each listing after the first waits out the index's usual lag.
@@ -75,15 +75,17 @@ export async function eraseUser(
     for (const id of listed)
       if (!erased.has(id) || (await owners.owner(id)) === userId || (await threads.get(userId, id)) !== undefined)
         found.push(id);
-    if (round > 0 && found.length === 0) break;
+    // Assistants and crons every round, as sessions: one made since the last round goes too, its
+    // schedule first (crons before sessions, so none fires into a session being deleted).
+    const madeCrons = await eraseCrons(backends, userId);
+    const madeAssistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
+    crons += madeCrons;
+    assistants += madeAssistants;
+    if (round > 0 && found.length === 0 && madeCrons + madeAssistants === 0) break;
     if (round === MAX_ROUNDS) throw busy();
     counts.push(await supabase(found));
     for (const sessionId of found) await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
     for (const sessionId of found) erased.add(sessionId);
-    if (round === 0) {
-      assistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
-      crons = await eraseCrons(backends, userId);
-    }
     counts.push(await supabase([...erased]));
   }
   // Last: anything a turn wrote under the folder meanwhile (an inline image, an export) goes too.
