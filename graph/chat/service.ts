@@ -162,7 +162,7 @@ export interface ChatServiceDeps {
   /** stores a message's inline images as ready files of the session, all or none (shared/files/service.ts) */
   storeImages?: (userId: string, sessionId: string, images: InlineImage[]) => Promise<FileRecord[]>;
   /** the caller's quotas (USER_QUOTAS): a turn is admitted before any model call, its tokens added after */
-  usage?: Pick<UserUsage, "admit" | "addTokens">;
+  usage?: Pick<UserUsage, "admit" | "addTokens" | "refund">;
   /** a failed token count is reported here and never fails the reply */
   onUsageFailure?: (err: unknown) => void;
 }
@@ -217,6 +217,18 @@ const unansweredCallsOnly = () =>
 const nothingToRun = () =>
   badRequest("nothing_to_run", "the thread has no state to continue from: send a new message (input.messages)");
 
+/**
+ * What a new session's run must be, checked before anything is written (it needs no state): no
+ * tool answers (nothing is unanswered yet), a command's message writes the reducer takes, and
+ * something to run.
+ */
+function checkNewSessionStart(turn: GraphTurn): void {
+  const command = turn.options?.command;
+  if ((turn.answers ?? []).length > 0) throw unansweredCallsOnly();
+  checkMessageWrites([], messageWrites(command?.update));
+  if (turn.message === undefined && command === undefined) throw nothingToRun();
+}
+
 const sessionBusy = () =>
   new AppError(
     409,
@@ -265,6 +277,8 @@ export class ChatService {
     // Counted before any model call: over a quota, nothing runs (429). A new session's turn before
     // its record is made; an existing one's once its lease has said which project it is in (the
     // project's own quotas may apply), its lease given back when refused.
+    // A new session's run is checked whole first: it needs no state, and a refusal writes nothing.
+    if (isNew) checkNewSessionStart(turn);
     let admission = isNew ? await this.deps.usage?.admit(turn.userId, turn.projectId ?? null) : undefined;
     const sessionId = turn.sessionId ?? randomUUID();
     // Named before the lease, which keeps it while the turn runs (LeaseHolder).
@@ -276,7 +290,7 @@ export class ChatService {
     const taken = await (
       isNew ? this.claimSession(sessionId, turn, holder) : this.takeSession(sessionId, turn, holder)
     ).catch(async (err) => {
-      await this.countTokens(turn.userId, admission, []);
+      await this.giveBack(turn.userId, admission);
       throw err;
     });
     const { lease, projectId, dataFiles } = taken;
@@ -285,9 +299,9 @@ export class ChatService {
         await lease.release();
         throw err;
       });
-    // Refused once admitted: the lease given back, and the turn's reservation of the day's tokens.
+    // Refused once admitted: the lease given back, and the turn's count and reservation.
     const refuse = async (err: unknown): Promise<never> => {
-      await Promise.all([lease.release(), this.countTokens(turn.userId, admission, [])]);
+      await Promise.all([lease.release(), this.giveBack(turn.userId, admission)]);
       throw err;
     };
     const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
@@ -443,6 +457,11 @@ export class ChatService {
     return outcome;
   }
 
+  /** A refused turn's admission given back (a failure is reported): a rejected request counts for nothing. */
+  private async giveBack(userId: string, admission: Admission | undefined) {
+    await this.deps.usage?.refund(userId, admission).catch((err) => this.deps.onUsageFailure?.(err));
+  }
+
   /** Settles the turn's admission with its reported model tokens; a failure is reported, never the reply's. */
   private async countTokens(userId: string, admission: Admission | undefined, steps: TraceStep[]) {
     const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
@@ -460,16 +479,13 @@ export class ChatService {
    *   place (409). Checked against the state the message joins: the checkpoint a branch starts from.
    */
   private async checkStart(isNew: boolean, sessionId: string, turn: GraphTurn) {
+    if (isNew) return; // checkNewSessionStart, before anything was written
     const { checkpointId, command } = turn.options ?? {};
     const continues = turn.message === undefined && command === undefined;
     const checksId = turn.message !== undefined && turn.messageId !== undefined;
     const answers = turn.answers ?? [];
     const writes = messageWrites(command?.update);
-    if (isNew && answers.length > 0) throw unansweredCallsOnly();
-    if (isNew) checkMessageWrites([], writes);
-    if (isNew ? !continues : !checkpointId && !continues && !checksId && answers.length === 0 && writes.length === 0)
-      return;
-    if (isNew) throw nothingToRun();
+    if (!checkpointId && !continues && !checksId && answers.length === 0 && writes.length === 0) return;
     let state: Awaited<ReturnType<ChatGraph["getState"]>>;
     try {
       state = await this.deps.graph.getState({

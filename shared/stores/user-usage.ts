@@ -25,6 +25,8 @@ const KEEP_SECONDS = 2 * 86_400;
 /** What a turn's admission counted it in: the day and count it went to, and the tokens it holds until it ends. */
 export interface Admission {
   day: string;
+  /** the epoch minute it was counted in (its per-minute counter) */
+  minute: number;
   scope: string | undefined;
   reserved: number;
 }
@@ -106,7 +108,7 @@ export class UserUsage {
           ReturnValues: reserves ? "ALL_OLD" : "NONE",
         }),
       );
-      return { day, scope, reserved: reserves ? Number(out.Attributes?.per_turn ?? RESERVED_TOKENS) : 0 };
+      return { day, minute, scope, reserved: reserves ? Number(out.Attributes?.per_turn ?? RESERVED_TOKENS) : 0 };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
@@ -158,6 +160,28 @@ export class UserUsage {
     const raise = admission.reserved > 0 && next > admission.reserved;
     if (raise && (await conditionalWrite(settle(true)))) return;
     await settle(false);
+  }
+
+  /**
+   * Gives a turn refused after its admission back whole, in one UpdateItem (the request its
+   * reservation alone took before): its count in the day, in its minute while that minute lasts (a
+   * past minute's counter is read by nobody, and the next admission removes it), and its reservation.
+   */
+  async refund(userId: string, admission: Admission | undefined): Promise<void> {
+    if (!admission) return;
+    const sameMinute = windowsOf(this.now()).minute === admission.minute;
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: usageKey(userId, admission.day, admission.scope),
+        UpdateExpression: `ADD turns :minus${sameMinute ? ", #m :minus" : ""}${admission.reserved > 0 ? ", tokens :back" : ""}`,
+        ...(sameMinute ? { ExpressionAttributeNames: { "#m": `m${admission.minute}` } } : {}),
+        ExpressionAttributeValues: {
+          ":minus": -1,
+          ...(admission.reserved > 0 ? { ":back": -admission.reserved } : {}),
+        },
+      }),
+    );
   }
 
   /** The user's turns and tokens today (UTC), and turns this minute, in the count `projectId`'s turns go to. */

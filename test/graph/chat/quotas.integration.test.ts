@@ -50,6 +50,35 @@ async function refusal(run: Promise<unknown>): Promise<AppError> {
 const START = Date.UTC(2026, 10, 23, 10, 0, 15);
 
 describe("per-user quotas on chat turns", () => {
+  // A probe's finding: a request refused after it was counted (a run with nothing to run, a
+  // checkpoint not in the thread) used up the minute's turns, against "a rejected request writes
+  // nothing"; three bad requests spent a limit of 3 without a model call.
+  it("gives a refused request's count back, in the same request that gives back its reservation", async () => {
+    const clock = { now: START };
+    const { chat, usage } = await service({ turnsPerMinute: 2, tokensPerDay: 100_000 }, clock);
+    const { sessionId } = await chat.reply({ userId: "cy", message: "hello" });
+    clock.now += 60_000;
+    for (let i = 0; i < 3; i++) {
+      m.reset();
+      // A new session's run is checked before anything is written: no request at all (it made a
+      // session record, counted the turn and gave back its reservation before).
+      expect((await refusal(chat.run({ userId: "cy" }))).code).toBe("nothing_to_run");
+      expect(m.byCommand).toEqual({});
+      m.reset();
+      const refused = await refusal(chat.run({ userId: "cy", sessionId, options: { checkpointId: "nope" } }));
+      expect(refused.code).toBe("checkpoint_not_found");
+      // Counted, then given back whole in the one UpdateItem that gave back its reservation alone
+      // before: the lease, the count, the state read, the release, the refund.
+      expect(m.byCommand).toEqual({ UpdateItemCommand: 4, QueryCommand: 1 });
+    }
+    const before = await usage.today("cy");
+    expect(before).toMatchObject({ turns: 1, turnsThisMinute: 0 });
+    await chat.reply({ userId: "cy", sessionId, message: "now" });
+    await chat.reply({ userId: "cy", sessionId, message: "and now" });
+    expect(await usage.today("cy")).toMatchObject({ turns: 3, turnsThisMinute: 2 });
+    expect((await refusal(chat.reply({ userId: "cy", sessionId, message: "one more" }))).status).toBe(429);
+  });
+
   it("refuses the turn over the per-minute limit with 429, the limit and Retry-After, before any model call", async () => {
     const clock = { now: START };
     const { chat, model } = await service({ turnsPerMinute: 2 }, clock);
