@@ -25,7 +25,7 @@ beforeEach(() => {
   queued.length = 0;
 });
 
-const notification = (id: string, topic: string, item: Record<string, unknown>) =>
+const notification = (id: string, topic: string, item: unknown) =>
   JSON.stringify({
     type: "notification_event",
     app_id: "app",
@@ -164,6 +164,8 @@ describe("Intercom webhook", () => {
         source: { id: 7, author: null },
         conversation_parts: { conversation_parts: null },
       },
+      null,
+      [],
     ])
       expect(await call(notification("n-other", "conversation.admin.closed", item))).toEqual({
         status: 200,

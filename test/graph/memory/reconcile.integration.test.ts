@@ -17,6 +17,7 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 let turns = 0;
+const HOUR_AGO = Date.now() - 3_600_000;
 const turn = (user: string, text: string, reply = "Noted."): ExtractionMessage => ({
   user_id: user,
   project_id: null,
@@ -84,7 +85,8 @@ describe("reconciliation", () => {
   });
 
   it("keeps the later turn's fact current whichever turn's extraction lands first (a late or redelivered message)", async () => {
-    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
+    // An hour ago: a turn older than the forgotten memories' marks last (14 days) stores nothing.
+    const at = (seconds: number) => new Date(HOUR_AGO + seconds * 1000).toISOString();
     const current = async (user: string) => (await store.listMemories(user, { limit: 10 })).map((m) => m.content);
     // In order: the later statement replaces the earlier.
     await extractor.process({ ...turn("gil", "my favourite colour is blue"), turn_at: at(0) });
@@ -105,7 +107,8 @@ describe("reconciliation", () => {
   });
 
   it("counts a fact said again from its latest saying: blue, blue again, then red said between them arriving late", async () => {
-    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
+    // An hour ago: a turn older than the forgotten memories' marks last (14 days) stores nothing.
+    const at = (seconds: number) => new Date(HOUR_AGO + seconds * 1000).toISOString();
     await extractor.process({ ...turn("jo", "my favourite colour is blue"), turn_at: at(0) });
     await extractor.process({ ...turn("jo", "my favourite colour is blue"), turn_at: at(60) });
     await extractor.process({ ...turn("jo", "my favourite colour is red"), turn_at: at(30) });
@@ -115,7 +118,8 @@ describe("reconciliation", () => {
   });
 
   it("keeps the later turn's fact current when both turns are reconciled at the same moment", async () => {
-    const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 9, 0, seconds)).toISOString();
+    // An hour ago: a turn older than the forgotten memories' marks last (14 days) stores nothing.
+    const at = (seconds: number) => new Date(HOUR_AGO + seconds * 1000).toISOString();
     for (let trial = 0; trial < 6; trial++) {
       const user = `ivy-${trial}`;
       // Each reads its neighbours before the other's memory is stored: neither sees the other.
