@@ -28,7 +28,7 @@ const Envelope = z.object({
   type: z.literal("notification_event"),
   id: intercomField(256).check(z.minLength(1)),
   topic: intercomField(128).check(z.minLength(1)),
-  data: z.unknown(),
+  data: z.optional(z.unknown()),
 });
 /** A notification of a topic it handles: its item is a conversation. */
 const Notification = z.object({

@@ -39,8 +39,8 @@ const busy = () =>
  *      they name nobody, expire in two days, and erasing them would reset the user's quotas.
  *   4. Supabase once more, with the sessions step 2 found: a turn that finished meanwhile saved
  *      its transcript after step 1, and its session's tombstone now dates from this pass.
- * Then the sessions are listed again, and the steps repeat for any session, assistant or cron
- * made meanwhile. Last, the user's whole attachments folder (an upload never completed has no record).
+ * Then the sessions are listed again, and the steps repeat for any session a turn started
+ * meanwhile; the assistants and crons go once more after the last round. Last, the user's whole attachments folder (an upload never completed has no record).
  */
 export async function eraseUser(
   backends: Backends,
@@ -59,9 +59,9 @@ export async function eraseUser(
   const counts: Array<ErasedCounts | undefined> = [];
   let assistants = 0;
   let crons = 0;
-  // Round after round until one finds no session the erasure has not erased, and no assistant or
-  // cron: a turn may start a session once the first listing is taken, and that session goes too
-  // (under its lease, once the turn ended). A user whose clients keep starting them gets 409 and retries.
+  // Round after round until a listing finds no session the erasure has not erased: a turn may
+  // start a session once the first listing is taken, and that session goes too (under its lease,
+  // once the turn ended). A user whose clients keep starting sessions gets 409 and retries.
   for (let round = 0; ; round++) {
     // The user index is eventually consistent: a session claimed just before a listing may be
     // missing from it, so each listing after the first waits out the index's usual lag.
@@ -75,19 +75,18 @@ export async function eraseUser(
     for (const id of listed)
       if (!erased.has(id) || (await owners.owner(id)) === userId || (await threads.get(userId, id)) !== undefined)
         found.push(id);
-    // Assistants and crons every round, as sessions: one made since the last round goes too, its
-    // schedule first (crons before sessions, so none fires into a session being deleted).
-    const madeCrons = await eraseCrons(backends, userId);
-    const madeAssistants = await new AgentAssistants(dynamo, config.CHECKPOINT_TABLE).remove(userId);
-    crons += madeCrons;
-    assistants += madeAssistants;
-    if (round > 0 && found.length === 0 && madeCrons + madeAssistants === 0) break;
+    // Assistants and crons every round (crons first, so none fires into a session being deleted),
+    // and once more at the end: one made while the erasure runs goes too. They force no round of
+    // their own: a user making them in a loop (no quota, no model call) could hold the erasure off.
+    ({ crons, assistants } = await sweepAgentRecords(backends, userId, { crons, assistants }));
+    if (round > 0 && found.length === 0) break;
     if (round === MAX_ROUNDS) throw busy();
     counts.push(await supabase(found));
     for (const sessionId of found) await deleteSessionEverywhere(backends, userId, sessionId, deleter, "throw", busy);
     for (const sessionId of found) erased.add(sessionId);
     counts.push(await supabase([...erased]));
   }
+  ({ crons, assistants } = await sweepAgentRecords(backends, userId, { crons, assistants }));
   // Last: anything a turn wrote under the folder meanwhile (an inline image, an export) goes too.
   await backends.files?.deleteUnder(userFolder(userId));
   return { ...sumCounts(counts), sessions: erased.size, assistants, crons };
@@ -95,6 +94,13 @@ export async function eraseUser(
 
 /** How many times the erasure lists the user's sessions before it gives up on a user still starting them. */
 const MAX_ROUNDS = 3;
+
+/** The user's crons and then assistants, removed, added to the counts so far. */
+async function sweepAgentRecords(backends: Backends, userId: string, so: { crons: number; assistants: number }) {
+  const crons = so.crons + (await eraseCrons(backends, userId));
+  const removed = await new AgentAssistants(backends.dynamo, backends.config.CHECKPOINT_TABLE).remove(userId);
+  return { crons, assistants: so.assistants + removed };
+}
 
 /** The user's crons: each schedule first (so none fires for a user who is gone), then its record. */
 async function eraseCrons({ dynamo, config, cronScheduler }: Backends, userId: string): Promise<number> {

@@ -108,7 +108,8 @@ export function describeDataFilesForPrompt(
   const bytes = (text: string) => Buffer.byteLength(text);
   const line = (f: PromptDataFile) => {
     const head = `- ${inPrompt(truncateCodePoints(f.name, 80))} as table ${quoteIdentifier(f.table!)}: ${f.row_count} rows; columns `;
-    const entries = (f.columns ?? []).map((c) => `${inPrompt(quoteIdentifier(c.name))} ${c.type}`);
+    // A type names a nested value's keys (a JSON-lines file's STRUCT): written as names are.
+    const entries = (f.columns ?? []).map((c) => `${inPrompt(quoteIdentifier(c.name))} ${inPrompt(c.type)}`);
     const more = (n: number) => `… and ${n} more (describe_data_file lists them)`;
     // A summary may list fewer columns than the file has (DataFileSummary): the rest are counted.
     const total = Math.max(f.column_count ?? entries.length, entries.length);

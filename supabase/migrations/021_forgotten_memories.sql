@@ -49,7 +49,8 @@ end;
 $$;
 
 -- As 016's, with p_same_similarity: a fact of a turn begun before a memory of the user was deleted
--- (in the fact's project, or in none: those are every project's) is that memory when it has its
+-- where the fact would be seen (its project, or either in none: those are every project's; a fact
+-- with no project is refused for a memory deleted in one, though other projects lose it too) is that memory when it has its
 -- words, or, from the very turn that stated it, when its cosine similarity to it is at least
 -- p_same_similarity (the extraction passes its duplicate threshold; null: words only). Another
 -- turn's fact that is only near it is kept: it may be a correction (reconcile supersedes by subject).
@@ -121,7 +122,7 @@ begin
   if v_turn_at is not null and exists (
        select 1 from forgotten_memories f
         where f.user_id = new.user_id
-          and (f.project_id is null or f.project_id is not distinct from new.project_id)
+          and (f.project_id is null or new.project_id is null or f.project_id = new.project_id)
           and v_turn_at < f.forgotten_at + interval '5 seconds'
           and (f.content_hash = md5(lower(regexp_replace(btrim(new.content), '\s+', ' ', 'g')))
                or (v_same is not null

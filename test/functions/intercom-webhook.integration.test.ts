@@ -171,6 +171,8 @@ describe("Intercom webhook", () => {
         status: 200,
         body: { status: "ignored", reason: "topic conversation.admin.closed" },
       });
+    const noData = JSON.stringify({ type: "notification_event", id: "n-nodata", topic: "contact.deleted" });
+    expect((await call(noData)).body).toEqual({ status: "ignored", reason: "topic contact.deleted" });
     expect((await call("not json at all")).status).toBe(400);
     expect(queued).toEqual([]);
   });

@@ -76,3 +76,36 @@ it("removes the assistants and crons made while it runs, with their schedules", 
   expect(removedSchedules).toEqual(["late-cron"]);
   expect(report).toMatchObject({ sessions: 2, assistants: 1, crons: 1 });
 });
+
+// A re-probe's finding: with assistants forcing rounds as sessions do, a user making assistants in
+// a loop (no quota, no model call) kept an admin's erasure of them at 409, half done, for good.
+it("cannot be held off by a user who keeps making assistants", async () => {
+  const { tableName } = await harness.stateTables();
+  const backends: Backends = {
+    config: loadConfig({ CHECKPOINT_TABLE: tableName, USER_INDEX_LAG_MS: "5" }),
+    dynamo: harness.dynamo.client,
+    conversations: harness.conversations,
+    store: harness.store,
+    userData: harness.userData,
+  };
+  const assistants = new AgentAssistants(harness.dynamo.client, tableName);
+  const at = new Date().toISOString();
+  let erasing = true;
+  const maker = (async () => {
+    while (erasing) {
+      const assistant = { graphId: "chat", name: "spam", description: null, config: {}, context: {}, metadata: {} };
+      await assistants.write(
+        "zed",
+        { ...assistant, assistantId: crypto.randomUUID(), version: 1, createdAt: at, updatedAt: at },
+        0,
+        { asNewVersion: false, maxVersion: 1 },
+      );
+    }
+  })();
+  try {
+    await expect(eraseUser(backends, "zed")).resolves.toMatchObject({ assistants: expect.any(Number) });
+  } finally {
+    erasing = false;
+    await maker;
+  }
+});

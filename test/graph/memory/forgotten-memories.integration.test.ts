@@ -92,6 +92,17 @@ describe("a memory the user deleted", () => {
     expect(await stated("ira", "My bank pin is 4321", turnAt, session, "proj")).toMatchObject({ forgotten: true });
   });
 
+  // A re-probe's finding, the mirror of the one above: a memory deleted in a project came back
+  // there through a turn with no project (the user's memories with none are every project's).
+  it("is not stored again with no project when it was deleted in a project", async () => {
+    const [turnAt, session] = [ago(5_000), crypto.randomUUID()];
+    const first = await stated("ivo", "My bank pin is 4321", turnAt, session, "proj");
+    await h.store.deleteMemory("ivo", first.id!);
+    expect(await stated("ivo", "My bank pin is 4321", turnAt, session, null)).toMatchObject({ forgotten: true });
+    // Another project's own memory is its own: kept.
+    expect(await stated("ivo", "My bank pin is 4321", turnAt, session, "other")).toMatchObject({ created: true });
+  });
+
   it("is refused by its own turn within the clocks' 5 s, as an erasure's tombstone is", async () => {
     const first = await stated("jan", "My bank pin is 4321", ago(5_000), crypto.randomUUID());
     await h.store.deleteMemory("jan", first.id!);
