@@ -49,13 +49,13 @@ end;
 $$;
 
 -- As 016's, with p_same_similarity: a fact of a turn begun before a memory of the user was deleted
--- where the fact would be seen (its project, or either in none: those are every project's; a fact
--- with no project is refused for a memory deleted in one, though other projects lose it too) is that memory when it has its
--- words, or, from the very turn that stated it, when its cosine similarity to it is at least
--- p_same_similarity (the extraction passes its duplicate threshold; null: words only). Another
--- turn's fact that is only near it is kept: it may be a correction (reconcile supersedes by subject).
--- A refused fact answers the memory of its words if one was stored again since, else (null, false).
--- Such a fact is not stored: answered as (null, false).
+-- where the fact would be seen (the same project, or either in none: those are every project's; so
+-- a fact with no project is refused for a memory deleted in one, though other projects lose it too)
+-- is that memory when it has its words, or, from the very turn that stated it, when its cosine
+-- similarity to it is at least p_same_similarity (the extraction passes its duplicate threshold;
+-- null: words only). Another turn's fact that is only near it is kept: it may be a correction
+-- (reconcile supersedes by subject). Such a fact is not stored (the trigger below skips it): it
+-- answers the memory of its words if one was stored again since, else (null, false).
 drop function if exists insert_memory(text, text, text, vector, text, text[], jsonb, text, timestamptz);
 create or replace function insert_memory(
   p_user_id           text,
