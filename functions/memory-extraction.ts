@@ -36,6 +36,7 @@ export function createExtractionHandler(runtime: () => Promise<ExtractionRuntime
         metrics.addMetric("MemoriesAdded", MetricUnit.Count, result.added);
         metrics.addMetric("MemoryDuplicates", MetricUnit.Count, result.duplicates);
         metrics.addMetric("MemoriesSuperseded", MetricUnit.Count, result.superseded);
+        metrics.addMetric("MemoriesForgotten", MetricUnit.Count, result.forgotten);
         return result;
       }, idempotency);
       return async (record: SQSRecord) => {

@@ -70,6 +70,29 @@ describe("memory extraction consumer", () => {
     }
   });
 
+  it("counts a fact the user deleted since its turn began as forgotten, and stores nothing", async () => {
+    const added = vi.spyOn(Metrics.prototype, "addMetric");
+    try {
+      const { queue } = await consumer();
+      const turnAt = new Date(Date.now() - 10_000).toISOString();
+      const said = (text: string) => ({ ...JSON.parse(message("u-forgot", text)), turn_at: turnAt });
+      queue.send(JSON.stringify(said("My locker code is 2210")));
+      await queue.drained();
+      const [memory] = await memoriesOf("u-forgot");
+      await harness.store.deleteMemory("u-forgot", memory!.id);
+      // Another message of a turn from before the deletion (one still in flight).
+      queue.send(JSON.stringify(said("My locker code is 2210")));
+      await queue.drained();
+      await queue.stop();
+      const count = (name: string) =>
+        added.mock.calls.filter(([metric]) => metric === name).reduce((n, [, , value]) => n + Number(value), 0);
+      expect(count("MemoriesForgotten")).toBe(1);
+      expect(await memoriesOf("u-forgot")).toEqual([]);
+    } finally {
+      added.mockRestore();
+    }
+  });
+
   it("dead-letters a poison message after 3 receives while the rest of its batch succeeds", async () => {
     const { queue, dlq } = await consumer();
     queue.send(message("u-batch", "I live in Porto"));
