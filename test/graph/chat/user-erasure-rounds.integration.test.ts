@@ -19,19 +19,36 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => harness.close());
 
+/** The backends an erasure runs on, over the harness's stores and the test's own state table. */
+const backendsOn = (tableName: string, indexLagMs: number, extra: Partial<Backends> = {}): Backends => ({
+  config: loadConfig({ CHECKPOINT_TABLE: tableName, USER_INDEX_LAG_MS: String(indexLagMs) }),
+  dynamo: harness.dynamo.client,
+  conversations: harness.conversations,
+  store: harness.store,
+  userData: harness.userData,
+  ...extra,
+});
+
+/** An assistant of `userId`'s, written as POST /assistants writes one. */
+function makeAssistant(assistants: AgentAssistants, userId: string) {
+  const at = new Date().toISOString();
+  const assistant = { graphId: "chat", name: "made", description: null, config: {}, context: {}, metadata: {} };
+  return assistants.write(
+    userId,
+    { ...assistant, assistantId: crypto.randomUUID(), version: 1, createdAt: at, updatedAt: at },
+    0,
+    { asNewVersion: true, maxVersion: 1 },
+  );
+}
+
 it("removes the assistants and crons made while it runs, with their schedules", async () => {
   const { checkpointer, owners, tableName } = await harness.stateTables();
   const graph = buildChatGraph({ model: new OfflineChatModel(), tools: [], checkpointer });
   const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12 });
   const removedSchedules: string[] = [];
-  const backends: Backends = {
-    config: loadConfig({ CHECKPOINT_TABLE: tableName, USER_INDEX_LAG_MS: "0" }),
-    dynamo: harness.dynamo.client,
-    conversations: harness.conversations,
-    store: harness.store,
-    userData: harness.userData,
+  const backends = backendsOn(tableName, 0, {
     cronScheduler: { put: async () => undefined, remove: async (id) => void removedSchedules.push(id) },
-  };
+  });
   const assistants = new AgentAssistants(harness.dynamo.client, tableName);
   const crons = new AgentCrons(harness.dynamo.client, tableName);
   const user = "yan";
@@ -47,13 +64,7 @@ it("removes the assistants and crons made while it runs, with their schedules", 
       deletions += 1;
       if (deletions === 1) await chat.reply({ userId: user, message: "a new session" });
       if (deletions === 2) {
-        const assistant = { graphId: "chat", name: "late", description: null, config: {}, context: {}, metadata: {} };
-        await assistants.write(
-          user,
-          { ...assistant, assistantId: crypto.randomUUID(), version: 1, createdAt: at, updatedAt: at },
-          0,
-          { asNewVersion: true, maxVersion: 1 },
-        );
+        await makeAssistant(assistants, user);
         await crons.put({
           cronId: "late-cron",
           userId: user,
@@ -81,26 +92,11 @@ it("removes the assistants and crons made while it runs, with their schedules", 
 // a loop (no quota, no model call) kept an admin's erasure of them at 409, half done, for good.
 it("cannot be held off by a user who keeps making assistants", async () => {
   const { tableName } = await harness.stateTables();
-  const backends: Backends = {
-    config: loadConfig({ CHECKPOINT_TABLE: tableName, USER_INDEX_LAG_MS: "5" }),
-    dynamo: harness.dynamo.client,
-    conversations: harness.conversations,
-    store: harness.store,
-    userData: harness.userData,
-  };
+  const backends = backendsOn(tableName, 5);
   const assistants = new AgentAssistants(harness.dynamo.client, tableName);
-  const at = new Date().toISOString();
   let erasing = true;
   const maker = (async () => {
-    while (erasing) {
-      const assistant = { graphId: "chat", name: "spam", description: null, config: {}, context: {}, metadata: {} };
-      await assistants.write(
-        "zed",
-        { ...assistant, assistantId: crypto.randomUUID(), version: 1, createdAt: at, updatedAt: at },
-        0,
-        { asNewVersion: false, maxVersion: 1 },
-      );
-    }
+    while (erasing) await makeAssistant(assistants, "zed");
   })();
   try {
     await expect(eraseUser(backends, "zed")).resolves.toMatchObject({ assistants: expect.any(Number) });
