@@ -57,15 +57,31 @@ export function retryAfterSeconds(limit: QuotaLimit, nowMs: number): number {
 }
 
 /**
- * 429 quota_exceeded: which limit, its value, whose it is (the deployment's, or `project`'s own),
- * and when to come back (also as Retry-After).
+ * When a day's tokens are over the limit only through running turns' reservations, how soon to come
+ * back: they clear as those turns end, which is seconds for most turns (a turn's lease, which a
+ * running turn renews, lasts as long).
  */
-export function quotaExceeded(limit: QuotaLimit, value: number, nowMs: number, project?: string): AppError {
-  const retryAfter = retryAfterSeconds(limit, nowMs);
+export const RESERVATIONS_RETRY_SECONDS = 30;
+
+/**
+ * 429 quota_exceeded: which limit, its value, whose it is (the deployment's, or `project`'s own),
+ * and when to come back (also as Retry-After): when the window starts again, or, where running
+ * turns' reservations are what fills the day (`heldByRunningTurns`), soon.
+ */
+export function quotaExceeded(
+  limit: QuotaLimit,
+  value: number,
+  nowMs: number,
+  project?: string,
+  heldByRunningTurns = false,
+): AppError {
+  const window = retryAfterSeconds(limit, nowMs);
+  const retryAfter = heldByRunningTurns ? Math.min(window, RESERVATIONS_RETRY_SECONDS) : window;
   const unit = limit === "turnsPerMinute" ? ["turn", "a minute"] : ["model token", "a day"];
   const what = `${value} ${unit[0]}${value === 1 ? "" : "s"} ${unit[1]}`;
   const whose = project === undefined ? "this deployment's" : `project ${JSON.stringify(project)}'s`;
-  return new AppError(429, "quota_exceeded", `over ${whose} limit of ${what}; retry in ${retryAfter} s`, {
+  const why = heldByRunningTurns ? "; running turns hold the rest of the day's tokens until they end" : "";
+  return new AppError(429, "quota_exceeded", `over ${whose} limit of ${what}${why}; retry in ${retryAfter} s`, {
     details: { limit, value, retry_after_seconds: retryAfter },
     headers: { "retry-after": String(retryAfter) },
   });

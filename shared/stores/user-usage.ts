@@ -34,10 +34,18 @@ export interface Admission {
 /** A day's first turn under a token limit holds this many tokens until it ends: a reply's ceiling. */
 export const RESERVED_TOKENS = REPLY_MAX_TOKENS;
 
+/** Lambda's longest run (15 minutes): a reservation taken longer ago than this belongs to a turn that ended without settling. */
+const RESERVATION_LIFE_MS = 15 * 60_000;
+
 export interface UsageToday {
   day: string;
   turns: number;
+  /** the day's tokens: what ended turns spent, and the reservations running turns hold */
   tokens: number;
+  /** the running turns' reservations in `tokens` */
+  held: number;
+  /** when a turn last took a reservation (epoch ms), 0 if none has today */
+  heldAt: number;
   /** turns in the current minute */
   turnsThisMinute: number;
 }
@@ -91,7 +99,10 @@ export class UserUsage {
         new UpdateCommand({
           TableName: this.tableName,
           Key: usageKey(userId, day, scope),
-          UpdateExpression: `ADD turns :one, #m :one SET #e = :e${reserves ? ", tokens = if_not_exists(tokens, :zero) + if_not_exists(per_turn, :r)" : ""} REMOVE #prev`,
+          // The reservation is added to the day's tokens and, apart, to what running turns hold
+          // (`held`, with when it was last taken): a refusal then tells a day spent from one only
+          // held until the running turns end.
+          UpdateExpression: `ADD turns :one, #m :one SET #e = :e${reserves ? ", tokens = if_not_exists(tokens, :zero) + if_not_exists(per_turn, :r), held = if_not_exists(held, :zero) + if_not_exists(per_turn, :r), held_at = :at" : ""} REMOVE #prev`,
           ConditionExpression: conditions.join(" AND "),
           ExpressionAttributeNames: {
             "#m": `m${minute}`,
@@ -102,7 +113,7 @@ export class UserUsage {
             ":one": 1,
             ":e": expiresAt(at),
             ...(turnsPerMinute !== undefined ? { ":tpm": turnsPerMinute } : {}),
-            ...(reserves ? { ":tpd": tokensPerDay, ":zero": 0, ":r": RESERVED_TOKENS } : {}),
+            ...(reserves ? { ":tpd": tokensPerDay, ":zero": 0, ":r": RESERVED_TOKENS, ":at": at } : {}),
           },
           // The item as it was: which reservation the turn took (its per_turn), in the same request.
           ReturnValues: reserves ? "ALL_OLD" : "NONE",
@@ -122,7 +133,17 @@ export class UserUsage {
           at,
           own?.turnsPerMinute !== undefined ? scope : undefined,
         );
-      throw quotaExceeded("tokensPerDay", tokensPerDay ?? 0, at, own?.tokensPerDay !== undefined ? scope : undefined);
+      // Over only through reservations that turns took lately, which clear as they end: come back
+      // soon. A reservation older than a function can run was a turn that died: spent for the day.
+      const heldByRunningTurns =
+        usage.held > 0 && usage.tokens - usage.held < (tokensPerDay ?? 0) && at - usage.heldAt < RESERVATION_LIFE_MS;
+      throw quotaExceeded(
+        "tokensPerDay",
+        tokensPerDay ?? 0,
+        at,
+        own?.tokensPerDay !== undefined ? scope : undefined,
+        heldByRunningTurns,
+      );
     }
   }
 
@@ -145,11 +166,12 @@ export class UserUsage {
         new UpdateCommand({
           TableName: this.tableName,
           Key: usageKey(userId, admission.day, admission.scope),
-          UpdateExpression: `ADD tokens :n SET #e = :e${raise ? ", per_turn = :next" : ""}`,
+          UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${raise ? ", per_turn = :next" : ""}`,
           ...(raise ? { ConditionExpression: "attribute_not_exists(per_turn) OR per_turn < :next" } : {}),
           ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
           ExpressionAttributeValues: {
             ":n": spent - admission.reserved,
+            ...(admission.reserved > 0 ? { ":unheld": -admission.reserved } : {}),
             ":e": expiresAt(this.now()),
             ...(raise ? { ":next": next } : {}),
           },
@@ -174,7 +196,7 @@ export class UserUsage {
       new UpdateCommand({
         TableName: this.tableName,
         Key: usageKey(userId, admission.day, admission.scope),
-        UpdateExpression: `ADD turns :minus${sameMinute ? ", #m :minus" : ""}${admission.reserved > 0 ? ", tokens :back" : ""}`,
+        UpdateExpression: `ADD turns :minus${sameMinute ? ", #m :minus" : ""}${admission.reserved > 0 ? ", tokens :back, held :back" : ""}`,
         ...(sameMinute ? { ExpressionAttributeNames: { "#m": `m${admission.minute}` } } : {}),
         ExpressionAttributeValues: {
           ":minus": -1,
@@ -196,6 +218,8 @@ export class UserUsage {
       day,
       turns: Number(item.turns ?? 0),
       tokens: Number(item.tokens ?? 0),
+      held: Number(item.held ?? 0),
+      heldAt: Number(item.held_at ?? 0),
       turnsThisMinute: Number(item[`m${minute}`] ?? 0),
     };
   }

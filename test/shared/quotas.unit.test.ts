@@ -42,6 +42,18 @@ describe("quota windows", () => {
     expect(err.headers).toEqual({ "retry-after": "30" });
   });
 
+  it("send a turn refused by running turns' reservations back soon, never past the day's end", () => {
+    const noon = Date.UTC(2026, 10, 23, 12);
+    expect(quotaExceeded("tokensPerDay", 5000, noon, undefined, true).headers).toEqual({ "retry-after": "30" });
+    expect(quotaExceeded("tokensPerDay", 5000, noon, undefined, true).message).toBe(
+      "over this deployment's limit of 5000 model tokens a day; running turns hold the rest of the day's tokens until they end; retry in 30 s",
+    );
+    // 23:59:50: the new day comes first.
+    expect(quotaExceeded("tokensPerDay", 5000, at + 20_000, undefined, true).details).toMatchObject({
+      retry_after_seconds: 10,
+    });
+  });
+
   it("name whose limit was hit, the deployment's or a project's, in words that read right", () => {
     expect(quotaExceeded("turnsPerMinute", 1, at).message).toBe(
       "over this deployment's limit of 1 turn a minute; retry in 30 s",

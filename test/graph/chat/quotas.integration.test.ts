@@ -181,6 +181,35 @@ describe("per-user quotas on chat turns", () => {
     expect((await usage.admit("gil"))!.reserved).toBe(10_000);
   });
 
+  // The eleventh part's leftover: a turn refused only because running turns' reservations filled
+  // the day was told to come back at midnight, though the reservations clear when those turns end.
+  it("tells a turn refused by running turns' reservations to come back soon, and one refused by the day's spend at midnight", async () => {
+    const clock = { now: START };
+    const { usage } = await service({ tokensPerDay: 5000 }, clock);
+    // Admitted while the day's tokens, reservations in, are under the limit: three of 2,048 each.
+    const running = [(await usage.admit("hal"))!, (await usage.admit("hal"))!, (await usage.admit("hal"))!];
+    const held = await refusal(usage.admit("hal"));
+    expect(held.details).toMatchObject({ limit: "tokensPerDay", value: 5000, retry_after_seconds: 30 });
+    expect(held.headers).toEqual({ "retry-after": "30" });
+    expect(held.message).toMatch(/running turns hold the rest/);
+    // Once they end, their own tokens are what counts: under the limit, the next turn runs.
+    for (const admission of running) await usage.addTokens("hal", 100, admission);
+    const admitted = (await usage.admit("hal"))!;
+    // Spent: the day's own tokens reach the limit, and the day starts again at midnight.
+    await usage.addTokens("hal", 4700, admitted);
+    const spent = await refusal(usage.admit("hal"));
+    expect(spent.headers?.["retry-after"]).toBe(String(14 * 3600 - 15));
+    expect(spent.message).not.toMatch(/running turns/);
+    // A reservation no turn has settled for longer than a function can run was a crashed turn's:
+    // it is spent for the day, and waiting for it would be waiting for nothing.
+    const clock2 = { now: START };
+    const { usage: usage2 } = await service({ tokensPerDay: 5000 }, clock2);
+    for (let i = 0; i < 3; i++) await usage2.admit("ivy");
+    clock2.now += 16 * 60_000;
+    const stale = await refusal(usage2.admit("ivy"));
+    expect(stale.headers?.["retry-after"]).toBe(String(14 * 3600 - 15 - 16 * 60));
+  });
+
   it("gives a turn's reservation back when it is refused after its admission (a bad checkpoint id)", async () => {
     const clock = { now: START };
     const { chat, usage } = await service({ tokensPerDay: 100_000 }, clock);
