@@ -52,6 +52,9 @@ export interface FileRecord {
 }
 
 const FILE_PREFIX = "f#";
+/** A pending file's check claim (claimCheck): until when, and whose. Never part of a FileRecord; a settled record's write drops them. */
+const CHECK_UNTIL = "checking_until";
+const CHECK_BY = "checking_by";
 /** A data file's table name, claimed in its session (sort key t#<name>, lower-cased) for one file. */
 const TABLE_PREFIX = "t#";
 const pointerKey = (fileId: string) => ({ pk: `file#${fileId}`, sk: "file" });
@@ -155,6 +158,44 @@ export class FileRecords {
         await this.forgetDataFile(record.session_id, record.file_id);
     }
     return true;
+  }
+
+  /**
+   * Claims a pending file's check for `ms` (the complete call and the bucket's notification both
+   * arrive; one data function invocation is enough): true when this caller (`token`) holds it now,
+   * false while another's claim runs or once the file is settled or gone. A claim that ran out is
+   * taken over: its holder died, or runs past any check's time limit.
+   */
+  async claimCheck(sessionId: string, fileId: string, token: string, ms: number): Promise<boolean> {
+    const now = Date.now();
+    return conditionalWrite(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: `${FILE_PREFIX}${fileId}` },
+          UpdateExpression: "SET #until = :until, #by = :token",
+          ConditionExpression: "#s = :pending AND (attribute_not_exists(#until) OR #until < :now)",
+          ExpressionAttributeNames: { "#s": "status", "#until": CHECK_UNTIL, "#by": CHECK_BY },
+          ExpressionAttributeValues: { ":pending": "pending", ":until": now + ms, ":now": now, ":token": token },
+        }),
+      ),
+    );
+  }
+
+  /** Gives a check's claim back (its check failed), so the next caller checks at once; a claim no longer `token`'s is left alone. */
+  async releaseCheck(sessionId: string, fileId: string, token: string): Promise<void> {
+    await conditionalWrite(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sessionId, sk: `${FILE_PREFIX}${fileId}` },
+          UpdateExpression: "REMOVE #until, #by",
+          ConditionExpression: "#by = :token",
+          ExpressionAttributeNames: { "#until": CHECK_UNTIL, "#by": CHECK_BY },
+          ExpressionAttributeValues: { ":token": token },
+        }),
+      ),
+    );
   }
 
   /**
@@ -330,6 +371,6 @@ export function summaryOf(record: FileRecord): DataFileSummary {
 }
 
 function strip(item: Record<string, unknown>): FileRecord {
-  const { pk: _pk, sk: _sk, ...record } = item;
+  const { pk: _pk, sk: _sk, [CHECK_UNTIL]: _until, [CHECK_BY]: _by, ...record } = item;
   return record as unknown as FileRecord;
 }

@@ -27,6 +27,18 @@ export type FilesConfig = Pick<
   Partial<Pick<Config, "SQL_TIMEOUT_MS" | "SQL_MEMORY_MB" | "SQL_CONCURRENCY">>;
 
 /** What a client sees of a file: no bucket key, no owner. */
+/**
+ * How long a data file's check is claimed for: past the data function's 30 s time limit with room
+ * for the invocation, so a claim runs out only when its holder is gone.
+ */
+const CHECK_CLAIM_MS = 45_000;
+/** How long the complete call waits for another caller's check: its answer must beat API Gateway's 29 s. */
+const COMPLETE_WAIT_MS = 20_000;
+/** How long the bucket notification waits (its function has 60 s); past it the event is retried, by then over a claim that ran out. */
+const NOTIFICATION_WAIT_MS = 25_000;
+const CHECK_POLL_MS = 250;
+const CHECK_RETRY_SECONDS = 5;
+
 export function publicFile(record: FileRecord) {
   const { key: _key, user_id: _user, ...rest } = record;
   return rest;
@@ -169,7 +181,7 @@ export class FileService {
   /** POST .../complete: the caller's own file, checked now. */
   async complete(userId: string, sessionId: string, fileId: string) {
     const record = await this.ownFile(userId, sessionId, fileId);
-    return publicFile(await this.settle(record));
+    return publicFile(await this.settle(record, COMPLETE_WAIT_MS));
   }
 
   /**
@@ -177,9 +189,39 @@ export class FileService {
    * as it is, so the bucket notification and the client's complete call can both arrive. The
    * bytes checked stay the file's: the bucket writes each key once (If-None-Match), and a data
    * file that is not UTF-8 is converted when read, never rewritten.
+   *
+   * A data file is checked by one caller at a time (its check is a data function invocation): the
+   * first to claim it checks, the others wait up to `waitMs` for the file to settle and answer
+   * what it settled as. A check that fails gives its claim back; one whose process died leaves a
+   * claim that runs out after CHECK_CLAIM_MS, and the next caller checks.
    */
-  async settle(record: FileRecord): Promise<FileRecord> {
+  async settle(record: FileRecord, waitMs = NOTIFICATION_WAIT_MS): Promise<FileRecord> {
     if (record.status !== "pending") return record;
+    if (record.kind !== "data") return this.check(record);
+    const token = randomUUID();
+    const { records } = this.deps;
+    const started = Date.now();
+    while (!(await records.claimCheck(record.session_id, record.file_id, token, CHECK_CLAIM_MS))) {
+      const now = await records.get(record.session_id, record.file_id);
+      if (!now) {
+        await this.deps.objects.delete([record.key]);
+        throw fileNotFound();
+      }
+      if (now.status !== "pending") return now;
+      if (Date.now() - started >= waitMs)
+        throw new AppError(503, "file_checking", "another request is checking this file; retry shortly", {
+          headers: { "retry-after": String(CHECK_RETRY_SECONDS) },
+        });
+      await new Promise((r) => setTimeout(r, CHECK_POLL_MS));
+    }
+    // A settled record's write drops the claim; a failed check gives it back.
+    return this.check(record).catch(async (err: unknown) => {
+      await records.releaseCheck(record.session_id, record.file_id, token).catch(() => undefined);
+      throw err;
+    });
+  }
+
+  private async check(record: FileRecord): Promise<FileRecord> {
     const bytes = await this.deps.objects.read(record.key);
     if (!bytes) {
       // The notification may have settled it meanwhile, deleting a rejected upload's object.
