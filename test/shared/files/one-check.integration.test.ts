@@ -34,7 +34,9 @@ function memoryObjects() {
     read: async (key) => stored.get(key),
     write: async (key, body) => void stored.set(key, body),
     deleteUnder: async () => undefined,
-    delete: async (keys) => void keys.forEach((k) => stored.delete(k)),
+    delete: async (keys) => {
+      for (const k of keys) stored.delete(k);
+    },
   };
   return { objects, stored };
 }
