@@ -16,7 +16,7 @@ import { UserUsage } from "./stores/user-usage";
  * Everything held about a user, as one JSON document (GET /api/me/export; GDPR articles 15 and
  * 20): every session the state table or Supabase knows, with its settings, messages, traces and
  * files (a download link for each ready one); memories with their history (a superseded memory
- * names the one that replaced it); the Agent Server store's items (the current memories under their
+ * names the one that replaced it) and the marks of deleted ones; the Agent Server store's items (the current memories under their
  * keys; its own items under agent_server); the user context; Agent Server assistants, and threads with their runs;
  * today's usage.
  */
@@ -77,6 +77,8 @@ export async function exportUser(backends: Backends, userId: string) {
     sessions,
     memories,
     store_items: storeItemsOf(memories),
+    // what remains of memories the user deleted: a hash and an embedding of their words, for 14 days
+    forgotten_memories: db?.forgotten_memories ?? [],
     user_context: db?.user_context ?? null,
     agent_server: {
       assistants,

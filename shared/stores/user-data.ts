@@ -45,6 +45,15 @@ export interface ExportedUserData {
     updated_at: string;
     superseded_by: string | null;
   }[];
+  /** marks of memories the user deleted (021_forgotten_memories.sql): derived from their words, kept 14 days */
+  forgotten_memories: {
+    project_id: string | null;
+    content_hash: string;
+    embedding: number[];
+    source_session_id: string | null;
+    stated_at: string | null;
+    forgotten_at: string;
+  }[];
   user_context: Record<string, unknown> | null;
   /** the Agent Server store's own items, any namespace but the memories' */
   store_items: {

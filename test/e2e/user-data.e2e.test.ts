@@ -178,6 +178,11 @@ describe("a user's data: export, erasure", () => {
     const teal = doc.memories.find((m: any) => /teal/.test(m.content));
     const green = doc.memories.find((m: any) => /green/.test(m.content));
     expect(teal.superseded_by).toBe(green.id);
+    // The deleted memory is gone from the memories, and its mark (a hash and an embedding) is shown.
+    expect(doc.memories.some((m: any) => /Mittens/.test(m.content))).toBe(false);
+    expect(doc.forgotten_memories).toEqual([
+      expect.objectContaining({ content_hash: expect.any(String), embedding: expect.any(Array) }),
+    ]);
     expect(doc.store_items).toEqual(expect.arrayContaining([expect.objectContaining({ key: "pet" })]));
     expect(doc.agent_server.store_items).toEqual([
       expect.objectContaining({ namespace: ["notes"], key: "todo", value: { text: `call the vet for ${erin}` } }),

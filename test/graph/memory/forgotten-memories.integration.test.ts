@@ -176,6 +176,29 @@ describe("a memory the user deleted", () => {
     expect((await h.db.query("select 1 from forgotten_memories where user_id = 'lea'")).rows).toEqual([]);
   });
 
+  // The eleventh part's leftover: the marks are data held about the user (derived from the words
+  // they deleted), so the export (GDPR article 15) shows them, and only the user's own.
+  it("is in the user's export as its mark, and in no one else's", async () => {
+    await h.extractor.process(turn("mia", ago(5_000), "My gym is on Elm Street"));
+    await h.extractor.process(turn("noa", ago(5_000), "My gym is on Oak Street"));
+    const [memory] = await memoriesOf("mia");
+    await h.store.deleteMemory("mia", memory!.id);
+    const data = new RpcUserData(sqlRpc(h.db));
+    const exported = await data.export("mia");
+    expect(exported.forgotten_memories).toHaveLength(1);
+    const [mark] = exported.forgotten_memories;
+    const { rows } = await h.db.query<{ content_hash: string }>(
+      "select content_hash from forgotten_memories where user_id = 'mia'",
+    );
+    expect(mark).toMatchObject({
+      project_id: null,
+      content_hash: rows[0]!.content_hash,
+      forgotten_at: expect.any(String),
+    });
+    expect(mark!.embedding).toHaveLength(1024);
+    expect((await data.export("noa")).forgotten_memories).toEqual([]);
+  });
+
   // A review's finding: a message can wait longer than the marks last (a dead-letter redrive
   // starts its retention again), and then brought the deleted memory back.
   it("refuses any fact of a turn older than the marks last, and the next deletion removes older marks", async () => {
