@@ -18,6 +18,8 @@ export type Grant =
   | "checkpoints"
   /** Powertools idempotency records and once-markers */
   | "idempotency"
+  /** add to users' usage items in the checkpoint table (USAGE_ITEM_PREFIX keys; UpdateItem only): tokens spent outside a turn */
+  | "usage"
   /** the Supabase service-role key */
   | "supabase"
   /** the chat, naming and embedding models (streaming included) */
@@ -359,7 +361,7 @@ export const FUNCTIONS: readonly FunctionSpec[] = [
     timeoutSeconds: 60,
     memoryMB: 1024,
     source: { queue: "extraction", batchSize: 10, maxBatchingWindowSeconds: 2 },
-    grants: ["idempotency", "supabase", "bedrock-chat"],
+    grants: ["idempotency", "usage", "supabase", "bedrock-chat"],
   },
   {
     name: "ingest",

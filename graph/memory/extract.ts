@@ -1,5 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { type AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import * as z from "../../shared/zod";
 import { factsIn } from "../../shared/facts";
 import { offlineStructuredRule } from "../../shared/models/offline-rules";
@@ -53,14 +53,21 @@ Do not keep small talk, questions, requests, or anything the assistant said. Whe
 something ("my favourite colour is now green"), state the new fact and give it the same subject as the old one.
 The user's message is inside <user_message> tags; the assistant's reply inside <assistant_reply> tags is context only.`;
 
-/** Asks the model for the turn's facts, with structured output; the answer is validated, not trusted. */
-export async function extractFacts(model: BaseChatModel, turn: ExtractionMessage): Promise<ExtractedFact[]> {
-  const structured = model.withStructuredOutput(Facts, { name: FACTS_TOOL });
-  const raw = await structured.invoke([
+/**
+ * Asks the model for the turn's facts, with structured output; the answer is validated, not
+ * trusted. Also says how many model tokens the call took (the user's quota counts them).
+ */
+export async function extractFacts(
+  model: BaseChatModel,
+  turn: ExtractionMessage,
+): Promise<{ facts: ExtractedFact[]; tokens: number }> {
+  const structured = model.withStructuredOutput(Facts, { name: FACTS_TOOL, includeRaw: true });
+  const { raw, parsed } = await structured.invoke([
     new SystemMessage(INSTRUCTIONS),
     new HumanMessage(
       `<user_message>\n${turn.user_message}\n</user_message>\n<assistant_reply>\n${turn.assistant_reply}\n</assistant_reply>`,
     ),
   ]);
-  return Facts.parse(raw).facts;
+  const tokens = (raw as AIMessage).usage_metadata?.total_tokens ?? 0;
+  return { facts: Facts.parse(parsed).facts, tokens };
 }

@@ -6,11 +6,13 @@ import { reconcile, type ReconcileDeps, type ReconcileResult } from "./reconcile
 
 export interface ExtractionResult extends ReconcileResult {
   facts: number;
+  /** the model tokens the extraction took */
+  tokens: number;
   /** the turn's session was erased with its user: nothing was extracted or stored */
   erased?: true;
 }
 
-const NOTHING: ExtractionResult = { facts: 0, added: 0, duplicates: 0, superseded: 0, forgotten: 0 };
+const NOTHING: ExtractionResult = { facts: 0, tokens: 0, added: 0, duplicates: 0, superseded: 0, forgotten: 0 };
 
 /** Whether a store error is the database refusing a memory of an erased session (012_user_data.sql). */
 function isSessionErased(err: unknown): boolean {
@@ -26,6 +28,8 @@ export class MemoryExtractor {
       model: BaseChatModel;
       /** whether the session was erased with its user (a tombstone): its turn is dropped */
       sessionErased?: (sessionId: string, turnAt?: string) => Promise<boolean>;
+      /** counts the extraction's model tokens toward its user's quota (USER_QUOTAS' tokensPerDay) */
+      countTokens?: (turn: ExtractionMessage, tokens: number) => Promise<void>;
     },
   ) {}
 
@@ -34,7 +38,9 @@ export class MemoryExtractor {
     // first, so no model call is spent on it; the database refuses the memory anyway if the
     // erasure lands while this runs.
     if (await this.deps.sessionErased?.(turn.session_id, turn.turn_at)) return { ...NOTHING, erased: true };
-    const facts = await extractFacts(this.deps.model, turn);
+    const { facts, tokens } = await extractFacts(this.deps.model, turn);
+    // Counted once spent, before anything can fail: a retry's model call is spent again, and counted again.
+    if (tokens > 0) await this.deps.countTokens?.(turn, tokens);
     const scope = {
       userId: turn.user_id,
       projectId: turn.project_id,
@@ -42,9 +48,9 @@ export class MemoryExtractor {
       turnAt: turn.turn_at ?? null,
     };
     try {
-      return { facts: facts.length, ...(await reconcile(this.deps, scope, facts)) };
+      return { facts: facts.length, tokens, ...(await reconcile(this.deps, scope, facts)) };
     } catch (err) {
-      if (isSessionErased(err)) return { ...NOTHING, facts: facts.length, erased: true };
+      if (isSessionErased(err)) return { ...NOTHING, facts: facts.length, tokens, erased: true };
       throw err;
     }
   }

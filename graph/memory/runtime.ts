@@ -3,6 +3,7 @@ import { ConfigError } from "../../shared/config";
 import { idempotency } from "../../shared/idempotency";
 import { createChatModel } from "../../shared/models/chat-model";
 import { createEmbeddings } from "../../shared/models/embeddings";
+import { UserUsage } from "../../shared/stores/user-usage";
 import { MemoryExtractor } from "./extractor";
 
 /** Wires the extraction consumer onto the backends: model, embeddings, store, idempotency records. */
@@ -10,6 +11,7 @@ export async function buildExtractionRuntime(backends: Backends) {
   const { config, dynamo, store } = backends;
   if (!store) throw new ConfigError("memory extraction needs Supabase: SUPABASE_URL is not set");
   const [model, embeddings] = await Promise.all([createChatModel(config), createEmbeddings(config)]);
+  const usage = new UserUsage(dynamo, config.CHECKPOINT_TABLE, config.USER_QUOTAS);
   return {
     extractor: new MemoryExtractor({
       model: model.value,
@@ -19,6 +21,8 @@ export async function buildExtractionRuntime(backends: Backends) {
       ...(backends.userData
         ? { sessionErased: (id: string, turnAt?: string) => backends.userData!.sessionErased(id, turnAt) }
         : {}),
+      // The user's cost, as their turns' is: counted where a token limit applies (one UpdateItem).
+      countTokens: (turn, tokens) => usage.addSpent(turn.user_id, turn.project_id, tokens),
     }),
     idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "turn_id"),
   };

@@ -32,6 +32,7 @@ import { SqsDestination } from "aws-cdk-lib/aws-s3-notifications";
 import type { Construct } from "constructs";
 import { join } from "node:path";
 import { CHECKPOINT_TABLE } from "../../shared/stores/checkpoint-table";
+import { USAGE_ITEM_PREFIX } from "../../shared/stores/user-usage";
 import { acknowledgeNagFindings, acknowledgePlaygroundFindings } from "./nag";
 import { apiModelSchema } from "./api-models";
 import { chatRequest } from "../../shared/chat-request";
@@ -250,6 +251,15 @@ export class AgentStack extends Stack {
       switch (name) {
         case "checkpoints":
           return this.checkpointTable.grantReadWriteData(fn);
+        case "usage":
+          // UpdateItem on the usage items only: IAM holds the partition keys to their prefix.
+          return fn.addToRolePolicy(
+            new PolicyStatement({
+              actions: ["dynamodb:UpdateItem"],
+              resources: [this.checkpointTable.tableArn],
+              conditions: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": [`${USAGE_ITEM_PREFIX}*`] } },
+            }),
+          );
         case "idempotency":
           fn.addEnvironment("IDEMPOTENCY_TABLE", this.idempotencyTable.tableName);
           return this.idempotencyTable.grantReadWriteData(fn);

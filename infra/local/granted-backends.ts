@@ -12,6 +12,7 @@ import {
   type ObjectPermission,
 } from "../grants";
 import type { FunctionSpec, Grant } from "../manifest";
+import { USAGE_ITEM_PREFIX } from "../../shared/stores/user-usage";
 import { localDynamoClient } from "./dynamo";
 
 /**
@@ -49,9 +50,11 @@ export function grantedBackends(spec: FunctionSpec, all: Backends, dynamoEndpoin
     ...(has("idempotency") ? [all.config.IDEMPOTENCY_TABLE] : []),
   ]);
   const supabase = has("supabase");
+  // The usage grant's items: UpdateItem on the checkpoint table, keys under USAGE_ITEM_PREFIX only.
+  const items = has("usage") && !has("checkpoints") ? { table: all.config.CHECKPOINT_TABLE } : undefined;
   return {
     config: all.config,
-    dynamo: tableGated(dynamoEndpoint, tables, spec.name),
+    dynamo: tableGated(dynamoEndpoint, tables, spec.name, items),
     ...(all.conversations ? { conversations: supabase ? all.conversations : refused(spec.name, "supabase") } : {}),
     ...(all.store ? { store: supabase ? all.store : refused(spec.name, "supabase") } : {}),
     ...(all.userData ? { userData: supabase ? all.userData : refused(spec.name, "supabase") } : {}),
@@ -104,14 +107,20 @@ export class S3AccessDenied extends S3ServiceException {
   }
 }
 
-/** A DynamoDB client of its own for the function, refusing tables its grants do not name. */
-function tableGated(endpoint: string, tables: Set<string>, functionName: string) {
+/**
+ * A DynamoDB client of its own for the function, refusing tables its grants do not name, and on
+ * `usage.table` anything but an UpdateItem of a usage item (as IAM's dynamodb:LeadingKeys holds it).
+ */
+function tableGated(endpoint: string, tables: Set<string>, functionName: string, usage?: { table: string }) {
   const client = localDynamoClient(endpoint);
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      for (const table of tablesOf(args.input as TableInput))
-        if (!tables.has(table))
-          throw new AccessDenied(functionName, `perform dynamodb:${context.commandName ?? "call"} on table ${table}`);
+      const input = args.input as TableInput;
+      for (const table of tablesOf(input)) {
+        if (tables.has(table)) continue;
+        if (table === usage?.table && context.commandName === "UpdateItemCommand" && isUsageKey(input.Key)) continue;
+        throw new AccessDenied(functionName, `perform dynamodb:${context.commandName ?? "call"} on table ${table}`);
+      }
       return next(args);
     },
     { step: "initialize", name: "localIamTables" },
@@ -119,7 +128,15 @@ function tableGated(endpoint: string, tables: Set<string>, functionName: string)
   return client;
 }
 
+/** A key whose partition is a usage item's, marshalled (`{ S: ... }`) or not, as the document client may hand it over. */
+function isUsageKey(key: Record<string, unknown> | undefined): boolean {
+  const pk = key?.pk as string | { S?: string } | undefined;
+  const value = typeof pk === "string" ? pk : pk?.S;
+  return typeof value === "string" && value.startsWith(USAGE_ITEM_PREFIX);
+}
+
 interface TableInput {
+  Key?: Record<string, unknown>;
   TableName?: string;
   RequestItems?: Record<string, unknown>;
   TransactItems?: Array<Record<string, { TableName?: string }>>;

@@ -100,7 +100,7 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
    * accepts message chunks from invoke.)
    */
   // biome-ignore lint/suspicious/noExplicitAny: overrides a generic LangChain signature whose return type depends on its call's type parameters
-  override withStructuredOutput(_schema: unknown, config?: { name?: string }): any {
+  override withStructuredOutput(_schema: unknown, config?: { name?: string; includeRaw?: boolean }): any {
     const name = config?.name ?? "extract";
     const bound = this.bindTools([
       { type: "function", function: { name, description: name, parameters: { type: "object" } } },
@@ -109,7 +109,8 @@ export class OfflineChatModel extends BaseChatModel<OfflineCallOptions> {
       const message = (await bound.invoke(input, options)) as AIMessage;
       const call = message.tool_calls?.find((c) => c.name === name);
       if (!call) throw new Error(`the offline model has no rule for structured output "${name}"`);
-      return call.args;
+      // As LangChain's models answer it: with includeRaw, the message (its usage) beside the parsed output.
+      return config?.includeRaw ? { raw: message, parsed: call.args } : call.args;
     });
   }
 

@@ -13,7 +13,10 @@ import { conditionalWrite } from "./conditional-write";
  * not the id: an erasure leaves the counters (they name nobody, and expire two days after their
  * day), so erasing one's data is no way around one's limits.
  */
-export const usagePartition = (userId: string) => `usage#${createHash("sha256").update(userId).digest("base64url")}`;
+export const usagePartition = (userId: string) =>
+  `${USAGE_ITEM_PREFIX}${createHash("sha256").update(userId).digest("base64url")}`;
+/** What every usage item's partition key starts with: a role may be held to these items alone (the "usage" grant). */
+export const USAGE_ITEM_PREFIX = "usage#";
 const usageKey = (userId: string, day: string, scope: string | undefined) => ({
   pk: usagePartition(userId),
   sk: scope === undefined ? day : `${day}#${scope}`,
@@ -182,6 +185,27 @@ export class UserUsage {
     const raise = admission.reserved > 0 && next > admission.reserved;
     if (raise && (await conditionalWrite(settle(true)))) return;
     await settle(false);
+  }
+
+  /**
+   * Counts model tokens spent for the user outside a turn (memory extraction, after the reply) in
+   * today's count of `projectId`'s turns: nothing is admitted or refused, the day's tokens just
+   * grow. Not counted (no request) where no token limit applies, as turns are not.
+   */
+  async addSpent(userId: string, projectId: string | null | undefined, tokens: number): Promise<void> {
+    const { scope, limits } = quotaScope(this.quotas, projectId);
+    const spent = Math.round(tokens);
+    if (limits.tokensPerDay === undefined || !(spent > 0)) return;
+    const at = this.now();
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: usageKey(userId, windowsOf(at).day, scope),
+        UpdateExpression: "ADD tokens :n SET #e = :e",
+        ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
+        ExpressionAttributeValues: { ":n": spent, ":e": expiresAt(at) },
+      }),
+    );
   }
 
   /**

@@ -59,6 +59,21 @@ describe("session retention in AWS", () => {
 });
 
 describe("export and erasure in AWS", () => {
+  it("lets memory extraction add to usage items only: UpdateItem, the partition keys held to usage#", () => {
+    const dynamo = statementsOf("MemoryExtraction").filter((s) =>
+      [s.Action].flat().some((a) => a.startsWith("dynamodb:")),
+    );
+    const onState = dynamo.filter((s) => !JSON.stringify(s.Resource).includes("Idempotency"));
+    expect(onState).toEqual([
+      {
+        Action: "dynamodb:UpdateItem",
+        Effect: "Allow",
+        Resource: expect.anything(),
+        Condition: { "ForAllValues:StringLike": { "dynamodb:LeadingKeys": ["usage#*"] } },
+      },
+    ]);
+  });
+
   it("indexes the state table by user, keys only, and lets the me function read that index", () => {
     const [, table] = resources.find(
       ([, r]) => r.Type === "AWS::DynamoDB::GlobalTable" && JSON.stringify(r.Properties).includes("by-user"),

@@ -99,6 +99,7 @@ describe("an erased user's sessions", () => {
     });
     expect(await extractor.process(turn(session, "jay"))).toEqual({
       facts: 0,
+      tokens: 0,
       added: 0,
       duplicates: 0,
       superseded: 0,

@@ -36,25 +36,34 @@ const rows = async (user: string) =>
 
 describe("fact extraction (offline rules through structured output)", () => {
   it("keeps durable facts and drops small talk, questions and the assistant's words", async () => {
-    const facts = await extractFacts(
+    const { facts, tokens } = await extractFacts(
       new OfflineChatModel({}),
       turn("x", "Hi there! I prefer window seats on long flights. What's the weather like?", "I love sunny days."),
     );
     expect(facts).toEqual([
       { content: "I prefer window seats on long flights", category: "preference", subject: "likes window seats" },
     ]);
+    // The model call's tokens, as the offline stand-in reports them (Bedrock's usage, estimated).
+    expect(tokens).toBeGreaterThan(0);
   });
 
   it("returns at most 5 facts", async () => {
     const text = Array.from({ length: 8 }, (_, i) => `I live in city${i}.`).join(" ");
-    expect(await extractFacts(new OfflineChatModel({}), turn("x", text))).toHaveLength(5);
+    expect((await extractFacts(new OfflineChatModel({}), turn("x", text))).facts).toHaveLength(5);
   });
 });
 
 describe("reconciliation", () => {
   it("adds a new fact with its session as source", async () => {
     const result = await extractor.process(turn("ana", "I prefer window seats on long flights"));
-    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 0, forgotten: 0 });
+    expect(result).toEqual({
+      facts: 1,
+      tokens: expect.any(Number),
+      added: 1,
+      duplicates: 0,
+      superseded: 0,
+      forgotten: 0,
+    });
     expect(await rows("ana")).toEqual([
       { content: "I prefer window seats on long flights", superseded_by: null, source_session_id: `s-${turns}` },
     ]);
@@ -74,7 +83,14 @@ describe("reconciliation", () => {
   it("supersedes a changed fact and keeps the old one", async () => {
     await extractor.process(turn("ben", "my favourite colour is teal"));
     const result = await extractor.process(turn("ben", "Actually my favourite colour is green now"));
-    expect(result).toEqual({ facts: 1, added: 1, duplicates: 0, superseded: 1, forgotten: 0 });
+    expect(result).toEqual({
+      facts: 1,
+      tokens: expect.any(Number),
+      added: 1,
+      duplicates: 0,
+      superseded: 1,
+      forgotten: 0,
+    });
     const [teal, green] = await rows("ben");
     expect(green).toMatchObject({ content: "My favourite colour is green", superseded_by: null });
     expect(teal!.content).toBe("My favourite colour is teal");

@@ -1,5 +1,5 @@
-import { BatchWriteItemCommand, GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteItemCommand, GetItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { AccessDenied, grantedBackends, heldTo, S3AccessDenied } from "../../../infra/local/granted-backends";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
@@ -104,6 +104,39 @@ describe("a function's DynamoDB client", () => {
     await expect(
       doc.send(new GetCommand({ TableName: config.CHECKPOINT_TABLE, Key: { pk: "t", sk: "session" } })),
     ).rejects.toMatchObject(denied);
+  });
+});
+
+describe("the usage grant", () => {
+  it("adds to usage items and does nothing else in the checkpoint table, by plain and document commands", async () => {
+    const extraction = grantedBackends(spec(["idempotency", "usage"]), everything(), dynamo.endpoint);
+    const doc = DynamoDBDocumentClient.from(extraction.dynamo);
+    const add = (pk: string) =>
+      new UpdateCommand({
+        TableName: config.CHECKPOINT_TABLE,
+        Key: { pk, sk: "2026-11-28" },
+        UpdateExpression: "ADD tokens :n",
+        ExpressionAttributeValues: { ":n": 5 },
+      });
+    await expect(doc.send(add("usage#abc"))).resolves.toBeDefined();
+    await expect(
+      extraction.dynamo.send(
+        new UpdateItemCommand({
+          TableName: config.CHECKPOINT_TABLE,
+          Key: { pk: { S: "usage#abc" }, sk: { S: "2026-11-28" } },
+          UpdateExpression: "ADD tokens :n",
+          ExpressionAttributeValues: { ":n": { N: "1" } },
+        }),
+      ),
+    ).resolves.toBeDefined();
+    // A session's items, a read of the usage item, and any other write are refused.
+    await expect(doc.send(add("a-session-id"))).rejects.toBeInstanceOf(AccessDenied);
+    await expect(
+      doc.send(new GetCommand({ TableName: config.CHECKPOINT_TABLE, Key: { pk: "usage#abc", sk: "2026-11-28" } })),
+    ).rejects.toBeInstanceOf(AccessDenied);
+    await expect(
+      doc.send(new PutCommand({ TableName: config.CHECKPOINT_TABLE, Item: { pk: "usage#abc", sk: "x" } })),
+    ).rejects.toBeInstanceOf(AccessDenied);
   });
 });
 
