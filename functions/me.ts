@@ -9,6 +9,7 @@ import { adminActorId, callerId, isAdminCaller } from "../shared/identity";
 import { createLogger } from "../shared/logger";
 import { quotaScope, windowsOf } from "../shared/quotas";
 import type { RouteSchemas } from "../shared/request-schemas";
+import { ErasureMarks } from "../shared/stores/erasure-marks";
 import { UserUsage } from "../shared/stores/user-usage";
 import { resultBytes } from "../shared/response-bytes";
 import { identifier } from "../shared/text";
@@ -70,6 +71,7 @@ export function createMeHandler(backends: () => Promise<Backends> | Backends, co
         });
       }
       if (route === "GET /api/me/export") {
+        const began = Date.now();
         const { exportUser } = await import("../shared/user-export");
         const text = JSON.stringify(await exportUser(all, userId));
         const bytes = Buffer.byteLength(text);
@@ -86,6 +88,15 @@ export function createMeHandler(backends: () => Promise<Backends> | Backends, co
           );
         const key = exportKey(userId, `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID()}`);
         await all.files.write(key, Buffer.from(text), "application/json");
+        // Asked after the write: an erasure that emptied the folder before it would leave it there.
+        if (await new ErasureMarks(all.dynamo, config.CHECKPOINT_TABLE).ranSince(userId, began)) {
+          await all.files.delete([key]);
+          throw new AppError(
+            409,
+            "erased_during_export",
+            "this user's data was erased while the export was being made; nothing of it was kept",
+          );
+        }
         const url = await all.files.downloadUrl(key, "export.json", EXPORT_LINK_SECONDS);
         return json(200, { download_url: url, bytes, expires_in_seconds: EXPORT_LINK_SECONDS }, headers);
       }

@@ -4,6 +4,7 @@ import { userFolder } from "../../shared/files/keys";
 import { AgentAssistants } from "../../shared/stores/agent-assistants";
 import { AgentCrons } from "../../shared/stores/agent-crons";
 import { AgentThreads } from "../../shared/stores/agent-threads";
+import { ErasureMarks } from "../../shared/stores/erasure-marks";
 import { SessionOwners } from "../../shared/stores/session-owners";
 import type { ErasedCounts } from "../../shared/stores/user-data";
 import { DynamoDBSaver } from "../checkpoint";
@@ -41,6 +42,7 @@ const busy = () =>
  *      its transcript after step 1, and its session's tombstone now dates from this pass.
  * Then the sessions are listed again, and the steps repeat for any session a turn started
  * meanwhile; the assistants and crons go once more after the last round. Last, the user's whole attachments folder (an upload never completed has no record).
+ * Its start and end are marked (ErasureMarks), for the exports that ran meanwhile.
  */
 export async function eraseUser(
   backends: Backends,
@@ -57,6 +59,10 @@ export async function eraseUser(
   const deleter = saver ?? new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE });
   const erased = new Set<string>();
   const counts: Array<ErasedCounts | undefined> = [];
+  // Before anything goes: an export running meanwhile then learns its link's object may have been
+  // written after the folder was emptied, and deletes it (functions/me.ts).
+  const marks = new ErasureMarks(dynamo, config.CHECKPOINT_TABLE);
+  await marks.began(userId);
   let assistants = 0;
   let crons = 0;
   // Round after round until a listing finds no session the erasure has not erased: a turn may
@@ -89,6 +95,7 @@ export async function eraseUser(
   ({ crons, assistants } = await sweepAgentRecords(backends, userId, { crons, assistants }));
   // Last: anything a turn wrote under the folder meanwhile (an inline image, an export) goes too.
   await backends.files?.deleteUnder(userFolder(userId));
+  await marks.ended(userId);
   return { ...sumCounts(counts), sessions: erased.size, assistants, crons };
 }
 
