@@ -1,9 +1,9 @@
+import { startedSession } from "../../support/started-session";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import { FileRecords } from "../../../shared/files/records";
 import { FileService } from "../../../shared/files/service";
-import { storedSettings } from "../../../shared/session-settings";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { pngBytes } from "../../support/images";
 import { memoryObjects } from "../../support/memory-objects";
@@ -27,17 +27,7 @@ function service(objects = memoryObjects()) {
   return { files, records, owners, objects };
 }
 
-async function newSession(user = "ann") {
-  const sessionId = randomUUID();
-  const lease = await new SessionOwners(dynamo.client, table).claimLeased(
-    sessionId,
-    user,
-    null,
-    storedSettings(undefined),
-  );
-  await lease!.release();
-  return sessionId;
-}
+const newSession = (user = "ann") => startedSession(new SessionOwners(dynamo.client, table), user);
 
 const csv = { name: "a.csv", media_type: "text/csv", bytes: 8 };
 const image = () => ({ name: "i.png", media_type: "image/png", bytes: pngBytes(2, 2), width: 2, height: 2 });

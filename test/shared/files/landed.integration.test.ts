@@ -1,10 +1,10 @@
+import { startedSession } from "../../support/started-session";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import type { FileObjects } from "../../../shared/files/objects";
 import { FileRecords } from "../../../shared/files/records";
 import { FileService } from "../../../shared/files/service";
-import { storedSettings } from "../../../shared/session-settings";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { pngBytes } from "../../support/images";
 
@@ -51,13 +51,7 @@ async function setup(records = new FileRecords(dynamo.client, table)) {
     owners: new SessionOwners(dynamo.client, table),
     config: { FILES_MAX_BYTES: 1_000_000, FILES_PER_SESSION: 20, FILES_MAX_ROWS: 100, FILES_URL_TTL_SECONDS: 60 },
   });
-  const sessionId = randomUUID();
-  await (await new SessionOwners(dynamo.client, table).claimLeased(
-    sessionId,
-    "ann",
-    null,
-    storedSettings(undefined),
-  ))!.release();
+  const sessionId = await startedSession(new SessionOwners(dynamo.client, table));
   return { service, objects, stored, sessionId, records: new FileRecords(dynamo.client, table) };
 }
 

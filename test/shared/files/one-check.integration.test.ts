@@ -1,12 +1,12 @@
+import { startedSession } from "../../support/started-session";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import type { DataEngine } from "../../../shared/files/data-engine";
 import type { Inspection } from "../../../shared/files/inspect";
-import type { FileObjects } from "../../../shared/files/objects";
+import { memoryObjects } from "../../support/memory-objects";
 import { FileRecords } from "../../../shared/files/records";
 import { FileService } from "../../../shared/files/service";
-import { storedSettings } from "../../../shared/session-settings";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 
 // An upload is checked by whichever of two callers comes first: the client's complete call and the
@@ -25,21 +25,6 @@ beforeAll(async () => {
 afterAll(() => dynamo.close());
 
 const CSV = new TextEncoder().encode("region,amount\nnorth,1\n");
-
-function memoryObjects() {
-  const stored = new Map<string, Uint8Array>();
-  const objects: FileObjects = {
-    uploadUrl: async (key) => ({ url: `memory://${key}`, headers: {} }),
-    downloadUrl: async (key) => `memory://${key}`,
-    read: async (key) => stored.get(key),
-    write: async (key, body) => void stored.set(key, body),
-    deleteUnder: async () => undefined,
-    delete: async (keys) => {
-      for (const k of keys) stored.delete(k);
-    },
-  };
-  return { objects, stored };
-}
 
 /** An engine whose inspections take `ms` and are counted; `fail` makes the next one throw (a crashed check). */
 function countingEngine(ms: number) {
@@ -69,7 +54,8 @@ function countingEngine(ms: number) {
 }
 
 async function setup(ms: number) {
-  const { objects, stored } = memoryObjects();
+  const objects = memoryObjects();
+  const { stored } = objects;
   const { engine, state } = countingEngine(ms);
   const records = new FileRecords(dynamo.client, table);
   const service = new FileService({
@@ -79,13 +65,7 @@ async function setup(ms: number) {
     owners: new SessionOwners(dynamo.client, table),
     config: { FILES_MAX_BYTES: 1_000_000, FILES_PER_SESSION: 20, FILES_MAX_ROWS: 100, FILES_URL_TTL_SECONDS: 60 },
   });
-  const sessionId = randomUUID();
-  await (await new SessionOwners(dynamo.client, table).claimLeased(
-    sessionId,
-    "ann",
-    null,
-    storedSettings(undefined),
-  ))!.release();
+  const sessionId = await startedSession(new SessionOwners(dynamo.client, table));
   const upload = async () => {
     const { file_id } = await service.create("ann", sessionId, {
       name: "sales.csv",

@@ -1,3 +1,4 @@
+import { startedSession } from "../../support/started-session";
 import { randomUUID } from "node:crypto";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { describeDataFilesForPrompt } from "../../../graph/tools/data-files";
@@ -5,7 +6,6 @@ import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo"
 import { inProcessEngine } from "../../../shared/files/data-core";
 import { FileRecords } from "../../../shared/files/records";
 import { FileService } from "../../../shared/files/service";
-import { storedSettings } from "../../../shared/session-settings";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { memoryObjects } from "../../support/memory-objects";
 
@@ -59,8 +59,7 @@ async function session(settleOrder?: number[]) {
     engine: inProcessEngine(objects.read),
     config: { FILES_MAX_BYTES: 1_000_000, FILES_PER_SESSION: 20, FILES_MAX_ROWS: 100, FILES_URL_TTL_SECONDS: 60 },
   });
-  const sessionId = randomUUID();
-  await (await owners.claimLeased(sessionId, "ann", null, storedSettings(undefined)))!.release();
+  const sessionId = await startedSession(owners);
   const upload = async (name: string) => {
     const file = await files.create("ann", sessionId, { name, media_type: "text/csv", bytes: body.byteLength });
     objects.stored.set(`users/ann/sessions/${sessionId}/${file.file_id}`, body);
