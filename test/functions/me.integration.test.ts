@@ -5,6 +5,7 @@ import type { Backends } from "../../shared/backends";
 import { loadConfig } from "../../shared/config";
 import { OfflineChatModel } from "../../shared/models/offline-chat-model";
 import { apiEvent, context } from "../support/events";
+import { memoryObjects } from "../support/memory-objects";
 import { backendsHarness } from "../support/stack";
 
 // The me routes in AWS's mode (the caller comes from the authorizer only): nobody is erased,
@@ -113,26 +114,17 @@ describe("the me routes, adversarially", () => {
   // The eleventh part's leftover: an export handed over by link, whose object was written after an
   // erasure of the same user had emptied their folder, outlived the erasure (their data in the bucket).
   it("leave no export object behind when an erasure of the user ran while the export was made", async () => {
-    const objects = new Map<string, Uint8Array>();
+    const files = memoryObjects();
+    const objects = files.stored;
+    const write = files.write;
     let eraseFirst = true;
-    const files = {
-      uploadUrl: async () => ({ url: "memory://", headers: {} }),
-      downloadUrl: async (key: string) => `memory://${key}`,
-      read: async (key: string) => objects.get(key),
-      // The erasure runs whole between the export's reads and its write (as two Lambdas may).
-      write: async (key: string, body: Uint8Array) => {
-        if (eraseFirst && key.includes("/exports/")) {
-          eraseFirst = false;
-          expect((await send("DELETE", "/api/me", "/api/me", as("ula"))).status).toBe(200);
-        }
-        objects.set(key, body);
-      },
-      delete: async (keys: string[]) => {
-        for (const k of keys) objects.delete(k);
-      },
-      deleteUnder: async (prefix: string) => {
-        for (const k of [...objects.keys()]) if (k.startsWith(prefix)) objects.delete(k);
-      },
+    // The erasure runs whole between the export's reads and its write (as two Lambdas may).
+    files.write = async (key, body, mediaType) => {
+      if (eraseFirst && key.includes("/exports/")) {
+        eraseFirst = false;
+        expect((await send("DELETE", "/api/me", "/api/me", as("ula"))).status).toBe(200);
+      }
+      await write(key, body, mediaType);
     };
     const saved = backends;
     backends = { ...saved, files, config: { ...saved.config, EXPORT_INLINE_MAX_BYTES: 10 } } as Backends;
