@@ -1,5 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { type AIMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import * as z from "../../shared/zod";
 import { offlineStructuredRule } from "../../shared/models/offline-rules";
 
@@ -33,11 +33,20 @@ export function firstWords(message: string, words = MAX_NAME_WORDS): string {
 export async function nameSession(
   model: BaseChatModel,
   message: string,
-  { timeoutMs = 4000, signal }: { timeoutMs?: number; signal?: AbortSignal } = {},
+  {
+    timeoutMs = 4000,
+    signal,
+    onTokens,
+  }: {
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    /** told the call's model tokens once it answers (the user's quota counts them) */
+    onTokens?: (tokens: number) => void;
+  } = {},
 ): Promise<string> {
   try {
     const call = model
-      .withStructuredOutput(SessionName, { name: SESSION_NAME_TOOL })
+      .withStructuredOutput(SessionName, { name: SESSION_NAME_TOOL, includeRaw: true })
       .invoke(
         [
           new SystemMessage(`Give this chat a short title of at most ${MAX_NAME_WORDS} words. No quotes.`),
@@ -48,7 +57,9 @@ export async function nameSession(
     const timeout = new Promise<never>((_, reject) =>
       setTimeout(() => reject(new Error("naming timed out")), timeoutMs).unref(),
     );
-    const { name } = SessionName.parse(await Promise.race([call, timeout]));
+    const { raw, parsed } = await Promise.race([call, timeout]);
+    onTokens?.((raw as AIMessage).usage_metadata?.total_tokens ?? 0);
+    const { name } = SessionName.parse(parsed);
     const words = name.replace(/["'`]/g, "").trim().split(/\s+/).filter(Boolean);
     if (words.length === 0 || words.length > MAX_NAME_WORDS) throw new Error("unusable name");
     return words.join(" ");

@@ -306,7 +306,9 @@ export class ChatService {
     };
     const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
     const signal = runSignal(lease.signal, turn.deadline);
-    // A failed turn's model calls cost as much as a finished one's: their tokens count too.
+    // A failed turn's model calls cost as much as a finished one's: their tokens count too, and a
+    // new session's naming call's beside them.
+    let namingTokens = 0;
     const settle = async (ended: { outcome?: RunOutcome; error?: unknown }, steps: TraceStep[]) => {
       // A turn that lost its lease neither recorded nor undid what it wrote: its mark stays for the
       // next holder to repair. A recorded turn stands however its release fares: a lease left behind
@@ -318,7 +320,7 @@ export class ChatService {
       try {
         await turn.settle?.(ended);
       } finally {
-        await Promise.all([release(), this.countTokens(turn.userId, admission, steps)]);
+        await Promise.all([release(), this.countTokens(turn.userId, admission, steps, namingTokens)]);
       }
     };
     await this.checkStart(isNew, sessionId, turn).catch(refuse);
@@ -346,7 +348,12 @@ export class ChatService {
       await turn.begin?.(sessionId);
       observer.onSession?.(sessionId);
       // Named alongside the run, so the name costs the reply no time.
-      const naming = isNew && turn.message !== undefined ? this.name(turn.message, signal) : undefined;
+      const naming =
+        isNew && turn.message !== undefined
+          ? this.name(turn.message, signal, (n) => {
+              namingTokens += n;
+            })
+          : undefined;
       tracer.record({ type: "settings", name: "session settings", started_at: Date.now(), duration_ms: 0, settings });
       const askedAt = new Date().toISOString();
       ran = true;
@@ -463,8 +470,8 @@ export class ChatService {
   }
 
   /** Settles the turn's admission with its reported model tokens; a failure is reported, never the reply's. */
-  private async countTokens(userId: string, admission: Admission | undefined, steps: TraceStep[]) {
-    const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
+  private async countTokens(userId: string, admission: Admission | undefined, steps: TraceStep[], naming: number) {
+    const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), naming);
     await this.deps.usage?.addTokens(userId, tokens, admission).catch((err) => this.deps.onUsageFailure?.(err));
   }
 
@@ -593,9 +600,9 @@ export class ChatService {
     }
   }
 
-  private name(message: string, signal: AbortSignal): Promise<string> {
+  private name(message: string, signal: AbortSignal, onTokens: (tokens: number) => void): Promise<string> {
     return this.deps.namingModel
-      ? nameSession(this.deps.namingModel, message, { signal })
+      ? nameSession(this.deps.namingModel, message, { signal, onTokens })
       : Promise.resolve(firstWords(message));
   }
 

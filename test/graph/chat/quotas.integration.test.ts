@@ -210,6 +210,25 @@ describe("per-user quotas on chat turns", () => {
     expect(stale.headers?.["retry-after"]).toBe(String(14 * 3600 - 15 - 16 * 60));
   });
 
+  // The session-naming call (a new session's first turn) is the user's model spend too.
+  it("counts a new session's naming call with the turn's own model calls", async () => {
+    const clock = { now: START };
+    const { checkpointer, owners, tableName } = await harness.stateTables();
+    const usage = new UserUsage(harness.dynamo.client, tableName, { tokensPerDay: 1_000_000 }, () => clock.now);
+    const chat = new ChatService({
+      graph: buildChatGraph({ model: new OfflineChatModel(), tools: [], checkpointer }),
+      owners,
+      conversations: harness.conversations,
+      recursionLimit: 12,
+      usage,
+      namingModel: new OfflineChatModel(),
+    });
+    const { trace } = await chat.reply({ userId: "jon", message: "plan a trip to Lisbon in May" });
+    const turnTokens = trace.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
+    expect(turnTokens).toBeGreaterThan(0);
+    expect((await usage.today("jon")).tokens).toBeGreaterThan(turnTokens);
+  });
+
   it("gives a turn's reservation back when it is refused after its admission (a bad checkpoint id)", async () => {
     const clock = { now: START };
     const { chat, usage } = await service({ tokensPerDay: 100_000 }, clock);
