@@ -56,7 +56,11 @@ export type NodeName = (typeof NODES)[keyof typeof NODES];
 /** Where a node sends the run next, as it records it in `next_node`. */
 export type Step = "plan" | "draft" | "validate" | "respond" | "escalate" | "finalize";
 
-export type Node = (state: SupportStateType) => Promise<SupportUpdate & { next_node?: Step | null }>;
+/** A node of the support graph; LangGraph hands it the run's config, whose signal stops the run at its deadline. */
+export type Node = (
+  state: SupportStateType,
+  config?: { signal?: AbortSignal },
+) => Promise<SupportUpdate & { next_node?: Step | null }>;
 
 /** The registry's tools a support conversation can use: those that gather passages or facts about the customer. */
 export const SUPPORT_TOOLS: AgentTool[] = TOOLS.filter((tool) => tool.gathers !== undefined);
@@ -81,14 +85,17 @@ async function decide<S extends z.ZodMiniType>(
 
 /**
  * Every node records its error in state and routes to escalate instead of throwing: the
- * conversation always ends with either a validated reply or a note for a person.
+ * conversation always ends with either a validated reply or a note for a person. Except Intercom
+ * failing for a while (a 429 past the client's retries, a read it could not answer): that fails
+ * the delivery, which SQS tries again later, since a person is not needed for an outage.
  */
 export const guarded =
   (name: string, node: Node): Node =>
-  async (state) => {
+  async (state, config) => {
     try {
-      return await node(state);
+      return await node(state, config);
     } catch (err) {
+      if (err instanceof IntercomError && err.retriable) throw err;
       return {
         error: `${name}: ${(err as Error).message}`,
         escalation_reason: `the ${name} step failed`,
@@ -141,8 +148,8 @@ const TEAM_PARTS = new Set(["comment", "note"]);
 
 export const initializeNode =
   (deps: SupportDeps): Node =>
-  async (state) => {
-    const conversation = await deps.intercom.getConversation(state.conversation_id);
+  async (state, config) => {
+    const conversation = await deps.intercom.getConversation(state.conversation_id, config?.signal);
     const ignored = notAnswerable(conversation, state.part_id) ?? personInCharge(deps, conversation);
     if (ignored) return { ignored_reason: ignored, response_delivery: "ignored", error: null, next_node: null };
     // What was said up to the notified part, which the run answers: a message the customer wrote
@@ -159,7 +166,7 @@ export const initializeNode =
       .filter((line) => line.content !== "");
     const asked = toStorableText(plainText(said.at(-1)?.body)).trim();
     const contactId = conversation.contacts?.contacts?.[0]?.id;
-    const contact = contactId ? await deps.intercom.getContact(contactId) : undefined;
+    const contact = contactId ? await deps.intercom.getContact(contactId, config?.signal) : undefined;
     // The email is who the customer is to user context only for a user the product identified: a
     // lead's email is whatever the visitor typed, and anyone could type a customer's.
     const email = contact?.role === "user" ? (contact.email ?? null) : null;
@@ -318,7 +325,7 @@ export const draftNode =
 
 export const validateNode =
   (deps: SupportDeps): Node =>
-  async (state) => {
+  async (state, config) => {
     const verdict = await decide(
       deps.model,
       Validation,
@@ -334,6 +341,7 @@ export const validateNode =
         deps.adminId,
         "note",
         `Validation ${verdict.valid ? "passed" : "failed"}: ${verdict.reasoning}${verdict.issues.length ? ` Issues: ${verdict.issues.join("; ")}` : ""}`,
+        config?.signal,
       );
       await deps.answered.claim(noted);
     }
@@ -348,7 +356,7 @@ export const validateNode =
 
 export const respondNode =
   (deps: SupportDeps): Node =>
-  async (state) => {
+  async (state, config) => {
     // Claimed before sending, and marked sent once Intercom took it: a redelivered message finds
     // the part answered and sends nothing. One claimed by a delivery that stopped before Intercom
     // answered (its process died mid-request) may or may not have reached the customer: it is not
@@ -368,7 +376,13 @@ export const respondNode =
           "an earlier attempt to answer stopped before Intercom confirmed its reply, which may not have reached the customer",
       };
     }
-    await deps.intercom.reply(state.conversation_id, deps.adminId, "comment", state.draft!.reply);
+    try {
+      await deps.intercom.reply(state.conversation_id, deps.adminId, "comment", state.draft!.reply, config?.signal);
+    } catch (err) {
+      // Refused before Intercom acted (429): nothing reached the customer, and the retry may send it.
+      if (err instanceof IntercomError && err.retriable) await deps.answered.release(key);
+      throw err;
+    }
     await deps.answered.claim(`${key}#sent`);
     return { response: state.draft!.reply, response_delivery: "sent", next_node: "finalize" };
   };
@@ -389,16 +403,18 @@ const answeredKey = (state: SupportStateType) => `intercom-answered#${state.conv
  */
 export const escalateNode =
   (deps: SupportDeps): Node =>
-  async (state) => {
+  async (state, config) => {
     const reason = state.escalation_reason ?? state.error ?? "the agent could not answer";
     const source = state.error ? state.error.split(":")[0]! : (state.next_node ?? "agent");
-    await deps.answered.claim(`${answeredKey(state)}#escalated`);
+    const handedOver = `${answeredKey(state)}#escalated`;
+    const mine = await deps.answered.claim(handedOver);
     try {
       await deps.intercom.reply(
         state.conversation_id,
         deps.adminId,
         "note",
         `Escalated to the team. Reason: ${reason} (from: ${source})`,
+        config?.signal,
       );
     } catch (err) {
       // Only a conversation that is gone is refused for good. Any other refusal (401 or 403: a
@@ -406,6 +422,9 @@ export const escalateNode =
       // alarm), rather than every message being dropped without a word while it lasts.
       const refused = err instanceof IntercomError && err.status === 404;
       if (refused) return { error: `escalate: ${err.message}`, response_delivery: "escalated" };
+      // Handed to nobody: the retry decides afresh (an earlier attempt's hand-off, whose note was
+      // posted, stays).
+      if (mine) await deps.answered.release(handedOver);
       throw new Error(`escalate: the note to the team could not be posted: ${(err as Error).message}`, { cause: err });
     }
     return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };
@@ -417,12 +436,12 @@ export const escalateNode =
  */
 export const finalizeNode =
   (deps: SupportDeps): Node =>
-  async (state) => {
+  async (state, config) => {
     const answered = state.response_delivery === "sent" || state.response_delivery === "duplicate";
     if (!answered) return { finalize: { status: state.response_delivery ?? "unknown", snoozed_until: null } };
     const until = new Date(Date.now() + deps.snoozeMinutes * 60_000);
     try {
-      await deps.intercom.snooze(state.conversation_id, deps.adminId, until);
+      await deps.intercom.snooze(state.conversation_id, deps.adminId, until, config?.signal);
       return { finalize: { status: state.response_delivery ?? "unknown", snoozed_until: until.toISOString() } };
     } catch (err) {
       return {

@@ -27,10 +27,19 @@ export interface IntercomContact {
 
 export class IntercomError extends Error {
   constructor(
+    /** Intercom's status, or 0 when it did not answer (a dropped connection, or no answer in time) */
     readonly status: number,
     message: string,
+    /**
+     * Nothing of the request can have landed twice by trying it again later: a 429 (a refusal
+     * before Intercom acted), or a read, note or snooze that failed. A delivery that met one is
+     * retried whole (SQS) rather than handed to a person; a customer's reply that may have landed
+     * (a 5xx, no answer) is not.
+     */
+    readonly retriable = false,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -45,6 +54,8 @@ export interface IntercomClientOptions {
   maxDelayMs?: number;
   /** how a wait between attempts is made (tests record them) */
   sleep?: (ms: number) => Promise<void>;
+  /** how long one request may take before it counts as a dropped connection (default 10 s) */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -61,14 +72,16 @@ export class IntercomClient {
     this.fetch = options.fetch ?? fetch;
   }
 
-  getConversation(id: string): Promise<IntercomConversation> {
+  // Each call takes the run's signal: a run stopped at its deadline stops its request too.
+
+  getConversation(id: string, signal?: AbortSignal): Promise<IntercomConversation> {
     // Bodies as Intercom stores them, HTML (plainText reads them): asked as plain text, a customer's
     // `a<b and c>d` could not be told from markup.
-    return this.request("GET", `/conversations/${encodeURIComponent(id)}`);
+    return this.request("GET", `/conversations/${encodeURIComponent(id)}`, undefined, { signal });
   }
 
-  getContact(id: string): Promise<IntercomContact> {
-    return this.request("GET", `/contacts/${encodeURIComponent(id)}`);
+  getContact(id: string, signal?: AbortSignal): Promise<IntercomContact> {
+    return this.request("GET", `/contacts/${encodeURIComponent(id)}`, undefined, { signal });
   }
 
   /**
@@ -76,7 +89,13 @@ export class IntercomClient {
    * plain text: Intercom reads a reply's body as HTML, so it is sent escaped, and a draft quoting
    * markup (from a document, or the customer) shows as written rather than as markup.
    */
-  reply(conversationId: string, adminId: string, messageType: "comment" | "note", text: string): Promise<unknown> {
+  reply(
+    conversationId: string,
+    adminId: string,
+    messageType: "comment" | "note",
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     return this.request(
       "POST",
       `/conversations/${encodeURIComponent(conversationId)}/reply`,
@@ -84,16 +103,16 @@ export class IntercomClient {
       // Only what the customer reads is never sent twice: a note the team reads twice, or a second
       // snooze, does no harm, and a note lost to one 5xx or dropped connection would leave the
       // part with nobody.
-      { retryServerErrors: messageType === "note" },
+      { retryServerErrors: messageType === "note", signal },
     );
   }
 
-  snooze(conversationId: string, adminId: string, until: Date): Promise<unknown> {
+  snooze(conversationId: string, adminId: string, until: Date, signal?: AbortSignal): Promise<unknown> {
     return this.request(
       "POST",
       `/conversations/${encodeURIComponent(conversationId)}/parts`,
       { message_type: "snoozed", admin_id: adminId, snoozed_until: Math.floor(until.getTime() / 1000) },
-      { retryServerErrors: true },
+      { retryServerErrors: true, signal },
     );
   }
 
@@ -101,16 +120,22 @@ export class IntercomClient {
     method: string,
     path: string,
     body?: unknown,
-    { retryServerErrors = method === "GET" }: { retryServerErrors?: boolean } = {},
+    { retryServerErrors = method === "GET", signal }: { retryServerErrors?: boolean; signal?: AbortSignal } = {},
   ): Promise<T> {
+    const timeoutMs = this.options.requestTimeoutMs ?? 10_000;
     const attempts = this.options.maxAttempts ?? 4;
     const token = typeof this.options.token === "string" ? this.options.token : await this.options.token();
     const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     const wait = (ms: number) => sleep(Math.min(ms, this.options.maxDelayMs ?? 10_000));
     for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
       let res: Response;
+      // A request Intercom took and never answered would otherwise hold the run until undici's own
+      // limit (300 s), past the run's deadline, and the queue behind it.
+      const limit = AbortSignal.timeout(timeoutMs);
       try {
         res = await this.fetch(`${this.baseUrl}${path}`, {
+          signal: signal ? AbortSignal.any([signal, limit]) : limit,
           method,
           headers: {
             Authorization: `Bearer ${token}`,
@@ -120,8 +145,19 @@ export class IntercomClient {
           },
           body: body ? JSON.stringify(body) : undefined,
         });
-      } catch (err) {
-        // A dropped connection says no more than a 5xx whether a write landed: retried as one.
+      } catch (caught) {
+        // The run stopped: nothing is tried again.
+        if (signal?.aborted) throw caught;
+        const err = new IntercomError(
+          0,
+          limit.aborted
+            ? `Intercom ${method} ${path} did not answer within ${timeoutMs} ms`
+            : `Intercom ${method} ${path} failed: ${(caught as Error).message}`,
+          retryServerErrors,
+          { cause: caught },
+        );
+        // A dropped connection, or no answer in time, says no more than a 5xx whether a write
+        // landed: retried as one.
         if (!retryServerErrors || attempt >= attempts) throw err;
         await wait(200 * 2 ** attempt);
         continue;
@@ -134,6 +170,7 @@ export class IntercomClient {
         throw new IntercomError(
           res.status,
           `Intercom ${method} ${path} failed with ${res.status}: ${(await res.text()).slice(0, 300)}`,
+          retriable,
         );
       }
       await res.body?.cancel();

@@ -10,7 +10,8 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+/** An answer, or `hang`: the request is read and never answered (a service that stopped mid-request). */
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string>; hang?: boolean };
 
 /**
  * A local HTTP server standing in for a service (PostgREST, Intercom): it records each request and
@@ -32,6 +33,7 @@ export async function recordingServer(respond: (req: RecordedRequest) => Reply) 
     };
     requests.push(recorded);
     const reply = respond(recorded);
+    if (reply.hang) return;
     res.writeHead(reply.status, { "content-type": "application/json; charset=utf-8", ...reply.headers });
     res.end(reply.body === undefined ? "" : JSON.stringify(reply.body));
   });

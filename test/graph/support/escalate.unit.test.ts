@@ -29,7 +29,7 @@ describe("escalating a part to the team", () => {
   it("fails the delivery when the note cannot be posted, rather than snooze a part nobody was told of", async () => {
     const deps = {
       adminId: "991",
-      answered: { claim: async () => true },
+      answered: { claim: async () => true, release: async () => undefined },
       intercom: {
         reply: async () => {
           throw new IntercomError(503, "Intercom POST /conversations/c1/reply failed with 503");
@@ -65,7 +65,7 @@ describe("escalating a part to the team", () => {
       const marks: string[] = [];
       const deps = {
         adminId: "991",
-        answered: { claim: async (key: string) => marks.push(key) > 0 },
+        answered: { claim: async (key: string) => marks.push(key) > 0, release: async () => undefined },
         intercom: {
           reply: async () => {
             throw new IntercomError(status, `Intercom POST /conversations/c1/reply failed with ${status}`);

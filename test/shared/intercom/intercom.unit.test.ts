@@ -61,6 +61,32 @@ describe("Intercom client requests (Intercom REST API 2.11 shapes)", () => {
     expect(last().body).toEqual({ message_type: "snoozed", admin_id: "991", snoozed_until: 1767225600 });
   });
 
+  // A probe's finding: a request Intercom took and never answered held the support run for 300 s
+  // (undici's own limit), past its deadline, and the queue behind it.
+  it("gives each request its own time limit: a hung read is tried again, a hung customer reply is not", async () => {
+    const timed = new IntercomClient({ baseUrl: server.url, token: "tok", maxDelayMs: 10, requestTimeoutMs: 150 });
+    reply = () => ({ status: 200, hang: true });
+    let started = Date.now();
+    await expect(timed.getConversation("123")).rejects.toThrow(/did not answer within 150 ms/);
+    expect(server.requests).toHaveLength(4);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    server.requests.length = 0;
+    started = Date.now();
+    await expect(timed.reply("123", "991", "comment", "Hello")).rejects.toThrow(/did not answer within 150 ms/);
+    expect(server.requests).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("stops a request at once when the run's signal is aborted, and tries nothing again", async () => {
+    const timed = new IntercomClient({ baseUrl: server.url, token: "tok", maxDelayMs: 10, requestTimeoutMs: 10_000 });
+    reply = () => ({ status: 200, hang: true });
+    const started = Date.now();
+    const call = timed.getConversation("123", AbortSignal.timeout(100));
+    await expect(call).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("retries 429 after Retry-After and 5xx with backoff, then gives up with the status", async () => {
     let calls = 0;
     reply = () =>
