@@ -1,4 +1,4 @@
-import { textOfHtml } from "../html-text";
+import { HtmlTooDeep, textOfHtml } from "../html-text";
 import { extension, unsupportedType } from "./document-types";
 import { SkipDocument } from "./skip";
 import { checkDeadline, checkTextLength, MAX_ZIP_ENTRIES, OverLimit, timedOut, type DocumentLimits } from "./limits";
@@ -86,6 +86,7 @@ function htmlText(html: string): string {
   } catch (err) {
     // html-to-text walks the tree by recursion: tens of thousands of nested elements overflow the
     // stack. That is the document's shape, so it is skipped, not retried.
+    if (err instanceof HtmlTooDeep) throw new UnreadableDocument(err.message);
     if (err instanceof RangeError) throw new UnreadableDocument("its elements are nested too deep to read");
     throw err;
   }
