@@ -10,6 +10,7 @@ import type { IngestOutcome } from "../shared/ingest/ingestor";
 import { parseRecord, sqsConsumer } from "../shared/sqs-batch";
 import { createLogger } from "../shared/logger";
 import { createMetrics, MetricUnit } from "../shared/metrics";
+import { storableTextProblem } from "../shared/text";
 
 const logger = createLogger("ingest");
 const metrics = createMetrics("ingest");
@@ -47,6 +48,18 @@ export function createIngestHandler(runtime: () => Promise<IngestRuntime>) {
             kind: objectEvent.kind,
             sequencer: objectEvent.sequencer,
           };
+          // Postgres refuses a NUL or an unpaired surrogate in any text: such a key can be recorded
+          // nowhere, and retrying cannot change it. Skipped and logged, the record acknowledged.
+          const problem = storableTextProblem(objectEvent.key);
+          if (problem) {
+            metrics.addMetric(OUTCOME_METRIC.skipped, MetricUnit.Count, 1);
+            logger.warn("document skipped", {
+              ...fields,
+              action: "skipped",
+              reason: `its key cannot be stored (a key ${problem})`,
+            });
+            continue;
+          }
           let outcome: IngestOutcome;
           try {
             outcome = await ingestor.handle(objectEvent);

@@ -27,7 +27,11 @@ function markers() {
   const held = new Map<string, string | undefined>();
   return {
     held,
-    claim: async (key: string, note?: string) => (held.has(key) ? false : (held.set(key, note), true)),
+    claim: async (key: string, note?: string) => {
+      if (held.has(key)) return false;
+      held.set(key, note);
+      return true;
+    },
     claimed: async (key: string) => held.has(key),
     markOf: async (key: string) => (held.has(key) ? { note: held.get(key) } : undefined),
     release: async (key: string) => void held.delete(key),

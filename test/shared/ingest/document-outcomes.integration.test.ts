@@ -227,6 +227,33 @@ describe("every document ends ingested, skipped or failed, recorded and logged",
     );
   });
 
+  // A probe's finding: a key Postgres cannot store (a NUL) failed in the database on each receive
+  // and was dead-lettered as a store failure, after two retries that could not help.
+  it("skips, logs and acknowledges a document whose key the store cannot hold, without retrying it", async () => {
+    const warn = vi.spyOn(Logger.prototype, "warn");
+    const handler = createIngestHandler(async () => ({ ingestor: ingestor() }));
+    const response = await handler(
+      {
+        Records: [
+          {
+            messageId: "nul-key",
+            body: s3Notification({
+              eventName: "ObjectCreated:Put",
+              bucket: "docs",
+              key: "a\u0000b.md",
+              sequencer: "09200",
+            }),
+            attributes: { ApproximateReceiveCount: "1" },
+          },
+        ],
+      } as unknown as SQSEvent,
+      lambdaContext("ingest", 60_000),
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    const skipped = warn.mock.calls.find((c) => c[0] === "document skipped")?.[1] as { reason?: string } | undefined;
+    expect(skipped?.reason).toBe("its key cannot be stored (a key must not contain NUL characters)");
+  });
+
   it("records a document that fails with its error, logs it with its key, and reports only that record", async () => {
     const error = vi.spyOn(Logger.prototype, "error");
     put("unlucky.md", "Embedding this one fails.");
