@@ -9,7 +9,7 @@ import { createLogger } from "../shared/logger";
 import type { DocumentRecord } from "../shared/stores/agent-store";
 import { deferredRuntime } from "../shared/deferred";
 import type { RouteSchemas } from "../shared/request-schemas";
-import { storable, storableText } from "../shared/text";
+import { isStorableText, storable, storableText } from "../shared/text";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
 const logger = createLogger("knowledge");
@@ -40,7 +40,30 @@ const Upload = z.strictObject({
   content_type: z.optional(storableText({ min: 1, max: 255 })),
 });
 
-const ListQuery = z.object({ deleted: z._default(z.enum(["0", "1"]), "0") });
+/** A page's cursor: the source (relative to the prefix) the previous page ended on, as base64url JSON `["after", source]`. */
+const pageCursor = (source: string) => Buffer.from(JSON.stringify(["after", source])).toString("base64url");
+function afterOf(cursor: string): string | undefined {
+  if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (!Array.isArray(value) || value.length !== 2 || value[0] !== "after") return undefined;
+    // Any key the list can end a page on (one put in the bucket directly need not be a Source the upload route takes).
+    return typeof value[1] === "string" && value[1].length <= 1024 && isStorableText(value[1]) ? value[1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** At most 1,000 a page: about 1.3 MB at the longest names S3 allows, under Lambda's 6 MB. */
+const ListQuery = z.object({
+  deleted: z._default(z.enum(["0", "1"]), "0"),
+  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000)), 500),
+  cursor: z.optional(
+    storableText({ min: 1, max: 3000 }).check(
+      z.refine((c) => afterOf(c) !== undefined, "is not a cursor this API returned (use next_cursor as given)"),
+    ),
+  ),
+});
 const SearchQuery = z.object({
   q: storable(z.string().check(z.trim(), z.minLength(1), z.maxLength(1000))),
   limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(10)), 5),
@@ -135,15 +158,24 @@ export function createKnowledgeHandler(
       }
 
       if (event.resource === "/api/knowledge/documents") {
-        const { deleted } = parseQuery(event, ListQuery);
-        const documents = await store.listDocuments(knowledge.bucket).catch((err) => {
-          throw unavailable(err);
-        });
+        const { deleted, limit, cursor } = parseQuery(event, ListQuery);
+        const after = cursor === undefined ? null : documentId(afterOf(cursor)!);
+        // One more than the page: whether there is a next one, without an empty last page.
+        const documents = await store
+          .listDocumentsPage({
+            bucket: knowledge.bucket,
+            prefix: knowledge.prefix,
+            after,
+            limit: limit + 1,
+            deleted: deleted === "1",
+          })
+          .catch((err) => {
+            throw unavailable(err);
+          });
+        const page = documents.slice(0, limit).map((d) => view(d, knowledge));
         return json(200, {
-          documents: documents
-            .filter((d) => d.source.startsWith(knowledge.prefix))
-            .filter((d) => deleted === "1" || d.status !== "deleted")
-            .map((d) => view(d, knowledge)),
+          documents: page,
+          ...(documents.length > limit ? { next_cursor: pageCursor(page.at(-1)!.source) } : {}),
         });
       }
 

@@ -44,8 +44,20 @@ export interface KbTarget {
 export class KbClient {
   constructor(private readonly target: KbTarget) {}
 
+  /** Every document, a page at a time. */
   async list(): Promise<KbDocument[]> {
-    return (await this.call<{ documents: KbDocument[] }>("GET", "/api/knowledge/documents")).documents;
+    const all: KbDocument[] = [];
+    let cursor: string | undefined;
+    do {
+      const query = new URLSearchParams({ limit: "1000", ...(cursor ? { cursor } : {}) });
+      const page = await this.call<{ documents: KbDocument[]; next_cursor?: string }>(
+        "GET",
+        `/api/knowledge/documents?${query}`,
+      );
+      all.push(...page.documents);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return all;
   }
 
   /** One document; `chunks` is then the list of its chunks' previews. */

@@ -261,6 +261,17 @@ export interface AgentStore {
   recordDocumentOutcome(version: DocumentVersion, status: "skipped" | "failed", reason: string): Promise<void>;
   /** Every document of a bucket with its status, by key. */
   listDocuments(bucket: string): Promise<DocumentRecord[]>;
+  /**
+   * At most `limit` documents of a bucket whose keys start with `prefix`, by document id after
+   * `after` (the last one of the previous page), tombstones only with `deleted`.
+   */
+  listDocumentsPage(page: {
+    bucket: string;
+    prefix: string;
+    after: string | null;
+    limit: number;
+    deleted: boolean;
+  }): Promise<DocumentRecord[]>;
   /** One document with its status, by id (bucket/key); undefined when there is none. */
   getDocument(documentId: string): Promise<DocumentRecord | undefined>;
   /** Size and type of a version whose processing began (shown with its status). */

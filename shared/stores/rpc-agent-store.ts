@@ -33,6 +33,7 @@ export const AGENT_STORE_CALLS = {
   begin_document_attempt: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_until"],
   record_document_outcome: ["p_document_id", "p_source", "p_sequencer", "p_etag", "p_status", "p_reason"],
   list_documents: ["p_bucket"],
+  list_documents_page: ["p_bucket", "p_prefix", "p_after", "p_limit", "p_deleted"],
   get_document: ["p_document_id"],
   record_document_facts: ["p_document_id", "p_sequencer", "p_bytes", "p_content_type"],
   document_chunks: ["p_document_id"],
@@ -215,6 +216,23 @@ export class RpcAgentStore implements AgentStore {
 
   async listDocuments(bucket: string) {
     return rows(await this.allRows("list_documents", { p_bucket: bucket }, "document_id")).map(toDocumentRecord);
+  }
+
+  async listDocumentsPage(page: {
+    bucket: string;
+    prefix: string;
+    after: string | null;
+    limit: number;
+    deleted: boolean;
+  }) {
+    const found = await this.call("list_documents_page", {
+      p_bucket: page.bucket,
+      p_prefix: page.prefix,
+      p_after: page.after,
+      p_limit: page.limit,
+      p_deleted: page.deleted,
+    });
+    return rows(found).map(toDocumentRecord);
   }
 
   async recordDocumentFacts(v: DocumentVersion, bytes: number, contentType: string) {

@@ -92,6 +92,37 @@ describe("knowledge base administration", () => {
     expect(search.body.results.map((r: { source: string }) => r.source)).not.toContain("guides/setup.md");
   });
 
+  // A probe's finding: the list was the whole table in one response, tombstones included, and
+  // past Lambda's 6 MB (about 7,000 documents of long names) it answered 502, breaking `kb`
+  // and the playground's Knowledge tab; `limit` and `cursor` were silently ignored.
+  it("lists documents a page at a time, in source order, each page's next_cursor leading to the next", async () => {
+    const whole: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await call("GET", `/api/knowledge/documents?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(res.status).toBe(200);
+      expect(res.body.documents.length).toBeLessThanOrEqual(2);
+      whole.push(...res.body.documents.map((d: { source: string }) => d.source));
+      cursor = res.body.next_cursor;
+      pages += 1;
+    } while (cursor && pages < 50);
+    expect(pages).toBeGreaterThan(1);
+    expect(whole).toEqual([...whole].sort());
+    expect(new Set(whole).size).toBe(whole.length);
+    expect(whole).toContain("pricing.md");
+    for (const [query, code] of [
+      ["limit=0", "invalid_limit"],
+      ["limit=1001", "invalid_limit"],
+      ["limit=two", "invalid_limit"],
+      ["cursor=%21%21", "invalid_cursor"],
+      [`cursor=${Buffer.from('["x"]').toString("base64url")}`, "invalid_cursor"],
+    ]) {
+      const res = await call("GET", `/api/knowledge/documents?${query}`);
+      expect([query, res.status, res.body.error?.code]).toEqual([query, 400, code]);
+    }
+  });
+
   it("answers bad requests with a precise 4xx", async () => {
     const bad: [string, string, unknown, number, string][] = [
       ["POST", "/api/knowledge/uploads", { source: "../escape.md", bytes: 10 }, 400, "invalid_source"],

@@ -17,8 +17,9 @@ const ADMIN = { headers: { "x-user-role": "admin" } };
 export function Knowledge({ user }: { user: string }) {
   const [problem, setProblem] = useState<Problem>();
   const [dragging, setDragging] = useState(false);
+  // The first page only, polled: a large knowledge base is listed whole by `npm run kb -- ls`.
   const docs = usePolling(
-    () => api<{ documents: KnowledgeDocument[] }>(user, "/api/knowledge/documents", ADMIN).then((r) => r.documents),
+    () => api<{ documents: KnowledgeDocument[]; next_cursor?: string }>(user, "/api/knowledge/documents", ADMIN),
     2000,
     "documents",
   );
@@ -78,7 +79,10 @@ export function Knowledge({ user }: { user: string }) {
       {problem && <ErrorNote error={problem} />}
       {docs.error && <ErrorNote error={docs.error} />}
       <table className="documents">
-        <caption>Documents</caption>
+        <caption>
+          Documents
+          {docs.data?.next_cursor && ` (the first ${docs.data.documents.length}; npm run kb -- ls lists them all)`}
+        </caption>
         <thead>
           <tr>
             <th scope="col">Document</th>
@@ -91,7 +95,7 @@ export function Knowledge({ user }: { user: string }) {
           </tr>
         </thead>
         <tbody>
-          {docs.data?.map((d) => (
+          {docs.data?.documents.map((d) => (
             <tr key={d.source} data-testid="document">
               <th scope="row">{d.source}</th>
               <td>
