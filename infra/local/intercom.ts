@@ -6,6 +6,19 @@ import { sendJson } from "./send-json";
 
 export const LOCAL_ADMIN_ID = "991";
 
+/** Intercom's own API, INTERCOM_API_URL's default. */
+const INTERCOM_API = "https://api.intercom.io";
+
+/**
+ * How the local support worker reaches Intercom: the stand-in (at `standIn()`, once the stack listens) in place of Intercom's
+ * own API, or, when INTERCOM_API_URL names another (a fake that fails on cue, a test workspace's
+ * proxy), that one, untouched.
+ */
+export function localIntercomFetch(configured: string, standIn: () => string): typeof fetch {
+  if (configured.replace(/\/+$/, "") !== INTERCOM_API) return (input, init) => fetch(input, init);
+  return (input, init) => fetch(String(input).replace(INTERCOM_API, standIn()), init);
+}
+
 interface Part {
   id: string;
   part_type: string;

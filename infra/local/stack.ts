@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import type { Backends } from "../../shared/backends";
-import { IntercomStandIn, LOCAL_ADMIN_ID } from "./intercom";
+import { IntercomStandIn, LOCAL_ADMIN_ID, localIntercomFetch } from "./intercom";
 import { createCheckpointTable, DynamoDBSaver } from "../../graph/checkpoint";
 import { supportGraphShape } from "../../graph/support/graph";
 import { loadConfig } from "../../shared/config";
@@ -195,8 +195,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
       // The data function's stand-in: DuckDB on worker threads of its own (data-worker.ts).
       dataEngine,
       // The worker reaches the stand-in over HTTP, as it reaches Intercom.
-      intercomFetch: (input, init) =>
-        fetch(String(input).replace(config.INTERCOM_API_URL, `${url}/_local/intercom/api`), init),
+      intercomFetch: localIntercomFetch(config.INTERCOM_API_URL, () => `${url}/_local/intercom/api`),
     };
     // Every function of the manifest, built by its own createHandler on these stand-ins, exactly
     // as Lambda builds it on AWS's; there is no authorizer locally (shared/identity.ts).
