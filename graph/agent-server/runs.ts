@@ -217,6 +217,8 @@ export async function executeRun(
         ...(input.message ? { message: input.message.text, messageId: input.message.id } : {}),
         ...(input.answers ? { answers: input.answers } : {}),
         ifBusy: strategy === "reject" ? "reject" : "queue",
+        // A background run (the worker's, with its 15 minutes) waits for the thread as long as it may.
+        ...(recorded ? { waitUntilDeadline: true } : {}),
         durability: "sync",
         deadline: caller.deadline,
         options: {
@@ -298,7 +300,9 @@ export async function executeRun(
       },
     );
   } catch (err) {
-    if (!started) throw err; // refused before it started: no run, the status says why
+    // Refused before it started: no run, the status says why. A run that waited its turn and ran
+    // out of wait is told so: it chose to wait, and "choose a different strategy" would mislead.
+    if (!started) throw strategy !== "reject" && isSessionBusy(err) ? threadStillBusy() : err;
     const app = asAppError(err);
     if (app.status >= 500) deps.onServerError?.(err);
     const error = errorOf(app);
@@ -311,6 +315,16 @@ export async function executeRun(
   await finishStateless(deps, caller, body, threadId!);
   return { runId, threadId: threadId!, values };
 }
+
+const isSessionBusy = (err: unknown) => err instanceof AppError && err.code === "session_busy";
+
+/** A run that waits its turn (enqueue, interrupt, rollback) still waiting when its request must answer. */
+const threadStillBusy = () =>
+  new AppError(
+    409,
+    "thread_busy",
+    "The thread's earlier runs were still running after the wait this request allows. Retry, or create the run in the background (runs.create), which waits longer.",
+  );
 
 const runStatusOf = (code: string): RunStatus =>
   code === "turn_timeout" ? "timeout" : code === "run_cancelled" ? "interrupted" : "error";

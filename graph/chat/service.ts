@@ -53,6 +53,12 @@ export interface ChatTurn {
   durability?: "exit" | "sync";
   /** when another run holds the session: answer 409 at once (default), or wait for it */
   ifBusy?: "reject" | "queue";
+  /**
+   * With ifBusy "queue": wait for the session as long as the deadline leaves room for a run, not
+   * only SESSION_QUEUE_WAIT_MS (which a request's answer must beat). A background run's worker has
+   * 15 minutes, and an enqueued run or a cron's firing behind a long run is to run, not fail.
+   */
+  waitUntilDeadline?: boolean;
   /** a new session's settings, over its project's defaults; refused for an existing session */
   settings?: SettingsPatch;
   /** ready image files of the session, sent with the message */
@@ -607,9 +613,11 @@ export class ChatService {
   }
 
   /** An `if_busy: "queue"` request waits no longer than its deadline leaves room for a run. */
-  private queueWait(deadline: number | undefined): number {
+  private queueWait(deadline: number | undefined, untilDeadline = false): number {
     const configured = this.deps.queueWaitMs ?? 20_000;
-    return deadline === undefined ? configured : Math.max(0, Math.min(configured, deadline - Date.now() - MIN_RUN_MS));
+    if (deadline === undefined) return configured;
+    const room = Math.max(0, deadline - Date.now() - MIN_RUN_MS);
+    return untilDeadline ? room : Math.min(configured, room);
   }
 
   /** The reply never waits for extraction: only for the queue to accept the turn, and never fails on it. */
@@ -647,7 +655,12 @@ export class ChatService {
     try {
       attempt =
         turn.ifBusy === "queue"
-          ? await this.deps.owners.leaseWaiting(sessionId, turn.userId, this.queueWait(turn.deadline), holder)
+          ? await this.deps.owners.leaseWaiting(
+              sessionId,
+              turn.userId,
+              this.queueWait(turn.deadline, turn.waitUntilDeadline),
+              holder,
+            )
           : await this.deps.owners.lease(sessionId, turn.userId, holder);
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);

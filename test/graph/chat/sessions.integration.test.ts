@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-
 import { createSessionsHandler } from "../../../functions/sessions";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { firstWords, nameSession } from "../../../graph/chat/naming";
-import { ChatService } from "../../../graph/chat/service";
+import { ChatService, MIN_RUN_MS } from "../../../graph/chat/service";
 import { SessionOwners } from "../../../shared/stores/session-owners";
 import { buildChatRuntime } from "../../../graph/chat/runtime";
 import { loadConfig } from "../../../shared/config";
@@ -28,7 +28,11 @@ afterAll(() => harness.close());
 const slowModel = () =>
   new ScriptedModel(() => new AIMessage("done")) as ScriptedModel & { _generate: ScriptedModel["_generate"] };
 
-async function service({ modelMs = 150, leaseMs }: { modelMs?: number; leaseMs?: number } = {}) {
+async function service({
+  modelMs = 150,
+  leaseMs,
+  queueWaitMs = 5000,
+}: { modelMs?: number; leaseMs?: number; queueWaitMs?: number } = {}) {
   const tables = await harness.stateTables();
   const { checkpointer, tableName } = tables;
   const owners =
@@ -44,7 +48,7 @@ async function service({ modelMs = 150, leaseMs }: { modelMs?: number; leaseMs?:
     owners,
     conversations: harness.conversations,
     recursionLimit: 6,
-    queueWaitMs: 5000,
+    queueWaitMs,
   });
   return { chat, checkpointer, tableName };
 }
@@ -110,6 +114,31 @@ describe("double-texting", () => {
       "second",
       "done",
     ]);
+  });
+
+  // A probe's finding: an enqueued background run (and a cron's firing) waited at most
+  // SESSION_QUEUE_WAIT_MS (20 s) for its thread, then ended in error and never ran, though its
+  // worker had 15 minutes; a request answers within API Gateway's time, a worker need not.
+  it("lets a run that may wait as long as its deadline allows (a background run) outwait the request's limit", async () => {
+    const { chat } = await service({ modelMs: 800, queueWaitMs: 200 });
+    const { sessionId } = await chat.reply({ userId: "u", message: "start" });
+    const holder = chat.reply({ userId: "u", sessionId, message: "holder" });
+    await new Promise((r) => setTimeout(r, 100));
+    // A request's wait is its limit: 409 after 200 ms.
+    await expect(chat.reply({ userId: "u", sessionId, message: "asked", ifBusy: "queue" })).rejects.toMatchObject({
+      status: 409,
+    });
+    const deadline = Date.now() + MIN_RUN_MS + 30_000;
+    const background = chat.reply({
+      userId: "u",
+      sessionId,
+      message: "background",
+      ifBusy: "queue",
+      waitUntilDeadline: true,
+      deadline,
+    });
+    await holder;
+    await expect(background).resolves.toMatchObject({ sessionId });
   });
 
   it("keeps the lease for a run that outlives it (heartbeat): a message during it gets 409", async () => {
