@@ -1,4 +1,5 @@
 import { convert } from "html-to-text";
+import { Parser } from "htmlparser2";
 
 const HIDDEN = [
   "template",
@@ -42,27 +43,31 @@ export class HtmlTooDeep extends RangeError {
   override readonly name = "HtmlTooDeep";
 }
 
-/** Elements that open nothing: void ones, which have no end tag. */
-const VOID_ELEMENTS = new Set([..."area base br col embed hr img input link meta param source track wbr".split(" ")]);
-/**
- * Elements whose end tag may be left out: the next of their kind closes them (HTML's rules, and
- * htmlparser2's, which html-to-text uses), so a long list of them is not a deep one.
- */
-const SELF_CLOSING_SIBLINGS = new Set([..."p li dt dd tr td th option optgroup rb rt rp".split(" ")]);
+/** Thrown from the parser's callback to stop it at the first element past the limit. */
+class PastTheLimit extends Error {}
 
 /**
- * Whether HTML's elements nest more than `max` deep, counted in one pass over its tags (a bound,
- * not a parse: a tag inside a comment or a script counts, which can only refuse more). Hand-written:
- * the parsers build the tree this check exists to avoid building.
+ * Whether HTML's elements nest more than `max` deep, as htmlparser2 (which html-to-text converts
+ * with) nests them: its own parser, with no tree built, counting each element it opens and each
+ * it closes, implied closes included, and stopping at the first element past `max`. A count of
+ * tags by pattern disagreed with it both ways (a stray `</x>`, an end tag inside a comment, or
+ * `<li><dd>` let deep HTML through; SVG's self-closed paths were refused).
  */
 function nestedDeeperThan(html: string, max: number): boolean {
   let depth = 0;
-  for (const [, closing, name] of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*>/g)) {
-    const element = name!.toLowerCase();
-    // `<span/>` is not closed in HTML (the parser reads it as `<span>`): it counts.
-    if (VOID_ELEMENTS.has(element) || SELF_CLOSING_SIBLINGS.has(element)) continue;
-    if (closing) depth = Math.max(0, depth - 1);
-    else if (++depth > max) return true;
+  const parser = new Parser({
+    onopentag() {
+      if (++depth > max) throw new PastTheLimit();
+    },
+    onclosetag() {
+      depth -= 1;
+    },
+  });
+  try {
+    parser.end(html);
+  } catch (err) {
+    if (err instanceof PastTheLimit) return true;
+    throw err;
   }
   return false;
 }

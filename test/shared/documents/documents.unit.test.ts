@@ -79,6 +79,16 @@ describe("text extraction by type", () => {
     );
   });
 
+  // A review's finding: a count of tags by pattern disagreed with the parser html-to-text uses,
+  // both ways. Deep HTML got through (a stray end tag, an end tag in a comment, `<li><dd>`: 300,000
+  // of `<div></x>` held the thread 151 s), and SVG's self-closed paths were refused.
+  it("counts the depth as the converter's parser nests: no stray end tag, comment or list lets deep HTML through", async () => {
+    for (const unit of ["<div></x>", "<div><!--</div>-->", "<li><dd>", "<p><li>"])
+      await expect(extractText("deep.html", bytes(unit.repeat(20_000)))).rejects.toThrow(/nested more than 500 deep/);
+    const icons = `<p>icons</p><svg>${'<path d="M0 0"/>'.repeat(2_000)}</svg>`;
+    expect((await extractText("icons.html", bytes(icons))).text).toContain("icons");
+  });
+
   // Out of time says how this attempt went, not what the bytes are: ingestion tries them again.
   it("stops a DOCX past its deadline while inflating it as out of time", async () => {
     const bomb = await docxBomb(20_000_000);
