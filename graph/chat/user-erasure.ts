@@ -42,9 +42,8 @@ const busy = () =>
  *      its transcript after step 1, and its session's tombstone now dates from this pass.
  * Then the sessions are listed again, and the steps repeat for any session a turn started
  * meanwhile; the assistants and crons go once more after the last round. Last, the user's whole attachments folder (an upload never completed has no record).
- * Its start and end are marked (ErasureMarks), for the exports that ran meanwhile.
  */
-export async function eraseUser(
+async function eraseUserRounds(
   backends: Backends,
   userId: string,
   saver?: Pick<DynamoDBSaver, "deleteThread">,
@@ -59,10 +58,6 @@ export async function eraseUser(
   const deleter = saver ?? new DynamoDBSaver({ client: dynamo, tableName: config.CHECKPOINT_TABLE });
   const erased = new Set<string>();
   const counts: Array<ErasedCounts | undefined> = [];
-  // Before anything goes: an export running meanwhile then learns its link's object may have been
-  // written after the folder was emptied, and deletes it (functions/me.ts).
-  const marks = new ErasureMarks(dynamo, config.CHECKPOINT_TABLE);
-  await marks.began(userId);
   let assistants = 0;
   let crons = 0;
   // Round after round until a listing finds no session the erasure has not erased: a turn may
@@ -95,8 +90,26 @@ export async function eraseUser(
   ({ crons, assistants } = await sweepAgentRecords(backends, userId, { crons, assistants }));
   // Last: anything a turn wrote under the folder meanwhile (an inline image, an export) goes too.
   await backends.files?.deleteUnder(userFolder(userId));
-  await marks.ended(userId);
   return { ...sumCounts(counts), sessions: erased.size, assistants, crons };
+}
+
+/**
+ * eraseUserRounds between its marks (ErasureMarks): counted in before anything goes, and out when
+ * it stops, done or failed. An export running meanwhile then learns its link's object may have
+ * been written after the folder was emptied, and deletes it (functions/me.ts).
+ */
+export async function eraseUser(
+  backends: Backends,
+  userId: string,
+  saver?: Pick<DynamoDBSaver, "deleteThread">,
+): Promise<ErasureReport> {
+  const marks = new ErasureMarks(backends.dynamo, backends.config.CHECKPOINT_TABLE);
+  await marks.began(userId);
+  try {
+    return await eraseUserRounds(backends, userId, saver);
+  } finally {
+    await marks.ended(userId);
+  }
 }
 
 /** How many times the erasure lists the user's sessions before it gives up on a user still starting them. */

@@ -13,8 +13,9 @@ import { conditionalWrite } from "./conditional-write";
  * not the id: an erasure leaves the counters (they name nobody, and expire two days after their
  * day), so erasing one's data is no way around one's limits.
  */
-export const usagePartition = (userId: string) =>
-  `${USAGE_ITEM_PREFIX}${createHash("sha256").update(userId).digest("base64url")}`;
+export const usagePartition = (userId: string) => `${USAGE_ITEM_PREFIX}${hashedUserId(userId)}`;
+/** A user's id as the items that must outlive their erasure name it: by a hash, naming nobody. */
+export const hashedUserId = (userId: string) => createHash("sha256").update(userId).digest("base64url");
 /** What every usage item's partition key starts with: a role may be held to these items alone (the "usage" grant). */
 export const USAGE_ITEM_PREFIX = "usage#";
 const usageKey = (userId: string, day: string, scope: string | undefined) => ({
