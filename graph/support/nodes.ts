@@ -422,9 +422,11 @@ export const escalateNode =
       // alarm), rather than every message being dropped without a word while it lasts.
       const refused = err instanceof IntercomError && err.status === 404;
       if (refused) return { error: `escalate: ${err.message}`, response_delivery: "escalated" };
-      // Handed to nobody: the retry decides afresh (an earlier attempt's hand-off, whose note was
-      // posted, stays).
-      if (mine) await deps.answered.release(handedOver);
+      // Handed to nobody for certain (refused before Intercom acted: a 429, a 401 or 403): the
+      // retry decides afresh. After a 5xx or no answer the note may have been posted, so the
+      // hand-off stays and the retry notes the team again; an earlier attempt's hand-off stays too.
+      const notPosted = err instanceof IntercomError && [429, 401, 403].includes(err.status);
+      if (mine && notPosted) await deps.answered.release(handedOver);
       throw new Error(`escalate: the note to the team could not be posted: ${(err as Error).message}`, { cause: err });
     }
     return { escalate: { reason, source }, response_delivery: "escalated", next_node: "finalize" };

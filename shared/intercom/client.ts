@@ -162,7 +162,12 @@ export class IntercomClient {
         await wait(200 * 2 ** attempt);
         continue;
       }
-      if (res.ok) return (await res.json()) as T;
+      if (res.ok) {
+        // A write Intercom answered 2xx has landed, whatever becomes of its body (the time limit or
+        // the run's signal may stop reading it): a reply the customer got must not count as failed.
+        if (method === "GET") return (await res.json()) as T;
+        return (await res.json().catch(() => undefined)) as T;
+      }
       // 429 is a refusal before Intercom acted. A 5xx is not: a write it answers so may have landed,
       // so it is retried only where landing twice does no harm (reads, notes, snoozes).
       const retriable = res.status === 429 || (res.status >= 500 && retryServerErrors);

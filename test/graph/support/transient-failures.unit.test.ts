@@ -74,8 +74,8 @@ describe("Intercom failing for a while", () => {
     });
   });
 
-  it("keeps no hand-off to the team whose note could not be posted: the retry answers the part", async () => {
-    respond = () => ({ status: 503, body: { type: "error.list" } });
+  it("keeps no hand-off to the team whose note Intercom refused (429): the retry answers the part", async () => {
+    respond = () => ({ status: 429, body: { type: "error.list" }, headers: { "retry-after": "0" } });
     const deps = depsWith();
     await expect(escalateNode(deps)({ ...state, escalation_reason: "a step failed" })).rejects.toThrow(
       /the note to the team could not be posted/,
@@ -83,6 +83,19 @@ describe("Intercom failing for a while", () => {
     expect([...deps.answered.held.keys()]).toEqual([]);
     respond = () => ({ status: 200, body: {} });
     await expect(guarded("respond", respondNode(deps))(state)).resolves.toMatchObject({ response_delivery: "sent" });
+  });
+
+  // A review's finding: a note answered 5xx (or not at all) may have been posted, as notes are
+  // tried again on those; giving the hand-off back let the retry reply beside the team's note.
+  it("keeps the hand-off when the note may have been posted (a 5xx): the retry notes the team again, no reply", async () => {
+    respond = () => ({ status: 503, body: { type: "error.list" } });
+    const deps = depsWith();
+    await expect(escalateNode(deps)({ ...state, escalation_reason: "a step failed" })).rejects.toThrow(
+      /the note to the team could not be posted/,
+    );
+    expect([...deps.answered.held.keys()]).toEqual(["intercom-answered#c1#p1#escalated"]);
+    respond = () => ({ status: 200, body: {} });
+    await expect(guarded("respond", respondNode(deps))(state)).resolves.toMatchObject({ next_node: "escalate" });
   });
 
   it("stops a request the run's signal stops, however long Intercom keeps it", async () => {

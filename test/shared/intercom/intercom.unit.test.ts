@@ -77,6 +77,29 @@ describe("Intercom client requests (Intercom REST API 2.11 shapes)", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  // A review's finding: the time limit and the run's signal also applied to reading the body of a
+  // reply Intercom had accepted, and a stop there counted a reply the customer got as failed.
+  it("counts a write Intercom answered 2xx as done, however reading its body ends", async () => {
+    const failingBody = new IntercomClient({
+      baseUrl: server.url,
+      token: "tok",
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        return new Response(
+          new ReadableStream({
+            start(controller) {
+              controller.error(new Error("the body's read was stopped"));
+            },
+          }),
+          { status: res.status, headers: res.headers },
+        );
+      },
+    });
+    reply = () => ({ status: 200, body: { type: "conversation", id: "123" } });
+    await expect(failingBody.reply("123", "991", "comment", "Hello")).resolves.toBeUndefined();
+    await expect(failingBody.getConversation("123")).rejects.toThrow(/stopped/);
+  });
+
   it("stops a request at once when the run's signal is aborted, and tries nothing again", async () => {
     const timed = new IntercomClient({ baseUrl: server.url, token: "tok", maxDelayMs: 10, requestTimeoutMs: 10_000 });
     reply = () => ({ status: 200, hang: true });
