@@ -55,11 +55,13 @@ The user's message is inside <user_message> tags; the assistant's reply inside <
 
 /**
  * Asks the model for the turn's facts, with structured output; the answer is validated, not
- * trusted. Also says how many model tokens the call took (the user's quota counts them).
+ * trusted. Also says how many model tokens the call took (the user's quota counts them), before
+ * the answer is checked: an answer that does not parse was spent all the same.
  */
 export async function extractFacts(
   model: BaseChatModel,
   turn: ExtractionMessage,
+  onTokens: (tokens: number) => void = () => undefined,
 ): Promise<{ facts: ExtractedFact[]; tokens: number }> {
   const structured = model.withStructuredOutput(Facts, { name: FACTS_TOOL, includeRaw: true });
   const { raw, parsed } = await structured.invoke([
@@ -69,5 +71,6 @@ export async function extractFacts(
     ),
   ]);
   const tokens = (raw as AIMessage).usage_metadata?.total_tokens ?? 0;
+  onTokens(tokens);
   return { facts: Facts.parse(parsed).facts, tokens };
 }

@@ -1,6 +1,6 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { SESSION_ERASED_SQLSTATE } from "../../shared/stores/user-data";
-import { extractFacts } from "./extract";
+import { type ExtractedFact, extractFacts } from "./extract";
 import type { ExtractionMessage } from "./message";
 import { reconcile, type ReconcileDeps, type ReconcileResult } from "./reconcile";
 
@@ -28,7 +28,7 @@ export class MemoryExtractor {
       model: BaseChatModel;
       /** whether the session was erased with its user (a tombstone): its turn is dropped */
       sessionErased?: (sessionId: string, turnAt?: string) => Promise<boolean>;
-      /** counts the extraction's model tokens toward its user's quota (USER_QUOTAS' tokensPerDay) */
+      /** counts the extraction's model tokens toward its user's quota (USER_QUOTAS' tokensPerDay); never throws */
       countTokens?: (turn: ExtractionMessage, tokens: number) => Promise<void>;
     },
   ) {}
@@ -38,9 +38,17 @@ export class MemoryExtractor {
     // first, so no model call is spent on it; the database refuses the memory anyway if the
     // erasure lands while this runs.
     if (await this.deps.sessionErased?.(turn.session_id, turn.turn_at)) return { ...NOTHING, erased: true };
-    const { facts, tokens } = await extractFacts(this.deps.model, turn);
-    // Counted once spent, before anything can fail: a retry's model call is spent again, and counted again.
-    if (tokens > 0) await this.deps.countTokens?.(turn, tokens);
+    // Counted once spent, answer parsed or not: a retry's model call is spent again, and counted again.
+    let spent = 0;
+    let facts: ExtractedFact[];
+    let tokens: number;
+    try {
+      ({ facts, tokens } = await extractFacts(this.deps.model, turn, (n) => {
+        spent = n;
+      }));
+    } finally {
+      if (spent > 0) await this.deps.countTokens?.(turn, spent);
+    }
     const scope = {
       userId: turn.user_id,
       projectId: turn.project_id,

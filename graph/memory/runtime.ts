@@ -3,7 +3,10 @@ import { ConfigError } from "../../shared/config";
 import { idempotency } from "../../shared/idempotency";
 import { createChatModel } from "../../shared/models/chat-model";
 import { createEmbeddings } from "../../shared/models/embeddings";
+import { createLogger } from "../../shared/logger";
 import { UserUsage } from "../../shared/stores/user-usage";
+
+const logger = createLogger("memory-extraction");
 import { MemoryExtractor } from "./extractor";
 
 /** Wires the extraction consumer onto the backends: model, embeddings, store, idempotency records. */
@@ -22,7 +25,11 @@ export async function buildExtractionRuntime(backends: Backends) {
         ? { sessionErased: (id: string, turnAt?: string) => backends.userData!.sessionErased(id, turnAt) }
         : {}),
       // The user's cost, as their turns' is: counted where a token limit applies (one UpdateItem).
-      countTokens: (turn, tokens) => usage.addSpent(turn.user_id, turn.project_id, tokens),
+      // Bookkeeping, never the memory's failure (the chat turn treats it so too): reported, not thrown.
+      countTokens: (turn, tokens) =>
+        usage
+          .addSpent(turn.user_id, turn.project_id, tokens)
+          .catch((err: unknown) => logger.warn("extraction tokens not counted", { error: String(err) })),
     }),
     idempotency: idempotency(dynamo, config.IDEMPOTENCY_TABLE, "turn_id"),
   };
