@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
 import { REPLY_MAX_TOKENS } from "../models/reply-limit";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
@@ -33,6 +33,8 @@ export interface Admission {
   minute: number;
   scope: string | undefined;
   reserved: number;
+  /** the attribute marking its reservation as taken (`h_<id>`: when), removed when it settles */
+  hold?: string;
 }
 
 /** A day's first turn under a token limit holds this many tokens until it ends: a reply's ceiling. */
@@ -40,16 +42,18 @@ export const RESERVED_TOKENS = REPLY_MAX_TOKENS;
 
 /** Lambda's longest run (15 minutes): a reservation taken longer ago than this belongs to a turn that ended without settling. */
 const RESERVATION_LIFE_MS = 15 * 60_000;
+/** A reservation's mark on the day's item: `h_<admission id>`, when it was taken. */
+const HOLD_PREFIX = "h_";
 
 export interface UsageToday {
   day: string;
   turns: number;
   /** the day's tokens: what ended turns spent, and the reservations running turns hold */
   tokens: number;
-  /** the running turns' reservations in `tokens` */
+  /** the reservations in `tokens` not yet settled: running turns', and dead ones' */
   held: number;
-  /** when a turn last took a reservation (epoch ms), 0 if none has today */
-  heldAt: number;
+  /** of those, how many were taken lately enough (RESERVATION_LIFE_MS) to be running turns' */
+  liveReservations: number;
   /** turns in the current minute */
   turnsThisMinute: number;
 }
@@ -94,6 +98,7 @@ export class UserUsage {
     const { minute, day } = windowsOf(at);
     const { turnsPerMinute, tokensPerDay } = limits;
     const reserves = tokensPerDay !== undefined;
+    const hold = `${HOLD_PREFIX}${randomUUID().slice(0, 8)}`;
     const conditions = [
       ...(turnsPerMinute !== undefined ? ["(attribute_not_exists(#m) OR #m < :tpm)"] : []),
       ...(reserves ? ["(attribute_not_exists(tokens) OR tokens < :tpd)"] : []),
@@ -103,15 +108,16 @@ export class UserUsage {
         new UpdateCommand({
           TableName: this.tableName,
           Key: usageKey(userId, day, scope),
-          // The reservation is added to the day's tokens and, apart, to what running turns hold
-          // (`held`, with when it was last taken): a refusal then tells a day spent from one only
-          // held until the running turns end.
-          UpdateExpression: `ADD turns :one, #m :one SET #e = :e${reserves ? ", tokens = if_not_exists(tokens, :zero) + if_not_exists(per_turn, :r), held = if_not_exists(held, :zero) + if_not_exists(per_turn, :r), held_at = :at" : ""} REMOVE #prev`,
+          // The reservation is added to the day's tokens and, apart, to what turns hold (`held`),
+          // with a mark of its own saying when it was taken (`h_<id>`, removed when it settles): a
+          // refusal then tells a day spent from one held only until running turns end.
+          UpdateExpression: `ADD turns :one, #m :one SET #e = :e${reserves ? ", tokens = if_not_exists(tokens, :zero) + if_not_exists(per_turn, :r), held = if_not_exists(held, :zero) + if_not_exists(per_turn, :r), #h = :at" : ""} REMOVE #prev`,
           ConditionExpression: conditions.join(" AND "),
           ExpressionAttributeNames: {
             "#m": `m${minute}`,
             "#prev": `m${minute - 1}`,
             "#e": CHECKPOINT_TABLE.ttlAttribute,
+            ...(reserves ? { "#h": hold } : {}),
           },
           ExpressionAttributeValues: {
             ":one": 1,
@@ -123,7 +129,8 @@ export class UserUsage {
           ReturnValues: reserves ? "ALL_OLD" : "NONE",
         }),
       );
-      return { day, minute, scope, reserved: reserves ? Number(out.Attributes?.per_turn ?? RESERVED_TOKENS) : 0 };
+      if (!reserves) return { day, minute, scope, reserved: 0 };
+      return { day, minute, scope, reserved: Number(out.Attributes?.per_turn ?? RESERVED_TOKENS), hold };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
@@ -139,8 +146,7 @@ export class UserUsage {
         );
       // Over only through reservations that turns took lately, which clear as they end: come back
       // soon. A reservation older than a function can run was a turn that died: spent for the day.
-      const heldByRunningTurns =
-        usage.held > 0 && usage.tokens - usage.held < (tokensPerDay ?? 0) && at - usage.heldAt < RESERVATION_LIFE_MS;
+      const heldByRunningTurns = usage.liveReservations > 0 && usage.tokens - usage.held < (tokensPerDay ?? 0);
       throw quotaExceeded(
         "tokensPerDay",
         tokensPerDay ?? 0,
@@ -170,9 +176,12 @@ export class UserUsage {
         new UpdateCommand({
           TableName: this.tableName,
           Key: usageKey(userId, admission.day, admission.scope),
-          UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${raise ? ", per_turn = :next" : ""}`,
+          UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${raise ? ", per_turn = :next" : ""}${admission.hold ? " REMOVE #h" : ""}`,
           ...(raise ? { ConditionExpression: "attribute_not_exists(per_turn) OR per_turn < :next" } : {}),
-          ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute },
+          ExpressionAttributeNames: {
+            "#e": CHECKPOINT_TABLE.ttlAttribute,
+            ...(admission.hold ? { "#h": admission.hold } : {}),
+          },
           ExpressionAttributeValues: {
             ":n": spent - admission.reserved,
             ...(admission.reserved > 0 ? { ":unheld": -admission.reserved } : {}),
@@ -221,8 +230,15 @@ export class UserUsage {
       new UpdateCommand({
         TableName: this.tableName,
         Key: usageKey(userId, admission.day, admission.scope),
-        UpdateExpression: `ADD turns :minus${sameMinute ? ", #m :minus" : ""}${admission.reserved > 0 ? ", tokens :back, held :back" : ""}`,
-        ...(sameMinute ? { ExpressionAttributeNames: { "#m": `m${admission.minute}` } } : {}),
+        UpdateExpression: `ADD turns :minus${sameMinute ? ", #m :minus" : ""}${admission.reserved > 0 ? ", tokens :back, held :back" : ""}${admission.hold ? " REMOVE #h" : ""}`,
+        ...(sameMinute || admission.hold
+          ? {
+              ExpressionAttributeNames: {
+                ...(sameMinute ? { "#m": `m${admission.minute}` } : {}),
+                ...(admission.hold ? { "#h": admission.hold } : {}),
+              },
+            }
+          : {}),
         ExpressionAttributeValues: {
           ":minus": -1,
           ...(admission.reserved > 0 ? { ":back": -admission.reserved } : {}),
@@ -244,7 +260,9 @@ export class UserUsage {
       turns: Number(item.turns ?? 0),
       tokens: Number(item.tokens ?? 0),
       held: Number(item.held ?? 0),
-      heldAt: Number(item.held_at ?? 0),
+      liveReservations: Object.entries(item).filter(
+        ([name, takenAt]) => name.startsWith(HOLD_PREFIX) && Number(takenAt) > at - RESERVATION_LIFE_MS,
+      ).length,
       turnsThisMinute: Number(item[`m${minute}`] ?? 0),
     };
   }

@@ -210,6 +210,21 @@ describe("per-user quotas on chat turns", () => {
     expect(stale.headers?.["retry-after"]).toBe(String(14 * 3600 - 15 - 16 * 60));
   });
 
+  // A review's finding: the reservation's time kept was the latest admission's, so a turn that died
+  // at 09:00 still read as "running turns hold the rest" for 15 minutes after any later turn.
+  it("judges each reservation by its own age: a dead turn's is spent, though a later turn was admitted", async () => {
+    const clock = { now: Date.UTC(2026, 10, 23, 9, 0, 0) };
+    const { usage } = await service({ tokensPerDay: 5000 }, clock);
+    await usage.admit("kim"); // dies: never settled
+    await usage.addTokens("kim", 2000, (await usage.admit("kim"))!);
+    clock.now = Date.UTC(2026, 10, 23, 12, 0, 0);
+    await usage.addTokens("kim", 1000, (await usage.admit("kim"))!);
+    clock.now += 60_000;
+    const refused = await refusal(usage.admit("kim"));
+    expect(refused.headers?.["retry-after"]).toBe(String(12 * 3600 - 60));
+    expect(refused.message).not.toMatch(/running turns/);
+  });
+
   // The session-naming call (a new session's first turn) is the user's model spend too.
   it("counts a new session's naming call with the turn's own model calls", async () => {
     const clock = { now: START };
