@@ -1,5 +1,6 @@
 import { startedSession } from "../../support/started-session";
 import { randomUUID } from "node:crypto";
+import { DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import { createCheckpointTable } from "../../../graph/checkpoint";
 import { startLocalDynamo, type LocalDynamo } from "../../../infra/local/dynamo";
 import type { DataEngine } from "../../../shared/files/data-engine";
@@ -90,8 +91,12 @@ describe("an upload's check", () => {
     expect(state.inspections).toBe(1);
     expect(completed).toMatchObject({ status: "ready", row_count: 1 });
     expect(landed).toBe("settled");
-    // The claim is the service's own: it never shows in the file.
-    expect(Object.keys(completed)).not.toContain("checking_until");
+    // The claim is the service's own: the settled record's write dropped it from the stored item.
+    const stored = await DynamoDBDocumentClient.from(dynamo.client).send(
+      new GetCommand({ TableName: table, Key: { pk: record.session_id, sk: `f#${record.file_id}` } }),
+    );
+    expect(stored.Item).toMatchObject({ status: "ready" });
+    expect(Object.keys(stored.Item!).filter((k) => k.startsWith("checking_"))).toEqual([]);
   });
 
   it("runs once for a notification delivered twice while the complete call checks", async () => {
