@@ -6,6 +6,7 @@ import { type AgentRuns, isWaiting, LIVE, type RunRecord, WORKER_LOST } from "..
 import type { RunEventLog } from "../../shared/stores/run-events";
 import { threadBusyForRun } from "./errors";
 import { RunCreate, type RunCreateBody } from "./requests";
+import { endLostRun } from "./lost-runs";
 import { notifyRunEnded } from "./run-webhook";
 import { checkRun, executeRun, type RunDeps, RunWithdrawn, stopLiveRuns } from "./runs";
 import type { ThreadService } from "./threads";
@@ -218,20 +219,9 @@ export async function runAsItStands(
   return { ...now, status: "error", error: WORKER_LOST };
 }
 
-/**
- * Ends a run whose worker was lost (a crash, a timeout) as failed, and posts its webhook as any
- * ending does. Only from `running`: of the readers and redeliveries that find it lost at once, or a
- * worker that finished it meanwhile, one ends it, and only that one posts. False when it was not this one.
- */
-async function markLost(deps: Pick<BackgroundDeps, "runs" | "runDeps">, run: RunRecord): Promise<boolean> {
-  if (!(await deps.runs.finish(run.threadId, run.runId, "error", WORKER_LOST, { from: "running" }))) return false;
-  const ended = { ...run, status: "error" as const, error: WORKER_LOST, updatedAt: new Date().toISOString() };
-  await notifyRunEnded(deps.runDeps, run.kwargs?.webhook, ended, {
-    ...(run.startedAt ? { startedAt: run.startedAt } : {}),
-    error: WORKER_LOST.message,
-  });
-  return true;
-}
+/** endLostRun on this run store, its webhook through the run's deps. */
+const markLost = (deps: Pick<BackgroundDeps, "runs" | "runDeps">, run: RunRecord) =>
+  endLostRun({ ...deps.runDeps, runs: deps.runs }, run);
 
 /**
  * runs.join: once the run is over, the thread's values (with `__error__` when it failed), as

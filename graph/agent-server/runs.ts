@@ -6,7 +6,6 @@ import { webhookProblem } from "../../shared/webhooks";
 import {
   type AgentRuns,
   isWaiting,
-  WORKER_LOST,
   type MultitaskStrategy,
   type RunRecord,
   type RunStatus,
@@ -20,6 +19,7 @@ import { GRAPHS, type GraphId } from "./assistants";
 import { threadBusyForRun } from "./errors";
 import { type RunCreateBody, runCheckpoint, runInput, streamModes } from "./requests";
 import { RunStream } from "./run-stream";
+import { endLostRun } from "./lost-runs";
 import { notifyRunEnded, withdrawRun } from "./run-webhook";
 import { interruptsOf, valuesDict } from "./serialize";
 
@@ -270,10 +270,9 @@ export async function executeRun(
           );
           // Under the lease, no other run of the thread can be going: one that began and is still
           // marked running lost its worker or function (a crash, a timeout).
+          // Ended as any finder ends one, its webhook posted.
           await Promise.all(
-            others
-              .filter((r) => r.status === "running" && r.startedAt)
-              .map((r) => deps.runs.finish(threadId!, r.runId, "error", WORKER_LOST)),
+            others.filter((r) => r.status === "running" && r.startedAt).map((r) => endLostRun(deps, r)),
           );
           // Under reject, a background run waiting its turn holds the thread as the lease's holder
           // does. Read under the lease: one admitted after this finds the lease held (AgentRuns.admit).

@@ -2,6 +2,7 @@ import type { Client } from "@langchain/langgraph-sdk";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { freshUser, localStackDynamo, localStackForTests } from "../support/local-stack";
+import { recordingServer } from "../support/recording-server";
 import { human, type Part, rememberFact, sdkClient, texts, type Values } from "../support/sdk";
 
 // A background run a worker has taken (claimed, `running`) that waits for its thread's lease
@@ -141,7 +142,10 @@ describe("reject across the ways a thread is held", () => {
 
 describe("a run left running by a crash", () => {
   /** A run record as a crashed function leaves it: running, begun (or not), nobody holding the thread. */
-  async function crashedRun(threadId: string, { begun, minutesAgo = 0 }: { begun: boolean; minutesAgo?: number }) {
+  async function crashedRun(
+    threadId: string,
+    { begun, minutesAgo = 0, webhook }: { begun: boolean; minutesAgo?: number; webhook?: string },
+  ) {
     const { client, table } = localStackDynamo(local.stack);
     const runId = randomUUID();
     const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
@@ -159,6 +163,7 @@ describe("a run left running by a crash", () => {
           created_at: { S: at },
           updated_at: { S: at },
           ...(begun ? { started_at: { S: at } } : {}),
+          ...(webhook ? { kwargs: { S: JSON.stringify({ assistant_id: "chat", webhook }) } } : {}),
         },
       }),
     );
@@ -181,6 +186,26 @@ describe("a run left running by a crash", () => {
     await client.runs.delete(thread.thread_id, lost.run_id);
     await crashedRun(thread.thread_id, { begun: true });
     expect(texts(await client.runs.wait(thread.thread_id, "chat", { input: human("hi") }))[0]).toBe("human: hi");
+  });
+
+  // A probe's finding: a lost run found by the next run on its thread (rather than by a read of it)
+  // was marked worker_lost without its completion webhook, and no later reader could post it.
+  it("posts its webhook once when the next run on its thread is what finds it lost", async () => {
+    const hooks = await recordingServer(() => ({ status: 200, body: {} }));
+    try {
+      const client = clientFor();
+      const thread = await client.threads.create();
+      const lost = await crashedRun(thread.thread_id, { begun: true, webhook: `${hooks.url}/done` });
+      await client.runs.wait(thread.thread_id, "chat", { input: human("hi") });
+      await local.stack.queues.webhooks.drained();
+      expect(await client.runs.get(thread.thread_id, lost.run_id)).toMatchObject({ status: "error" });
+      await local.stack.queues.webhooks.drained();
+      const posted = hooks.requests.filter((r) => (r.body as { run_id?: string })?.run_id === lost.run_id);
+      expect(posted).toHaveLength(1);
+      expect(posted[0]!.body).toMatchObject({ status: "error" });
+    } finally {
+      await hooks.close();
+    }
   });
 
   it("holds its thread no longer than a worker may wait, when it was taken and never began", async () => {
