@@ -51,6 +51,10 @@ export function createWebhookSender(
           logger.warn("webhook not sent", { messageId: record.messageId, reason: problem });
           return;
         }
+        // The last attempt is POSTed once: a redelivery of it is its failure coming back from the
+        // queue on its way to the dead-letter queue, not another attempt.
+        if (message.attempt >= WEBHOOK_MAX_ATTEMPTS && Number(record.attributes?.ApproximateReceiveCount ?? 1) > 1)
+          throw new Error(`webhook failed after ${message.attempt} attempts; on its way to the dead-letter queue`);
         const failure = await deliver(send, message);
         if (!failure) {
           metrics.addMetric("WebhooksDelivered", MetricUnit.Count, 1);

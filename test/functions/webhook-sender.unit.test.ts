@@ -54,6 +54,16 @@ describe("the webhook sender", () => {
     expect(last.published).toEqual([]);
   });
 
+  // A probe's finding: the last attempt's failure was redelivered by the queue (its receive count)
+  // and POSTed again each time: 7 POSTs where the docs say 5.
+  it("posts the last attempt once: its redeliveries go on to the dead-letter queue without another POST", async () => {
+    const last = harness(() => new Response("no", { status: 503 }));
+    for (const receives of [2, 3])
+      expect((await last.run(record("m", message(5), receives))).batchItemFailures).toEqual([{ itemIdentifier: "m" }]);
+    expect(last.calls).toHaveLength(0);
+    expect(last.published).toEqual([]);
+  });
+
   it("calls nothing for a host the deployment no longer allows, or a malformed message (which dead-letters)", async () => {
     const { calls, published, run } = harness(() => new Response("ok"));
     const response = await run(
