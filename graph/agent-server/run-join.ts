@@ -24,7 +24,26 @@ export async function* joinRun(
     const now = await deps.runs.get(threadId, runId);
     return now !== undefined && LIVE.has((await runAsItStands(deps, now)).status);
   };
-  yield* deps.events.follow(runId, afterId, { signal, stillRunning });
+  let last = afterId;
+  let failed = false;
+  for await (const event of deps.events.follow(runId, afterId, { signal, stillRunning })) {
+    last = event.id;
+    failed ||= event.event === "error";
+    yield event;
+  }
+  if (failed || signal?.aborted) return;
+  // A run that failed without writing so (its worker lost: a crash, a timeout) ends with the error
+  // its record says, as a stream of it would have, under the next id: a client that asks again
+  // after it gets nothing more.
+  // As it stands: a log closed by a worker that then died leaves the record running, lost.
+  const read = await deps.runs.get(threadId, runId);
+  const ended = read && (await runAsItStands(deps, read));
+  if (ended?.status === "error" && ended.error)
+    yield {
+      id: last + 1,
+      event: "error",
+      data: { error: (ended.error as { error?: string }).error ?? ended.error.code, message: ended.error.message },
+    };
 }
 
 /** One server-sent event as the Agent Server API frames it, with its id when it has one. */

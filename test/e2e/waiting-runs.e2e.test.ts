@@ -2,6 +2,7 @@ import type { Client } from "@langchain/langgraph-sdk";
 import { PutItemCommand } from "@aws-sdk/client-dynamodb";
 import { randomUUID } from "node:crypto";
 import { freshUser, localStackDynamo, localStackForTests } from "../support/local-stack";
+import { RunEventLog } from "../../shared/stores/run-events";
 import { recordingServer } from "../support/recording-server";
 import { human, type Part, rememberFact, sdkClient, texts, type Values } from "../support/sdk";
 
@@ -206,6 +207,25 @@ describe("a run left running by a crash", () => {
     } finally {
       await hooks.close();
     }
+  });
+
+  // A probe's finding: rejoining the stream of a run that lost its worker replayed its events and
+  // ended cleanly, so a joinStream client saw a failed run end as a finished one.
+  it("ends a rejoined stream with an error event saying the run lost its worker", async () => {
+    const user = freshUser("rejoiner");
+    const client = clientFor(user);
+    const thread = await client.threads.create();
+    const lost = await crashedRun(thread.thread_id, { begun: true });
+    const { client: dynamo, table } = localStackDynamo(local.stack);
+    const log = new RunEventLog(dynamo, table).writer(lost.run_id);
+    log.push("metadata", { run_id: lost.run_id, attempt: 1 });
+    await log.close();
+    const res = await fetch(`${local.stack.url}/threads/${thread.thread_id}/runs/${lost.run_id}/stream`, {
+      headers: { "x-user-id": user },
+    });
+    const text = await res.text();
+    expect(text).toContain("event: metadata");
+    expect(text).toMatch(/event: error\ndata: \{[^\n]*"worker_lost"/);
   });
 
   it("holds its thread no longer than a worker may wait, when it was taken and never began", async () => {
