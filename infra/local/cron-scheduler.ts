@@ -4,8 +4,8 @@ import type { QueuePublisher } from "../../shared/queue";
 
 /**
  * EventBridge Scheduler's stand-in: a croner timer per cron, in UTC, sending the cron's firing to
- * the local run worker's queue as the scheduler sends it to SQS in AWS. Schedules live as long as
- * the process (a restarted stack schedules the crons made after it started). `fireDue` runs what
+ * the local run worker's queue as the scheduler sends it to SQS in AWS. Timers live as long as the
+ * process; a restarted stack schedules the stored crons again (restore.ts). `fireDue` runs what
  * came due by a given time, so a test need not wait for the clock.
  */
 export class LocalCronScheduler implements CronScheduler {

@@ -38,6 +38,7 @@ import { startLocalDynamo, type LocalDynamo } from "./dynamo";
 import { startLocalPostgres } from "./postgres";
 import { queueWithDeadLetters, type LocalQueue } from "./queue";
 import { LocalCronScheduler } from "./cron-scheduler";
+import { restoreQueuedWork } from "./restore";
 import { workerDocumentProcessor } from "./document-worker";
 import { knownDocuments, LOCAL_BUCKET, watchDropFolder, type DropFolder } from "./drop-folder";
 import { FolderFileObjects, localAttachmentsDir } from "./uploads";
@@ -292,6 +293,7 @@ export async function startLocalStack(env: Record<string, string | undefined> = 
     });
     const { port } = server.address() as AddressInfo;
     url = `http://localhost:${port}`;
+    await restoreQueuedWork(dynamo.client, config.CHECKPOINT_TABLE, { crons, runsQueue: runs });
     return {
       url: `http://localhost:${port}`,
       queues: {

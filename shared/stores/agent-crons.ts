@@ -1,4 +1,4 @@
-import { queryItems } from "./query-items";
+import { queryItems, scanItems } from "./query-items";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
@@ -89,6 +89,19 @@ export class AgentCrons {
       TableName: this.tableName,
       KeyConditionExpression: "pk = :pk",
       ExpressionAttributeValues: { ":pk": partition(userId) },
+    });
+    return items.map(cronOf);
+  }
+
+  /**
+   * Every user's crons: a Scan of the whole table, for the local stack's restart only (its timers
+   * live in the process; EventBridge Scheduler keeps them in AWS). Never on a request's path.
+   */
+  async everyUsers(): Promise<CronRecord[]> {
+    const items = await scanItems(this.doc, {
+      TableName: this.tableName,
+      FilterExpression: "begins_with(pk, :p)",
+      ExpressionAttributeValues: { ":p": partition("") },
     });
     return items.map(cronOf);
   }

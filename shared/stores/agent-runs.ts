@@ -1,5 +1,5 @@
 import { conditionalWrite } from "./conditional-write";
-import { queryItems } from "./query-items";
+import { queryItems, scanItems } from "./query-items";
 import { SessionLeases } from "./session-lease";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
@@ -291,6 +291,20 @@ export class AgentRuns {
   }
 
   /** Every run of a thread, oldest first (a user's export). */
+  /**
+   * Every thread's runs still pending: a Scan of the whole table, for the local stack's restart
+   * only (its queue lives in the process; SQS keeps the messages in AWS). Never on a request's path.
+   */
+  async pendingEverywhere(): Promise<RunRecord[]> {
+    const items = await scanItems(this.doc, {
+      TableName: this.tableName,
+      FilterExpression: "begins_with(sk, :r) AND #s = :pending",
+      ExpressionAttributeNames: { "#s": "status" },
+      ExpressionAttributeValues: { ":r": RUN_PREFIX, ":pending": "pending" },
+    });
+    return items.filter((item) => typeof item.run_id === "string").map((item) => runOf(item.pk as string, item));
+  }
+
   async list(threadId: string): Promise<RunRecord[]> {
     const items = await queryItems(this.doc, {
       TableName: this.tableName,
