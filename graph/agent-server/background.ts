@@ -215,7 +215,9 @@ export async function runAsItStands(
   if (now?.status !== "running") return now ?? run;
   if (!(await markLost(deps, now))) return (await deps.runs.get(run.threadId, run.runId)) ?? now;
   const owner = run.userId ?? (await deps.threads.owners.owner(run.threadId));
-  if (owner) await deps.threads.records.update(owner, run.threadId, { status: "error" });
+  // In error, as after any failed run, unless another run waits its turn on it: busy then.
+  const waiting = (await deps.runs.list(run.threadId)).some((r) => r.runId !== run.runId && isWaiting(r));
+  if (owner) await deps.threads.records.update(owner, run.threadId, { status: waiting ? "busy" : "error" });
   return { ...now, status: "error", error: WORKER_LOST };
 }
 

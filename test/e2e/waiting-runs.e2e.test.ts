@@ -228,6 +228,21 @@ describe("a run left running by a crash", () => {
     expect(text).toMatch(/event: error\ndata: \{[^\n]*"worker_lost"/);
   });
 
+  // A probe's finding: the thread of a lost run was set to `error` though another run still waited
+  // its turn on it (the thread refused runs as busy while saying error).
+  it("leaves its thread busy, not in error, while another run waits its turn on it", async () => {
+    const client = clientFor();
+    const thread = await client.threads.create();
+    const lost = await crashedRun(thread.thread_id, { begun: true });
+    await client.runs.create(thread.thread_id, "chat", {
+      input: human("later"),
+      multitaskStrategy: "enqueue",
+      afterSeconds: 600,
+    });
+    expect(await client.runs.get(thread.thread_id, lost.run_id)).toMatchObject({ status: "error" });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("busy");
+  });
+
   it("holds its thread no longer than a worker may wait, when it was taken and never began", async () => {
     const client = clientFor();
     const thread = await client.threads.create();
