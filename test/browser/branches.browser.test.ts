@@ -30,8 +30,12 @@ describe("threads, branches and approvals", () => {
 
     const rows = page.getByTestId("session");
     await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(2);
-    const names = (await rows.locator(".session-name").allInnerTexts()).map((t) => t.split("\n")[0]);
-    expect(names).toEqual(["How much does the Pro plan cost?", "What is the refund policy?"]);
+    // A thread is listed from its first event, before its turn has recorded its name ("New chat"
+    // until then, which a loaded machine showed): the names are waited for, as the list polls.
+    const names = async () => (await rows.locator(".session-name").allInnerTexts()).map((t) => t.split("\n")[0]);
+    await expect
+      .poll(names, { timeout: 15_000 })
+      .toEqual(["How much does the Pro plan cost?", "What is the refund policy?"]);
     expect(await rows.first().innerText()).toContain("2 messages");
 
     await page.getByRole("button", { name: /^What is the refund policy\?/ }).click();
