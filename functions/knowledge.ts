@@ -9,6 +9,7 @@ import { createLogger } from "../shared/logger";
 import type { DocumentRecord } from "../shared/stores/agent-store";
 import { deferredRuntime } from "../shared/deferred";
 import type { RouteSchemas } from "../shared/request-schemas";
+import { decodeJsonCursor, encodeJsonCursor } from "../shared/json-cursor";
 import { isStorableText, storable, storableText } from "../shared/text";
 import { awsWiring, type Wiring } from "../shared/wiring";
 
@@ -40,18 +41,14 @@ const Upload = z.strictObject({
   content_type: z.optional(storableText({ min: 1, max: 255 })),
 });
 
-/** A page's cursor: the source (relative to the prefix) the previous page ended on, as base64url JSON `["after", source]`. */
-const pageCursor = (source: string) => Buffer.from(JSON.stringify(["after", source])).toString("base64url");
+/** A page's cursor: the source (relative to the prefix) the previous page ended on, `["after", source]`. */
+const pageCursor = (source: string) => encodeJsonCursor(["after", source]);
 function afterOf(cursor: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]{1,3000}$/.test(cursor)) return undefined;
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (!Array.isArray(value) || value.length !== 2 || value[0] !== "after") return undefined;
-    // Any key the list can end a page on (one put in the bucket directly need not be a Source the upload route takes).
-    return typeof value[1] === "string" && value[1].length <= 1024 && isStorableText(value[1]) ? value[1] : undefined;
-  } catch {
-    return undefined;
-  }
+  const value = decodeJsonCursor(cursor, 3000);
+  if (value?.length !== 2 || value[0] !== "after") return undefined;
+  // Any key the list can end a page on (one put in the bucket directly need not be a Source the upload route takes).
+  const [, source] = value;
+  return typeof source === "string" && source.length <= 1024 && isStorableText(source) ? source : undefined;
 }
 
 /** At most 1,000 a page: about 1.3 MB at the longest names S3 allows, under Lambda's 6 MB. */

@@ -247,6 +247,17 @@ export interface DocumentChunkPreview {
   chars: number;
 }
 
+/** Which page of a bucket's documents (AgentStore.listDocumentsPage). */
+export interface DocumentPage {
+  bucket: string;
+  prefix: string;
+  /** the document id the previous page ended on; null for the first */
+  after: string | null;
+  limit: number;
+  /** tombstones too */
+  deleted: boolean;
+}
+
 export interface AgentStore {
   /** Replaces a document's chunks atomically, unless a newer version is already in. */
   replaceDocument(version: DocumentVersion, chunks: DocumentChunk[]): Promise<DocumentWriteResult>;
@@ -265,13 +276,7 @@ export interface AgentStore {
    * At most `limit` documents of a bucket whose keys start with `prefix`, by document id after
    * `after` (the last one of the previous page), tombstones only with `deleted`.
    */
-  listDocumentsPage(page: {
-    bucket: string;
-    prefix: string;
-    after: string | null;
-    limit: number;
-    deleted: boolean;
-  }): Promise<DocumentRecord[]>;
+  listDocumentsPage(page: DocumentPage): Promise<DocumentRecord[]>;
   /** One document with its status, by id (bucket/key); undefined when there is none. */
   getDocument(documentId: string): Promise<DocumentRecord | undefined>;
   /** Size and type of a version whose processing began (shown with its status). */

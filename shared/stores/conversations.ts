@@ -1,4 +1,5 @@
 import type { ConversationMessage, Conversation, SessionSummary, TraceStep } from "./conversation-types";
+import { decodeJsonCursor, encodeJsonCursor } from "../json-cursor";
 
 export type { Conversation, ConversationMessage, SessionSummary, TraceStep } from "./conversation-types";
 
@@ -44,8 +45,7 @@ export class InvalidCursor extends Error {
 }
 
 /** Keyset cursor over (updated_at, session_id): stable while sessions keep changing. */
-export const encodeCursor = (s: SessionSummary) =>
-  Buffer.from(JSON.stringify([s.updated_at, s.session_id])).toString("base64url");
+export const encodeCursor = (s: SessionSummary) => encodeJsonCursor([s.updated_at, s.session_id]);
 
 const ISO_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -56,15 +56,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * a crafted cursor ("1", an impossible date, a far-off year) never reaches Postgres.
  */
 export function decodeCursor(cursor: string): [string, string] | undefined {
-  if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(value) || value.length !== 2) return undefined;
-  const [at, sessionId] = value as unknown[];
+  const value = decodeJsonCursor(cursor, 512);
+  if (value?.length !== 2) return undefined;
+  const [at, sessionId] = value;
   if (typeof at !== "string" || typeof sessionId !== "string") return undefined;
   if (!ISO_MILLIS.test(at) || !UUID.test(sessionId)) return undefined;
   const time = new Date(at);

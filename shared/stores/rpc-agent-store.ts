@@ -23,6 +23,7 @@ import {
   type StoreSearch,
   storeItemArgs,
   type UserContext,
+  type DocumentPage,
 } from "./agent-store";
 import { allRowsCaller, caller, type Rpc } from "./rpc";
 
@@ -218,13 +219,7 @@ export class RpcAgentStore implements AgentStore {
     return rows(await this.allRows("list_documents", { p_bucket: bucket }, "document_id")).map(toDocumentRecord);
   }
 
-  async listDocumentsPage(page: {
-    bucket: string;
-    prefix: string;
-    after: string | null;
-    limit: number;
-    deleted: boolean;
-  }) {
+  async listDocumentsPage(page: DocumentPage) {
     const found = await this.call("list_documents_page", {
       p_bucket: page.bucket,
       p_prefix: page.prefix,
