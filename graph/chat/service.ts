@@ -168,7 +168,7 @@ export interface ChatServiceDeps {
   /** stores a message's inline images as ready files of the session, all or none (shared/files/service.ts) */
   storeImages?: (userId: string, sessionId: string, images: InlineImage[]) => Promise<FileRecord[]>;
   /** the caller's quotas (USER_QUOTAS): a turn is admitted before any model call, its tokens added after */
-  usage?: Pick<UserUsage, "admit" | "addTokens" | "refund">;
+  usage?: Pick<UserUsage, "admit" | "settlement" | "refund">;
   /** a failed token count is reported here and never fails the reply */
   onUsageFailure?: (err: unknown) => void;
 }
@@ -319,14 +319,24 @@ export class ChatService {
       // A turn that lost its lease neither recorded nor undid what it wrote: its mark stays for the
       // next holder to repair. A recorded turn stands however its release fares: a lease left behind
       // expires, and its mark names a message the transcript has, which the next turn leaves alone.
-      const release = () =>
-        lease
-          .release(ended.error && lease.signal.reason instanceof LeaseLost ? { mark: "keep" } : {})
-          .catch((err) => this.deps.onReleaseFailure?.(err));
+      // The turn's tokens are counted in the release's own request (one transaction).
+      const release = () => {
+        const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), namingTokens);
+        const settlement = this.deps.usage?.settlement(turn.userId, tokens, admission);
+        return lease
+          .release({
+            ...(ended.error && lease.signal.reason instanceof LeaseLost ? { mark: "keep" as const } : {}),
+            ...(settlement ? { alongside: settlement } : {}),
+          })
+          .catch((err) => {
+            this.deps.onReleaseFailure?.(err);
+            if (settlement) this.deps.onUsageFailure?.(err);
+          });
+      };
       try {
         await turn.settle?.(ended);
       } finally {
-        await Promise.all([release(), this.countTokens(turn.userId, admission, steps, namingTokens)]);
+        await release();
       }
     };
     await this.checkStart(isNew, sessionId, turn).catch(refuse);
@@ -473,12 +483,6 @@ export class ChatService {
   /** A refused turn's admission given back (a failure is reported): a rejected request counts for nothing. */
   private async giveBack(userId: string, admission: Admission | undefined) {
     await this.deps.usage?.refund(userId, admission).catch((err) => this.deps.onUsageFailure?.(err));
-  }
-
-  /** Settles the turn's admission with its reported model tokens; a failure is reported, never the reply's. */
-  private async countTokens(userId: string, admission: Admission | undefined, steps: TraceStep[], naming: number) {
-    const tokens = steps.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), naming);
-    await this.deps.usage?.addTokens(userId, tokens, admission).catch((err) => this.deps.onUsageFailure?.(err));
   }
 
   /**

@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { randomUUID } from "node:crypto";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { type GuardedUpdate, type TogetherItem, writeGuarded, writeTogether } from "./write-together";
 
 /** Sort key of the lease record in a thread's partition; the checkpoint saver ignores it. */
 export const LEASE_SORT_KEY = "lease";
@@ -42,7 +43,17 @@ export interface Lease {
    * to repair (the turn did neither); `restore` puts back the mark of an earlier turn that this
    * holder took over but could not repair.
    */
-  release(options?: { mark?: "clear" | "keep" | { restore: string } }): Promise<void>;
+  release(options?: ReleaseOptions): Promise<void>;
+}
+
+export interface ReleaseOptions {
+  mark?: "clear" | "keep" | { restore: string };
+  /**
+   * An update to write with the release, in the same request (a turn's token count: the release
+   * and it are the turn's last writes, and one request is a round trip less than two). Written on
+   * its own when the lease was no longer this holder's: it is owed whoever holds the lease.
+   */
+  alongside?: GuardedUpdate;
 }
 
 export class LeaseLost extends Error {
@@ -295,11 +306,11 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
       clearInterval(cancelPoll);
       const mark = item.mark === undefined ? "keep" : (options?.mark ?? "clear");
       const restore = typeof mark === "object" ? mark.restore : undefined;
-      try {
-        await doc.send(
-          item.release === "delete"
-            ? new DeleteCommand(held)
-            : new UpdateCommand({
+      const own: TogetherItem =
+        item.release === "delete"
+          ? { Delete: held }
+          : {
+              Update: {
                 ...held,
                 UpdateExpression: `${restore !== undefined ? "SET #m = :m " : ""}REMOVE #t, lease_until${mark === "clear" ? ", #m" : ""}`,
                 ExpressionAttributeNames: {
@@ -310,12 +321,31 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
                   ...held.ExpressionAttributeValues,
                   ...(restore !== undefined ? { ":m": restore } : {}),
                 },
-              }),
-        );
+              },
+            };
+      if (options?.alongside) return releaseWith(doc, own, options.alongside);
+      try {
+        await doc.send(own.Delete ? new DeleteCommand(own.Delete) : new UpdateCommand(own.Update!));
       } catch (err) {
         // Already expired and taken by another run (or the session deleted): not ours to touch.
         if (!(err instanceof ConditionalCheckFailedException)) throw err;
       }
     },
   };
+}
+
+/**
+ * A release and another update in one transaction. Refused over the lease (no longer this
+ * holder's: not ours to touch), the update is written on its own; refused over the update's own
+ * condition, with its `otherwise` instead.
+ */
+async function releaseWith(doc: DynamoDBDocumentClient, own: TogetherItem, alongside: GuardedUpdate): Promise<void> {
+  let guarded = alongside;
+  for (;;) {
+    const refused = await writeTogether(doc, [own, { Update: guarded.update }]);
+    if (refused === undefined) return;
+    if (refused[0] === "ConditionalCheckFailed") return writeGuarded(doc, guarded);
+    if (!guarded.otherwise) throw new Error("an update without a condition was refused");
+    guarded = { update: guarded.otherwise };
+  }
 }

@@ -5,7 +5,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
 import { REPLY_MAX_TOKENS } from "../models/reply-limit";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
-import { conditionalWrite } from "./conditional-write";
+import { type GuardedUpdate, type UpdateInput, writeGuarded } from "./write-together";
 
 /**
  * Partition key of a user's usage items in the checkpoint table; one item per UTC day, its sort key
@@ -163,38 +163,43 @@ export class UserUsage {
    * larger than its reservation raises the next turns' reservations to its count, up to a quarter
    * of the day's limit (so one huge turn does not keep every later one waiting until midnight),
    * and only upward: a cheap turn, or one settling after a larger one, never lowers them.
+   *
+   * The update that does it, for the turn's last write to carry (its lease's release:
+   * ReleaseOptions.alongside): raised in the same write when it is the larger, and, where a larger
+   * one was written meanwhile, which stands, the tokens added alone instead. Undefined when there
+   * is nothing to settle.
    */
-  async addTokens(userId: string, tokens: number, admission: Admission | undefined): Promise<void> {
-    if (!admission) return;
+  settlement(userId: string, tokens: number, admission: Admission | undefined): GuardedUpdate | undefined {
+    if (!admission) return undefined;
     const spent = tokens > 0 ? Math.round(tokens) : 0;
-    if (spent === 0 && admission.reserved === 0) return;
+    if (spent === 0 && admission.reserved === 0) return undefined;
     const { tokensPerDay } = quotaScope(this.quotas, admission.scope).limits;
     const cap = Math.max(RESERVED_TOKENS, Math.floor((tokensPerDay ?? 0) / 4));
     const next = Math.min(spent, cap);
-    const settle = (raise: boolean) =>
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: usageKey(userId, admission.day, admission.scope),
-          UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${raise ? ", per_turn = :next" : ""}${admission.hold ? " REMOVE #h" : ""}`,
-          ...(raise ? { ConditionExpression: "attribute_not_exists(per_turn) OR per_turn < :next" } : {}),
-          ExpressionAttributeNames: {
-            "#e": CHECKPOINT_TABLE.ttlAttribute,
-            ...(admission.hold ? { "#h": admission.hold } : {}),
-          },
-          ExpressionAttributeValues: {
-            ":n": spent - admission.reserved,
-            ...(admission.reserved > 0 ? { ":unheld": -admission.reserved } : {}),
-            ":e": expiresAt(this.now()),
-            ...(raise ? { ":next": next } : {}),
-          },
-        }),
-      );
-    // Raised in the same write when it is the larger; a larger one written meanwhile stands, and the
-    // tokens are then added alone (a second request, only then).
+    const settle = (raise: boolean): UpdateInput => ({
+      TableName: this.tableName,
+      Key: usageKey(userId, admission.day, admission.scope),
+      UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${raise ? ", per_turn = :next" : ""}${admission.hold ? " REMOVE #h" : ""}`,
+      ...(raise ? { ConditionExpression: "attribute_not_exists(per_turn) OR per_turn < :next" } : {}),
+      ExpressionAttributeNames: {
+        "#e": CHECKPOINT_TABLE.ttlAttribute,
+        ...(admission.hold ? { "#h": admission.hold } : {}),
+      },
+      ExpressionAttributeValues: {
+        ":n": spent - admission.reserved,
+        ...(admission.reserved > 0 ? { ":unheld": -admission.reserved } : {}),
+        ":e": expiresAt(this.now()),
+        ...(raise ? { ":next": next } : {}),
+      },
+    });
     const raise = admission.reserved > 0 && next > admission.reserved;
-    if (raise && (await conditionalWrite(settle(true)))) return;
-    await settle(false);
+    return raise ? { update: settle(true), otherwise: settle(false) } : { update: settle(false) };
+  }
+
+  /** Settles an admitted turn in a request of its own (settlement, written alone). */
+  async addTokens(userId: string, tokens: number, admission: Admission | undefined): Promise<void> {
+    const settlement = this.settlement(userId, tokens, admission);
+    if (settlement) await writeGuarded(this.doc, settlement);
   }
 
   /**

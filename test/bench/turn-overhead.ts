@@ -69,7 +69,8 @@ export async function run() {
       "5",
     );
     row("new session", await counted(() => chat.reply({ userId: "a", message: "hello there" })), "≤ 4", "5");
-    // With a quota set, the same wiring counts the turn (issue 31): its usage item is a request of its own.
+    // With a quota set, the same wiring counts the turn (issue 31): the admission is a request of its own,
+    // the tokens settle in the lease's release (one TransactWriteItems).
     const quota = await productionChat(harness, { USER_QUOTAS: '{"turnsPerMinute":1000,"tokensPerDay":100000000}' });
     const q = (await quota.chat.reply({ userId: "q", message: "hello there" })).sessionId;
     row(

@@ -255,14 +255,19 @@ describe("per-user quotas on chat turns", () => {
     expect((await usage.today("ida")).tokens).toBe(before);
   });
 
-  it("costs a plain turn two DynamoDB requests more with a quota set, none without", async () => {
+  it("costs a plain turn one DynamoDB request more with a quota set, none without", async () => {
     const clock = { now: START };
     const limited = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 }, clock);
     const { sessionId } = await limited.chat.reply({ userId: "eve", message: "hello there" });
     m.reset();
     await limited.chat.reply({ userId: "eve", sessionId, message: "thanks, all good" });
-    // lease, admission, checkpoint read, checkpoint write, release, tokens
-    expect(m.byCommand).toEqual({ UpdateItemCommand: 4, QueryCommand: 1, BatchWriteItemCommand: 1 });
+    // lease, admission, checkpoint read, checkpoint write, and the release with the tokens (one transaction)
+    expect(m.byCommand).toEqual({
+      UpdateItemCommand: 2,
+      QueryCommand: 1,
+      BatchWriteItemCommand: 1,
+      TransactWriteItemsCommand: 1,
+    });
 
     const open = await service({}, clock);
     const first = await open.chat.reply({ userId: "eve", message: "hello there" });

@@ -137,6 +137,66 @@ describe("session lease", () => {
   });
 });
 
+describe("a release carrying another update (ReleaseOptions.alongside)", () => {
+  const doc = () => DynamoDBDocumentClient.from(dynamo.client);
+  const counter = (pk: string) => ({ pk, sk: "counter" });
+  const count = async (pk: string) =>
+    (await doc().send(new GetCommand({ TableName: table, Key: counter(pk), ConsistentRead: true }))).Item?.n;
+  const adding = (pk: string, n: number, below?: number) => ({
+    TableName: table,
+    Key: counter(pk),
+    UpdateExpression: "ADD n :n",
+    ...(below !== undefined ? { ConditionExpression: "attribute_not_exists(n) OR n < :max" } : {}),
+    ExpressionAttributeValues: { ":n": n, ...(below !== undefined ? { ":max": below } : {}) },
+  });
+  const sends = () => {
+    const sent: string[] = [];
+    dynamo.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? "");
+        return next(args);
+      },
+      { step: "initialize", name: "count-sends" },
+    );
+    return sent;
+  };
+  afterEach(() => void dynamo.client.middlewareStack.remove("count-sends"));
+
+  it("lets the lease go and writes the update in one request", async () => {
+    const leases = new SessionLeases(dynamo.client, table);
+    const session = randomUUID();
+    const lease = (await leases.tryAcquire(session))!;
+    const sent = sends();
+    await lease.release({ alongside: { update: adding(session, 3) } });
+    expect(sent).toEqual(["TransactWriteItemsCommand"]);
+    expect(await count(session)).toBe(3);
+    expect(await leases.tryAcquire(session)).toBeDefined();
+  });
+
+  it("writes the update on its own when the lease is no longer its holder's, and leaves the new holder's lease alone", async () => {
+    const leases = new SessionLeases(dynamo.client, table, 50);
+    const session = randomUUID();
+    const lease = (await leases.tryAcquire(session))!;
+    await writeLease(session, "another-run", 60_000);
+    await lease.release({ alongside: { update: adding(session, 2) } });
+    expect(await count(session)).toBe(2);
+    const item = await doc().send(
+      new GetCommand({ TableName: table, Key: { pk: session, sk: "lease" }, ConsistentRead: true }),
+    );
+    expect(item.Item?.token).toBe("another-run");
+  });
+
+  it("writes the update's `otherwise` with the release when the update's own condition does not hold", async () => {
+    const leases = new SessionLeases(dynamo.client, table);
+    const session = randomUUID();
+    await doc().send(new UpdateCommand(adding(session, 10)));
+    const lease = (await leases.tryAcquire(session))!;
+    await lease.release({ alongside: { update: adding(session, 5, 10), otherwise: adding(session, 1) } });
+    expect(await count(session)).toBe(11);
+    expect(await leases.tryAcquire(session)).toBeDefined();
+  });
+});
+
 describe("a cancel naming its run (SessionOwners, the owner record's lease)", () => {
   it("marks the lease only while that run holds it: never another run's, nor a later holder with no run", async () => {
     const { SessionOwners } = await import("../../../shared/stores/session-owners");
