@@ -2,6 +2,7 @@
 // once per Lambda container. It imports no graph code, so a handler that only reads
 // stores does not bundle LangGraph.
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { retryingTransactionConflicts } from "./stores/transaction-conflicts";
 import { loadConfig, type Config } from "./config";
 import { loadedOnFirstCall } from "./deferred";
 import { once } from "./once";
@@ -66,7 +67,7 @@ export interface KnowledgeBucket {
 /** Backends for Lambda: DynamoDB from the execution role, Supabase over PostgREST when configured. */
 export const awsBackends = once(async (): Promise<Backends> => {
   const config = loadConfig();
-  const dynamo = new DynamoDBClient({});
+  const dynamo = retryingTransactionConflicts(new DynamoDBClient({}));
   const files = { ...attachmentsBucket(config), ...documentsBucket(config) };
   const crons = cronScheduler(config);
   if (!config.SUPABASE_URL) return { config, dynamo, ...files, ...queues(config), ...crons };

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 // @ts-expect-error no declaration file
 import dynalite from "dynalite";
 import type { Server } from "node:http";
+import { retryingTransactionConflicts } from "../../shared/stores/transaction-conflicts";
 import { closeServer } from "./close-server";
 
 export interface LocalDynamo {
@@ -32,9 +33,11 @@ export async function startLocalDynamo(options: { path?: string; port?: number }
 }
 
 export function localDynamoClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region: "local",
-    credentials: { accessKeyId: "local", secretAccessKey: "local" },
-  });
+  return retryingTransactionConflicts(
+    new DynamoDBClient({
+      endpoint,
+      region: "local",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    }),
+  );
 }

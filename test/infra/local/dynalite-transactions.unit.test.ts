@@ -185,3 +185,21 @@ describe("TransactWriteItems on the local DynamoDB (dynalite, patched)", () => {
     expect((await get("h-other"))?.n).toEqual({ N: "5" });
   });
 });
+
+describe("TransactWriteItems sent again with its ClientRequestToken (dynalite, patched)", () => {
+  it("is answered as done without writing again, and refused with another payload", async () => {
+    const token = "release-of-turn-1";
+    await dynamo.client.send(
+      new TransactWriteItemsCommand({ TransactItems: [add("i1", 1)], ClientRequestToken: token }),
+    );
+    await dynamo.client.send(
+      new TransactWriteItemsCommand({ TransactItems: [add("i1", 1)], ClientRequestToken: token }),
+    );
+    expect((await get("i1"))?.n).toEqual({ N: "1" });
+    const err = await rejection(
+      dynamo.client.send(new TransactWriteItemsCommand({ TransactItems: [add("i1", 2)], ClientRequestToken: token })),
+    );
+    expect(err.name).toBe("IdempotentParameterMismatchException");
+    expect((await get("i1"))?.n).toEqual({ N: "1" });
+  });
+});
