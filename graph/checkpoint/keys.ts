@@ -2,13 +2,20 @@
  * Sort-key layout. One partition per thread (pk = thread_id) holds everything
  * the thread owns, so a thread is read with Query and deleted with one sweep.
  *
- *   c#<ns>#<checkpoint_id>                       checkpoint
- *   c#<ns>#<checkpoint_id>#w#<task_id>#<idx>     pending write of that checkpoint
+ *   s#<ns>#<checkpoint_id>                       checkpoint
+ *   s#<ns>#<checkpoint_id>#w#<task_id>#<idx>     pending write of that checkpoint
  *   l#<ns>#<channel>#<position>#<chain_hash>     one element of an append-only channel
  *   x#<content_hash>#<part>                      part of a payload too big for its item
  *
  * A checkpoint's writes sort right after it, so one descending Query returns a
  * checkpoint together with its writes (getTuple in one round trip).
+ *
+ * The root namespace ("") is written `~`, above every escaped namespace, so the root's
+ * checkpoints are the highest `s#` keys: nothing sorts between its newest checkpoint and
+ * `session`, the owner record other stores keep in the partition (shared/stores/session-owners.ts),
+ * and one descending Query from that record reads it with the latest checkpoint (latestWith).
+ * Checkpoints written before this layout sort under `c#<ns>#` (`c##` for the root); they are
+ * still read (LEGACY), and written to only by a run that goes on from one (its pending writes).
  *
  * Components are escaped so they only contain characters that sort above '#':
  * a separator then always sorts before any component character, and an id that
@@ -32,12 +39,16 @@ export const HIGH = "~";
 
 const POSITION_WIDTH = 9;
 
+/** The root namespace's component: `~` sorts above every escaped character, and no escaped namespace is `~`. */
+const ROOT = HIGH;
+const nsComponent = (ns: string) => (ns === "" ? ROOT : escapeComponent(ns));
+
 export const keys = {
-  namespacePrefix: (ns: string) => `c#${escapeComponent(ns)}#`,
-  allCheckpointsPrefix: () => "c#",
-  checkpoint: (ns: string, id: string) => `c#${escapeComponent(ns)}#${escapeComponent(id)}`,
+  namespacePrefix: (ns: string) => `s#${nsComponent(ns)}#`,
+  allCheckpointsPrefix: () => "s#",
+  checkpoint: (ns: string, id: string) => `s#${nsComponent(ns)}#${escapeComponent(id)}`,
   write: (ns: string, id: string, taskId: string, idx: number) =>
-    `c#${escapeComponent(ns)}#${escapeComponent(id)}#w#${escapeComponent(taskId)}#${idx}`,
+    `s#${nsComponent(ns)}#${escapeComponent(id)}#w#${escapeComponent(taskId)}#${idx}`,
   logEntry: (ns: string, channel: string, position: number, chain: string) =>
     `${logPrefix(ns, channel)}${String(position).padStart(POSITION_WIDTH, "0")}#${chain}`,
   logPrefix,
@@ -48,6 +59,16 @@ export const keys = {
   logUpperBound: (ns: string, channel: string, end: number) =>
     `${logPrefix(ns, channel)}${String(end - 1).padStart(POSITION_WIDTH, "0")}#${HIGH}`,
   part: (hash: string, index: number) => `x#${hash}#${index}`,
+};
+
+/** The layout checkpoints were written in before the root namespace sorted last (read, never written). */
+export const LEGACY = {
+  namespacePrefix: (ns: string) => `c#${escapeComponent(ns)}#`,
+  allCheckpointsPrefix: () => "c#",
+  checkpoint: (ns: string, id: string) => `c#${escapeComponent(ns)}#${escapeComponent(id)}`,
+  /** (only beside a checkpoint read in this layout, whose run goes on from it) */
+  write: (ns: string, id: string, taskId: string, idx: number) =>
+    `c#${escapeComponent(ns)}#${escapeComponent(id)}#w#${escapeComponent(taskId)}#${idx}`,
 };
 
 function logPrefix(ns: string, channel: string): string {
@@ -62,17 +83,12 @@ export type ParsedKey =
 
 export function parseSortKey(sk: string): ParsedKey {
   const parts = sk.split("#");
-  if (parts[0] === "c" && parts.length === 3) {
-    return { kind: "checkpoint", ns: unescapeComponent(parts[1]!), checkpointId: unescapeComponent(parts[2]!) };
-  }
-  if (parts[0] === "c" && parts.length === 6 && parts[3] === "w") {
-    return {
-      kind: "write",
-      ns: unescapeComponent(parts[1]!),
-      checkpointId: unescapeComponent(parts[2]!),
-      taskId: unescapeComponent(parts[4]!),
-      idx: Number(parts[5]),
-    };
+  const layout = parts[0] === "s" ? "current" : parts[0] === "c" ? "legacy" : undefined;
+  if (layout !== undefined && (parts.length === 3 || (parts.length === 6 && parts[3] === "w"))) {
+    const ns = layout === "current" && parts[1] === ROOT ? "" : unescapeComponent(parts[1]!);
+    const checkpointId = unescapeComponent(parts[2]!);
+    if (parts.length === 3) return { kind: "checkpoint", ns, checkpointId };
+    return { kind: "write", ns, checkpointId, taskId: unescapeComponent(parts[4]!), idx: Number(parts[5]) };
   }
   if (parts[0] === "l" && parts.length === 5) {
     return { kind: "log", position: Number(parts[3]), chain: parts[4]! };

@@ -45,7 +45,7 @@ import {
 } from "./channel-values";
 import { WriteCoalescer } from "./coalesce";
 import { EntryCache } from "./entry-cache";
-import { HIGH, keys, parseSortKey } from "./keys";
+import { HIGH, keys, LEGACY, parseSortKey } from "./keys";
 import { fromInline, toInline, type Inline } from "./inline";
 import { packPayload, partKeys, unpackPayload, type PayloadAttrs } from "./payload";
 import { CHECKPOINT_TABLE } from "./schema";
@@ -79,6 +79,8 @@ interface RawCheckpoint {
   id: string;
   item: StoredItem;
   writes: StoredItem[];
+  /** in the legacy layout */
+  legacy?: boolean;
 }
 
 type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
@@ -121,6 +123,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private readonly cacheSize: number;
   private readonly warn: (message: string) => void;
   private readonly writes: WriteCoalescer;
+  /** per thread, its latest root checkpoint as a caller read it under its lease (prime) */
+  private readonly primed = new Map<string, { tuple: CheckpointTuple | undefined }>();
 
   constructor(options: DynamoDBSaverOptions) {
     super(options.serde);
@@ -143,14 +147,63 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     if (threadId === undefined) return undefined;
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const id = getCheckpointId(config);
-    const range = id
-      ? { from: keys.checkpoint(ns, id), to: `${keys.checkpoint(ns, id)}#${HIGH}` }
-      : { prefix: keys.namespacePrefix(ns) };
-    for await (const raw of this.checkpointsDescending(threadId, range, id ? LIST_PAGE : LATEST_PAGE)) {
+    const primed = !id && ns === "" ? this.primed.get(threadId) : undefined;
+    if (primed) {
+      // Once: whoever reads it may change the objects it holds.
+      this.unprime(threadId);
+      return primed.tuple;
+    }
+    for (const layout of [keys, LEGACY]) {
+      const range = id
+        ? { from: layout.checkpoint(ns, id), to: `${layout.checkpoint(ns, id)}#${HIGH}` }
+        : { prefix: layout.namespacePrefix(ns) };
+      const tuple = await this.firstTuple(threadId, range, id ? LIST_PAGE : LATEST_PAGE, Boolean(id));
+      if (tuple) return tuple;
+    }
+    return undefined;
+  }
+
+  /**
+   * The latest checkpoint of the thread's root namespace, and, in the same Query, the items that
+   * sort above it up to `upTo` inclusive: records other stores keep in the thread's partition
+   * beside it (keys.ts), such as a session's owner record. A thread whose checkpoints are all in
+   * the legacy layout costs one Query more.
+   */
+  async latestWith(threadId: string, upTo: string): Promise<{ tuple?: CheckpointTuple; above: StoredItem[] }> {
+    const above: StoredItem[] = [];
+    const tuple =
+      (await this.firstTuple(threadId, { from: keys.namespacePrefix(""), to: upTo }, LATEST_PAGE + 1, false, above)) ??
+      (await this.firstTuple(threadId, { prefix: LEGACY.namespacePrefix("") }, LATEST_PAGE, false));
+    return { ...(tuple ? { tuple } : {}), above };
+  }
+
+  /**
+   * Has the next read of the thread's latest root checkpoint (getTuple with no id) answered with
+   * `tuple`, read by latestWith, instead of a Query: for a caller that holds the thread's lease
+   * and read it under that lease's guard, so nobody else can have written since. Undone by
+   * `unprime`, by that read, and by any write this saver makes to the thread.
+   */
+  prime(threadId: string, tuple: CheckpointTuple | undefined): void {
+    this.primed.set(threadId, { tuple });
+  }
+
+  unprime(threadId: string): void {
+    this.primed.delete(threadId);
+  }
+
+  /** The first complete checkpoint in `range`, newest first (all of them must be, for a named one). */
+  private async firstTuple(
+    threadId: string,
+    range: { prefix: string } | { from: string; to: string },
+    firstPage: number,
+    named: boolean,
+    others?: StoredItem[],
+  ): Promise<CheckpointTuple | undefined> {
+    for await (const raw of this.checkpointsDescending(threadId, range, firstPage, others)) {
       const tuple = await this.hydrate(threadId, raw);
       // An incomplete checkpoint is one whose put never finished: the step that wrote it
       // was not acknowledged, so its parent is the thread's real latest state.
-      if (tuple !== undefined || id) return tuple;
+      if (tuple !== undefined || named) return tuple;
     }
     return undefined;
   }
@@ -163,9 +216,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const onlyId = config.configurable?.checkpoint_id as string | undefined;
     const beforeId = before?.configurable?.checkpoint_id as string | undefined;
     const threads = threadId !== undefined ? [threadId] : await this.threadIds();
-    const range = { prefix: ns === undefined ? keys.allCheckpointsPrefix() : keys.namespacePrefix(ns) };
+    // The current layout's checkpoints first: they were all written after the legacy ones.
+    const ranges = [keys, LEGACY].map((layout) => ({
+      prefix: ns === undefined ? layout.allCheckpointsPrefix() : layout.namespacePrefix(ns),
+    }));
     for (const thread of threads) {
-      for await (const raw of this.checkpointsDescending(thread, range, LIST_PAGE)) {
+      for await (const raw of this.bothLayouts(thread, ranges, LIST_PAGE)) {
         if (remaining !== undefined && remaining <= 0) return;
         if (onlyId !== undefined && raw.id !== onlyId) continue;
         if (beforeId !== undefined && raw.id >= beforeId) continue;
@@ -195,6 +251,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     }
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const parentId = config.configurable?.checkpoint_id as string | undefined;
+    this.unprime(threadId);
     const now = nowSeconds();
     const parent = parentId ? await this.descriptorsOf(threadId, ns, parentId) : undefined;
     const channels = await encodeChannels(checkpoint, newVersions, {
@@ -251,6 +308,9 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     if (checkpointId === undefined) {
       throw new Error('Failed to put writes: config.configurable is missing "checkpoint_id".');
     }
+    this.unprime(threadId);
+    // Beside their checkpoint: one read in the legacy layout keeps its writes there.
+    const layout = this.cache.get(cacheKey(threadId, ns, checkpointId))?.legacy ? LEGACY : keys;
     const now = nowSeconds();
     const items = new Map<string, Record<string, unknown>>();
     const parts: Record<string, unknown>[] = [];
@@ -259,7 +319,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       const packed = packPayload(bytes);
       parts.push(...packed.parts.map((p) => ({ pk: threadId, ...p, ...this.expiry(now, 1.5) })));
       // Keyed by (task, idx): a retried putWrites overwrites its own items instead of adding copies.
-      const sk = keys.write(ns, checkpointId, taskId, WRITES_IDX_MAP[channel] || idx);
+      const sk = layout.write(ns, checkpointId, taskId, WRITES_IDX_MAP[channel] || idx);
       items.set(sk, {
         pk: threadId,
         sk,
@@ -276,6 +336,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
 
   /** Everything in the thread's partition, but the items `keep` names by sort key (none by default). */
   async deleteThread(threadId: string, keep: (sk: string) => boolean = () => false): Promise<void> {
+    this.unprime(threadId);
     const deletes: WriteRequest[] = [];
     for await (const item of this.query({
       KeyConditionExpression: "pk = :pk",
@@ -299,7 +360,9 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   async deleteCheckpointsSince(threadId: string, since: Date, ns = ""): Promise<number> {
     const deletes: WriteRequest[] = [];
     const removed: string[] = [];
-    for await (const raw of this.checkpointsDescending(threadId, { prefix: keys.namespacePrefix(ns) }, LATEST_PAGE)) {
+    this.unprime(threadId);
+    const ranges = [keys, LEGACY].map((layout) => ({ prefix: layout.namespacePrefix(ns) }));
+    for await (const raw of this.bothLayouts(threadId, ranges, LATEST_PAGE)) {
       const doc = await this.readDoc(threadId, raw.item);
       const ts = doc && ((await fromInline(this.serde, doc.c)) as { ts?: string }).ts;
       if (ts !== undefined && Date.parse(ts) < since.getTime()) break;
@@ -322,6 +385,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     threadId: string,
     range: { prefix: string } | { from: string; to: string },
     firstPage: number,
+    others?: StoredItem[],
   ): AsyncGenerator<RawCheckpoint> {
     const condition =
       "prefix" in range
@@ -344,9 +408,27 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       } else if (key.kind === "checkpoint") {
         const writes = pending?.ns === key.ns && pending.id === key.checkpointId ? pending.writes : [];
         pending = undefined;
-        yield { ns: key.ns, id: key.checkpointId, item, writes };
+        yield { ns: key.ns, id: key.checkpointId, item, writes, legacy: item.sk.startsWith("c#") };
+      } else {
+        others?.push(item);
       }
     }
+  }
+
+  /** Checkpoints in the current layout's range, then those in the legacy one's not seen already. */
+  private async *bothLayouts(
+    threadId: string,
+    ranges: { prefix: string }[],
+    firstPage: number,
+  ): AsyncGenerator<RawCheckpoint> {
+    const seen = new Set<string>();
+    for (const range of ranges)
+      for await (const raw of this.checkpointsDescending(threadId, range, firstPage)) {
+        const id = `${raw.ns}\u0000${raw.id}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        yield raw;
+      }
   }
 
   /** Paginated Query; pages start small and grow, so "latest" reads little. */
@@ -379,8 +461,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
         new ScanCommand({
           TableName: this.tableName,
           ProjectionExpression: "pk",
-          FilterExpression: "begins_with(sk, :c)",
-          ExpressionAttributeValues: { ":c": keys.allCheckpointsPrefix() },
+          FilterExpression: "begins_with(sk, :c) OR begins_with(sk, :l)",
+          ExpressionAttributeValues: { ":c": keys.allCheckpointsPrefix(), ":l": LEGACY.allCheckpointsPrefix() },
           ConsistentRead: true,
           ExclusiveStartKey: start,
         }),
@@ -416,7 +498,12 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       ]);
       const checkpoint = { ...skeleton, channel_values: channelValues } as Checkpoint;
       if (checkpoint.v < 4 && doc.p !== undefined) await this.migratePendingSends(threadId, raw.ns, doc.p, checkpoint);
-      this.remember(threadId, raw.ns, raw.id, { descriptors: doc.ch, chains, elements });
+      this.remember(threadId, raw.ns, raw.id, {
+        descriptors: doc.ch,
+        chains,
+        elements,
+        ...(raw.legacy ? { legacy: true } : {}),
+      });
       const tuple: CheckpointTuple = {
         config: { configurable: { thread_id: threadId, checkpoint_ns: raw.ns, checkpoint_id: raw.id } },
         checkpoint,
@@ -507,15 +594,19 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   /** Checkpoints before format v4 kept pending sends as the parent's TASKS writes. */
   private async migratePendingSends(threadId: string, ns: string, parentId: string, checkpoint: Checkpoint) {
     const items: StoredItem[] = [];
-    for await (const item of this.query({
-      KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
-      ExpressionAttributeValues: {
-        ":pk": threadId,
-        ":a": `${keys.checkpoint(ns, parentId)}#w#`,
-        ":b": `${keys.checkpoint(ns, parentId)}#w#${HIGH}`,
-      },
-    })) {
-      items.push(item);
+    // Beside the parent, in whichever layout it was written.
+    for (const layout of [keys, LEGACY]) {
+      for await (const item of this.query({
+        KeyConditionExpression: "pk = :pk AND sk BETWEEN :a AND :b",
+        ExpressionAttributeValues: {
+          ":pk": threadId,
+          ":a": `${layout.checkpoint(ns, parentId)}#w#`,
+          ":b": `${layout.checkpoint(ns, parentId)}#w#${HIGH}`,
+        },
+      })) {
+        items.push(item);
+      }
+      if (items.length > 0) break;
     }
     const writes = await this.decodeWrites(threadId, items);
     checkpoint.channel_values[TASKS] = writes.filter(([, channel]) => channel === TASKS).map(([, , value]) => value);
@@ -542,16 +633,19 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   private async descriptorsOf(threadId: string, ns: string, id: string): Promise<Remembered | undefined> {
     const cached = this.cache.get(cacheKey(threadId, ns, id));
     if (cached !== undefined) return cached;
-    const out = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: threadId, sk: keys.checkpoint(ns, id) },
-        ConsistentRead: true,
-      }),
-    );
-    if (out.Item === undefined) return undefined;
-    const descriptors = (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
-    return descriptors && { descriptors };
+    for (const layout of [keys, LEGACY]) {
+      const out = await this.doc.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { pk: threadId, sk: layout.checkpoint(ns, id) },
+          ConsistentRead: true,
+        }),
+      );
+      if (out.Item === undefined) continue;
+      const descriptors = (await this.readDoc(threadId, out.Item as StoredItem))?.ch;
+      return descriptors && { descriptors };
+    }
+    return undefined;
   }
 
   private remember(threadId: string, ns: string, id: string, remembered: Remembered): void {
@@ -568,6 +662,8 @@ interface Remembered {
   chains?: Chains;
   /** the log channels' element objects: a put whose value starts with them appends to the parent */
   elements?: Elements;
+  /** read from the legacy layout (keys.ts LEGACY): its pending writes are kept beside it there */
+  legacy?: boolean;
 }
 
 const cacheKey = (threadId: string, ns: string, id: string) => `${threadId}\u0000${ns}\u0000${id}`;
