@@ -16,12 +16,16 @@ import {
 import { toStorableDeep, toStorableText } from "../../shared/text";
 import type { ConversationMessage, ConversationStore, TraceStep } from "../../shared/stores/conversations";
 import { LeaseLost, RunCancelled, type Lease } from "../../shared/stores/session-lease";
-import type {
-  DataFileSummary,
-  LeaseHolder,
-  SessionLeaseAttempt,
-  SessionOwners,
+import {
+  type DataFileSummary,
+  type LeaseHolder,
+  OWNER_SORT_KEY,
+  type SessionLeaseAttempt,
+  type SessionOwners,
+  seenSession,
+  TURN_TOKENS,
 } from "../../shared/stores/session-owners";
+import { DynamoDBSaver } from "../checkpoint/saver";
 import type { Admission, UserUsage } from "../../shared/stores/user-usage";
 import { removeTurn, repairUnfinished } from "./unfinished-turn";
 import type { ExtractionMessage } from "../memory/message";
@@ -168,7 +172,7 @@ export interface ChatServiceDeps {
   /** stores a message's inline images as ready files of the session, all or none (shared/files/service.ts) */
   storeImages?: (userId: string, sessionId: string, images: InlineImage[]) => Promise<FileRecord[]>;
   /** the caller's quotas (USER_QUOTAS): a turn is admitted before any model call, its tokens added after */
-  usage?: Pick<UserUsage, "admit" | "settlement" | "refund">;
+  usage?: Pick<UserUsage, "admission" | "admit" | "refusal" | "reservation" | "settlement" | "refunding">;
   /** a failed token count is reported here and never fails the reply */
   onUsageFailure?: (err: unknown) => void;
 }
@@ -280,34 +284,27 @@ export class ChatService {
     const inline = await checkInlineImages(turn.images, attached.length);
     if (inline.length > 0 && !this.deps.storeImages)
       throw badRequest("attachments_unavailable", "this deployment has no attachments bucket");
-    // Counted before any model call: over a quota, nothing runs (429). A new session's turn before
-    // its record is made; an existing one's once its lease has said which project it is in (the
-    // project's own quotas may apply), its lease given back when refused.
     // A new session's run is checked whole first: it needs no state, and a refusal writes nothing.
     if (isNew) checkNewSessionStart(turn);
-    let admission = isNew ? await this.deps.usage?.admit(turn.userId, turn.projectId ?? null) : undefined;
     const sessionId = turn.sessionId ?? randomUUID();
     // Named before the lease, which keeps it while the turn runs (LeaseHolder).
     const humanId = turn.message === undefined ? undefined : (turn.messageId ?? randomUUID());
-    // One conditional write checks the session is the caller's, reads its project and settings and
-    // takes its lease (the owner record holds the lease); DELETE /api/sessions/{id} takes the same
-    // lease, so a turn never writes into a session deleted meanwhile.
+    // One conditional write checks the session is the caller's and takes its lease (the owner
+    // record holds the lease); DELETE /api/sessions/{id} takes the same lease, so a turn never
+    // writes into a session deleted meanwhile. Under a quota the same request counts the turn,
+    // before any model call: over a limit, nothing runs (429) and nothing is written.
     const holder = holderOf(turn, humanId);
-    const taken = await (
-      isNew ? this.claimSession(sessionId, turn, holder) : this.takeSession(sessionId, turn, holder)
-    ).catch(async (err) => {
-      await this.giveBack(turn.userId, admission);
-      throw err;
-    });
-    const { lease, projectId, dataFiles } = taken;
-    if (!isNew)
-      admission = await this.deps.usage?.admit(turn.userId, projectId).catch(async (err) => {
-        await lease.release();
-        throw err;
-      });
+    const taken = await (isNew
+      ? this.claimSession(sessionId, turn, holder)
+      : this.takeSession(sessionId, turn, holder));
+    const { lease, projectId, dataFiles, admission } = taken;
     // Refused once admitted: the lease given back, and the turn's count and reservation.
     const refuse = async (err: unknown): Promise<never> => {
-      await Promise.all([lease.release(), this.giveBack(turn.userId, admission)]);
+      const refund = this.deps.usage?.refunding(turn.userId, admission);
+      await lease.release(refund ? { alongside: refund } : {}).catch((error) => {
+        this.deps.onReleaseFailure?.(error);
+        if (refund) this.deps.onUsageFailure?.(error);
+      });
       throw err;
     };
     const settings = withinAssistant(taken.settings, turn.options?.allowedSettings);
@@ -327,6 +324,8 @@ export class ChatService {
           .release({
             ...(ended.error && lease.signal.reason instanceof LeaseLost ? { mark: "keep" as const } : {}),
             ...(settlement ? { alongside: settlement } : {}),
+            // What the session's next turn reserves under a token limit (UserUsage.reservation).
+            ...(admission?.reserved ? { set: { [TURN_TOKENS]: Math.round(tokens) } } : {}),
           })
           .catch((err) => {
             this.deps.onReleaseFailure?.(err);
@@ -480,11 +479,6 @@ export class ChatService {
     return outcome;
   }
 
-  /** A refused turn's admission given back (a failure is reported): a rejected request counts for nothing. */
-  private async giveBack(userId: string, admission: Admission | undefined) {
-    await this.deps.usage?.refund(userId, admission).catch((err) => this.deps.onUsageFailure?.(err));
-  }
-
   /**
    * What a run starts from, checked under its lease before it runs, reading the state only when
    * something depends on it (a plain turn reads nothing here):
@@ -634,27 +628,115 @@ export class ChatService {
     }
   }
 
-  /** A new session is claimed for the caller, in the turn's project for good, its settings set, its lease held. */
+  /**
+   * A new session is claimed for the caller, in the turn's project for good, its settings set, its
+   * lease held, and the turn counted, in one request. It has no state: the graph's read of it is
+   * answered without one (DynamoDBSaver.prime).
+   */
   private async claimSession(sessionId: string, turn: GraphTurn, holder: LeaseHolder): Promise<TakenSession> {
     const projectId = turn.projectId ?? null;
     const settings = startingSettings(this.deps.projectSettings ?? {}, projectId, turn.settings);
-    let lease: Lease | undefined;
+    const { usage } = this.deps;
+    const counted = usage?.admission(turn.userId, projectId, usage.reservation(projectId, undefined));
+    let claimed: Awaited<ReturnType<SessionOwners["claimLeased"]>>;
     try {
-      lease = await this.deps.owners.claimLeased(sessionId, turn.userId, projectId, settings, holder);
+      claimed = await this.deps.owners.claimLeased(
+        sessionId,
+        turn.userId,
+        projectId,
+        settings,
+        holder,
+        counted?.update,
+      );
     } catch (err) {
       throw agentFailure(err, this.deps.recursionLimit);
     }
-    if (!lease) throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
-    return { lease, projectId, settings };
+    if (claimed.refused) throw await usage!.refusal(turn.userId, projectId, counted!.admission.at);
+    if (!claimed.lease)
+      throw agentFailure(new Error(`session id ${sessionId} already taken`), this.deps.recursionLimit);
+    this.reads()?.prime(sessionId, undefined);
+    return { lease: claimed.lease, projectId, settings, ...(counted ? { admission: counted.admission } : {}) };
+  }
+
+  /** The graph's checkpointer, where it reads a session's owner record with its state (the DynamoDB saver). */
+  private reads(): DynamoDBSaver | undefined {
+    const saver = this.deps.graph.checkpointer;
+    return saver instanceof DynamoDBSaver ? saver : undefined;
   }
 
   /**
-   * An existing session of the caller's, its lease held, and the project it runs in. A session's
-   * project is fixed when it starts: a turn naming another gets 409 project_mismatch (at once, even
-   * while the session is busy), one naming none runs in the session's. (A session recorded before
-   * projects were kept takes the turn's.)
+   * An existing session of the caller's, its lease held, the project it runs in, and the turn
+   * counted. A session's project is fixed when it starts: a turn naming another gets 409
+   * project_mismatch (at once, even while the session is busy), one naming none runs in the
+   * session's. (A session recorded before projects were kept takes the turn's.)
+   *
+   * One Query reads the session's owner record with its latest checkpoint (latestWith), then one
+   * write takes the lease, conditional on nobody having taken it since (its generation), with the
+   * turn's count beside it in one transaction; the graph then starts from what was read.
+   * Ownership is checked on the record before the state read with it is decoded.
    */
   private async takeSession(sessionId: string, turn: GraphTurn, holder: LeaseHolder): Promise<TakenSession> {
+    const reads = this.reads();
+    if (!reads) return this.takeSessionThenCount(sessionId, turn, holder);
+    const { usage } = this.deps;
+    const wait = turn.ifBusy === "queue" ? this.queueWait(turn.deadline, turn.waitUntilDeadline) : 0;
+    const deadline = Date.now() + wait;
+    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+      let read: Awaited<ReturnType<typeof reads.latestWith>>;
+      try {
+        // The state is decoded only for a session that is the caller's and free to take.
+        read = await reads.latestWith(sessionId, OWNER_SORT_KEY, (above) => {
+          const owner = seenSession(above.find((item) => item.sk === OWNER_SORT_KEY));
+          return owner?.session.userId === turn.userId && !owner.busy;
+        });
+      } catch (err) {
+        throw agentFailure(err, this.deps.recursionLimit);
+      }
+      const seen = seenSession(read.above.find((item) => item.sk === OWNER_SORT_KEY));
+      if (!seen || seen.session.userId !== turn.userId || seen.session.deleting === "stalled") throw sessionNotFound();
+      const { session } = seen;
+      if (session.projectId !== undefined && turn.projectId !== undefined && turn.projectId !== session.projectId)
+        throw projectMismatch(session.projectId!);
+      const projectId = session.projectId === undefined ? (turn.projectId ?? null) : session.projectId;
+      if (!seen.busy) {
+        const counted = usage?.admission(turn.userId, projectId, usage.reservation(projectId, seen.lastTurnTokens));
+        let attempt: Awaited<ReturnType<SessionOwners["leaseAfterRead"]>>;
+        try {
+          attempt = await this.deps.owners.leaseAfterRead(sessionId, turn.userId, holder, seen, counted?.update);
+        } catch (err) {
+          throw agentFailure(err, this.deps.recursionLimit);
+        }
+        if (attempt.refused) throw await usage!.refusal(turn.userId, projectId, counted!.admission.at);
+        if (attempt.lease) {
+          // First, before anything can refuse the turn and let the lease go: the mark is this write's
+          // now. Its repair writes the state, so the graph reads it afresh; otherwise it starts
+          // from what was read.
+          if (attempt.unfinished) await repairUnfinished(this.deps, sessionId, attempt.lease, attempt.unfinished);
+          else reads.prime(sessionId, read.tuple);
+
+          return {
+            lease: attempt.lease,
+            projectId,
+            settings: session.settings,
+            dataFiles: session.dataFiles,
+            ...(session.approveTools ? { approveTools: session.approveTools } : {}),
+            ...(counted ? { admission: counted.admission } : {}),
+          };
+        }
+        // Taken since the read: read again at once (it may be free again, or busy now).
+        if (Date.now() < deadline || delay < 200) continue;
+      }
+      if (Date.now() + delay > deadline) throw sessionBusy();
+      await new Promise((r) => setTimeout(r, delay + Math.random() * delay));
+    }
+  }
+
+  /**
+   * takeSession where the checkpointer cannot read the owner record with the state (a saver other
+   * than the DynamoDB one): the lease's conditional write returns the record, then the turn is
+   * counted in a request of its own, its lease given back when refused.
+   */
+  private async takeSessionThenCount(sessionId: string, turn: GraphTurn, holder: LeaseHolder): Promise<TakenSession> {
     let attempt: SessionLeaseAttempt;
     try {
       attempt =
@@ -683,18 +765,26 @@ export class ChatService {
       throw projectMismatch(session.projectId!);
     }
     if (!lease) throw sessionBusy();
+    const projectId = session.projectId === undefined ? (turn.projectId ?? null) : session.projectId;
+    const admission = await this.deps.usage?.admit(turn.userId, projectId).catch(async (err) => {
+      await lease.release();
+      throw err;
+    });
     return {
       lease,
-      projectId: session.projectId === undefined ? (turn.projectId ?? null) : session.projectId,
+      projectId,
       settings: session.settings,
       dataFiles: session.dataFiles,
       ...(session.approveTools ? { approveTools: session.approveTools } : {}),
+      ...(admission ? { admission } : {}),
     };
   }
 }
 
 interface TakenSession {
   lease: Lease;
+  /** the turn's count under the caller's quotas (none where no limit applies) */
+  admission?: Admission;
   projectId: string | null;
   settings: SessionSettings;
   /** the session's ready data files, from its owner record (a new session has none) */

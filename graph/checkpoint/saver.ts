@@ -83,7 +83,7 @@ interface RawCheckpoint {
   legacy?: boolean;
 }
 
-type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
+export type StoredItem = PayloadAttrs & Record<string, unknown> & { sk: string };
 
 /** Batch size for BatchWriteItem; a put that fits is one request. */
 const ONE_BATCH = 25;
@@ -166,14 +166,28 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   /**
    * The latest checkpoint of the thread's root namespace, and, in the same Query, the items that
    * sort above it up to `upTo` inclusive: records other stores keep in the thread's partition
-   * beside it (keys.ts), such as a session's owner record. A thread whose checkpoints are all in
-   * the legacy layout costs one Query more.
+   * beside it (keys.ts), such as a session's owner record. The checkpoint is decoded only when
+   * `accept` accepts those records (the caller owns the thread). A thread whose checkpoints are
+   * all in the legacy layout costs one Query more.
    */
-  async latestWith(threadId: string, upTo: string): Promise<{ tuple?: CheckpointTuple; above: StoredItem[] }> {
+  async latestWith(
+    threadId: string,
+    upTo: string,
+    accept: (above: StoredItem[]) => boolean = () => true,
+  ): Promise<{ tuple?: CheckpointTuple; above: StoredItem[] }> {
     const above: StoredItem[] = [];
-    const tuple =
-      (await this.firstTuple(threadId, { from: keys.namespacePrefix(""), to: upTo }, LATEST_PAGE + 1, false, above)) ??
-      (await this.firstTuple(threadId, { prefix: LEGACY.namespacePrefix("") }, LATEST_PAGE, false));
+    const range = { from: keys.namespacePrefix(""), to: upTo };
+    let tuple: CheckpointTuple | undefined;
+    let accepted: boolean | undefined;
+    for await (const raw of this.checkpointsDescending(threadId, range, LATEST_PAGE + 1, above)) {
+      accepted ??= accept(above);
+      if (!accepted) return { above };
+      tuple = await this.hydrate(threadId, raw);
+      // An incomplete checkpoint is one whose put never finished: its parent is the latest state.
+      if (tuple) return { tuple, above };
+    }
+    if (!(accepted ?? accept(above))) return { above };
+    tuple = await this.firstTuple(threadId, { prefix: LEGACY.namespacePrefix("") }, LATEST_PAGE, false);
     return { ...(tuple ? { tuple } : {}), above };
   }
 
@@ -197,9 +211,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     range: { prefix: string } | { from: string; to: string },
     firstPage: number,
     named: boolean,
-    others?: StoredItem[],
   ): Promise<CheckpointTuple | undefined> {
-    for await (const raw of this.checkpointsDescending(threadId, range, firstPage, others)) {
+    for await (const raw of this.checkpointsDescending(threadId, range, firstPage)) {
       const tuple = await this.hydrate(threadId, raw);
       // An incomplete checkpoint is one whose put never finished: the step that wrote it
       // was not acknowledged, so its parent is the thread's real latest state.

@@ -54,6 +54,8 @@ export interface ReleaseOptions {
    * its own when the lease was no longer this holder's: it is owed whoever holds the lease.
    */
   alongside?: GuardedUpdate;
+  /** attributes the release sets on the record that holds the lease (a turn's token count), where it stays */
+  set?: Record<string, number>;
 }
 
 export class LeaseLost extends Error {
@@ -306,20 +308,24 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
       clearInterval(cancelPoll);
       const mark = item.mark === undefined ? "keep" : (options?.mark ?? "clear");
       const restore = typeof mark === "object" ? mark.restore : undefined;
+      const set = Object.entries(options?.set ?? {});
+      const sets = [...(restore !== undefined ? ["#m = :m"] : []), ...set.map((_, i) => `#s${i} = :s${i}`)];
       const own: TogetherItem =
         item.release === "delete"
           ? { Delete: held }
           : {
               Update: {
                 ...held,
-                UpdateExpression: `${restore !== undefined ? "SET #m = :m " : ""}REMOVE #t, lease_until${mark === "clear" ? ", #m" : ""}`,
+                UpdateExpression: `${sets.length ? `SET ${sets.join(", ")} ` : ""}REMOVE #t, lease_until${mark === "clear" ? ", #m" : ""}`,
                 ExpressionAttributeNames: {
                   ...held.ExpressionAttributeNames,
                   ...(mark === "keep" ? {} : { "#m": item.mark! }),
+                  ...Object.fromEntries(set.map(([name], i) => [`#s${i}`, name])),
                 },
                 ExpressionAttributeValues: {
                   ...held.ExpressionAttributeValues,
                   ...(restore !== undefined ? { ":m": restore } : {}),
+                  ...Object.fromEntries(set.map(([, value], i) => [`:s${i}`, value])),
                 },
               },
             };

@@ -12,6 +12,7 @@ import {
 import { randomUUID } from "node:crypto";
 import { type SessionSettings, type SettingsPatch, storedSettings } from "../session-settings";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
+import { conditionalWrite } from "./conditional-write";
 import { queryItems } from "./query-items";
 import {
   type CancelAction,
@@ -21,6 +22,7 @@ import {
   type Lease,
   requestCancel,
 } from "./session-lease";
+import { type UpdateInput, writeTogether } from "./write-together";
 
 /** Sort key of the owner record in a thread's partition; the checkpoint saver ignores it. */
 export const OWNER_SORT_KEY = "session";
@@ -88,6 +90,36 @@ export interface LeaseHolder {
 
 /** The owner record's attribute naming the message of the turn holding the lease (LeaseHolder). */
 export const LEASE_MESSAGE = "lease_message";
+/** The owner record's count of lease takings: a write conditional on it finds nobody took the lease since a read. */
+const GENERATION = "lease_gen";
+/** The owner record's count of what the session's last turn spent, in model tokens (its next turn's reservation). */
+export const TURN_TOKENS = "turn_tokens";
+
+/** A session's owner record as a read found it (DynamoDBSaver.latestWith): what a turn needs before taking its lease. */
+export interface SeenSession {
+  item: Record<string, unknown>;
+  session: SessionRecord;
+  /** held by a run now (or a deletion is running) */
+  busy: boolean;
+  /** the lease generation read (0: never taken) */
+  generation: number;
+  /** what the session's last turn spent, if it was counted */
+  lastTurnTokens?: number;
+}
+
+/** The owner record as a read found it, or undefined when the item is not one. */
+export function seenSession(item: Record<string, unknown> | undefined): SeenSession | undefined {
+  if (item?.sk !== OWNER_SORT_KEY || typeof item.user_id !== "string") return undefined;
+  const session = recordOf(item);
+  const held = typeof item.lease_until === "number" && item.lease_until >= Date.now();
+  return {
+    item,
+    session,
+    busy: held || session.deleting === "running",
+    generation: typeof item[GENERATION] === "number" ? item[GENERATION] : 0,
+    ...(typeof item[TURN_TOKENS] === "number" ? { lastTurnTokens: item[TURN_TOKENS] } : {}),
+  };
+}
 
 /**
  * Who owns each chat session, kept in the thread's own partition of the checkpoint table:
@@ -109,7 +141,9 @@ export class SessionOwners {
 
   /**
    * Starts a session for `userId` in `projectId` (null: none) for good, its lease held by the
-   * caller: one conditional put. Undefined when the id is already taken.
+   * caller: one conditional put, in one transaction with `alongside` (the turn's admission) when
+   * given. No lease when the id is already taken; `refused` when the condition of `alongside` did
+   * not hold (and nothing was written).
    */
   async claimLeased(
     sessionId: string,
@@ -117,20 +151,33 @@ export class SessionOwners {
     projectId: string | null,
     settings: SessionSettings,
     { runId, turn }: LeaseHolder = {},
-  ): Promise<Lease | undefined> {
+    alongside?: UpdateInput,
+  ): Promise<{ lease?: Lease; refused?: true }> {
     const token = randomUUID();
     const now = Date.now();
-    const item = {
-      user_id: userId,
-      project_id: projectId,
-      settings,
-      lease_token: token,
-      lease_until: now + this.leaseMs,
-      ...(runId ? { [LEASE_RUN_ATTRIBUTE]: runId } : {}),
-      ...(turn?.messageId ? { [LEASE_MESSAGE]: turn.messageId } : {}),
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        pk: sessionId,
+        sk: OWNER_SORT_KEY,
+        user_id: userId,
+        project_id: projectId,
+        settings,
+        lease_token: token,
+        lease_until: now + this.leaseMs,
+        [GENERATION]: 1,
+        ...(runId ? { [LEASE_RUN_ATTRIBUTE]: runId } : {}),
+        ...(turn?.messageId ? { [LEASE_MESSAGE]: turn.messageId } : {}),
+        ...this.expiry(),
+      },
+      ConditionExpression: "attribute_not_exists(pk)",
     };
-    if (!(await this.put(sessionId, item))) return undefined;
-    return this.held(sessionId, token, now, turn !== undefined);
+    if (alongside) {
+      const refused = await writeTogether(this.doc, [{ Put: put }, { Update: alongside }]);
+      if (refused?.[0] === "ConditionalCheckFailed") return {};
+      if (refused) return { refused: true };
+    } else if (!(await conditionalWrite(this.doc.send(new PutCommand(put))))) return {};
+    return { lease: this.held(sessionId, token, now, turn !== undefined) };
   }
 
   /**
@@ -167,8 +214,57 @@ export class SessionOwners {
   private async take(
     sessionId: string,
     userId: string,
-    { runId, turn, deleting = false }: LeaseHolder & { deleting?: boolean },
+    holder: LeaseHolder & { deleting?: boolean },
   ): Promise<SessionLeaseAttempt> {
+    const taking = this.leaseUpdate(sessionId, userId, holder);
+    try {
+      const out = await this.doc.send(
+        // The record as it was: what the session is (this write changes only the lease's
+        // attributes and the expiry), and the mark of a turn that did not finish, in one request.
+        new UpdateCommand({ ...taking.update, ReturnValues: "ALL_OLD" }),
+      );
+      return this.taken(sessionId, out.Attributes!, taking, holder.turn !== undefined);
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+    const session = await this.session(sessionId, userId);
+    return session?.userId === userId && (holder.deleting || session.deleting !== "stalled") ? { session } : {};
+  }
+
+  /**
+   * Takes the lease of a session a turn has just read (`seen`, the owner record as that read found
+   * it, with the latest checkpoint: DynamoDBSaver.latestWith), only if nobody has taken it since:
+   * the write is conditional on the record's lease generation, which every taking raises, and
+   * every writer of the thread's state holds the lease, so what the turn read is still the state.
+   * `alongside` (the turn's admission, shared/stores/user-usage.ts) is written in the same
+   * request, in one transaction. `changed`: someone took the lease since the read, which the
+   * caller reads again; `refused`: the condition of `alongside` did not hold.
+   */
+  async leaseAfterRead(
+    sessionId: string,
+    userId: string,
+    holder: LeaseHolder,
+    seen: SeenSession,
+    alongside?: UpdateInput,
+  ): Promise<{ lease?: Lease; unfinished?: string; changed?: true; refused?: true }> {
+    const taking = this.leaseUpdate(sessionId, userId, holder, seen.generation);
+    if (alongside) {
+      const refused = await writeTogether(this.doc, [{ Update: taking.update }, { Update: alongside }]);
+      if (refused?.[0] === "ConditionalCheckFailed") return { changed: true };
+      if (refused) return { refused: true };
+      return this.taken(sessionId, seen.item, taking, holder.turn !== undefined);
+    }
+    if (!(await conditionalWrite(this.doc.send(new UpdateCommand(taking.update))))) return { changed: true };
+    return this.taken(sessionId, seen.item, taking, holder.turn !== undefined);
+  }
+
+  /** The conditional update that takes a session's lease for `userId` (the generation read, if any, unchanged). */
+  private leaseUpdate(
+    sessionId: string,
+    userId: string,
+    { runId, turn, deleting = false }: LeaseHolder & { deleting?: boolean },
+    generation?: number,
+  ) {
     const token = randomUUID();
     const now = Date.now();
     const ttl = this.expiry();
@@ -177,44 +273,50 @@ export class SessionOwners {
     const removes = [...(runId ? [] : [LEASE_RUN_ATTRIBUTE]), ...(turn && !turn.messageId ? [LEASE_MESSAGE] : [])];
     // The run it is held for, or none (an earlier holder's name never outlives its lease).
     const holderClauses = `${runId ? `, ${LEASE_RUN_ATTRIBUTE} = :run` : ""}${message}${removes.length ? ` REMOVE ${removes.join(", ")}` : ""}`;
-    try {
-      const out = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: sessionId, sk: OWNER_SORT_KEY },
-          UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${deleting ? ", deleting = :true" : ""}${holderClauses}`,
-          ConditionExpression: `user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)${deleting ? "" : " AND attribute_not_exists(deleting)"}`,
-          ExpressionAttributeNames: ttl[CHECKPOINT_TABLE.ttlAttribute]
-            ? { "#e": CHECKPOINT_TABLE.ttlAttribute }
-            : undefined,
-          ExpressionAttributeValues: {
-            ":token": token,
-            ":until": now + this.leaseMs,
-            ":user": userId,
-            ":now": now,
-            ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
-            ...(runId ? { ":run": runId } : {}),
-            ...(deleting ? { ":true": true } : {}),
-            ...(turn?.messageId ? { ":msg": turn.messageId } : {}),
-          },
-          // The record as it was: what the session is (this write changes only the lease's
-          // attributes and the expiry), and the mark of a turn that did not finish, in one request.
-          ReturnValues: "ALL_OLD",
-        }),
-      );
-      const before = out.Attributes!;
-      const unfinished =
-        turn && typeof before[LEASE_MESSAGE] === "string" ? (before[LEASE_MESSAGE] as string) : undefined;
-      return {
-        session: recordOf(before),
-        lease: this.held(sessionId, token, now, turn !== undefined),
-        ...(unfinished ? { unfinished } : {}),
-      };
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
-    const session = await this.session(sessionId, userId);
-    return session?.userId === userId && (deleting || session.deleting !== "stalled") ? { session } : {};
+    const unchanged =
+      generation === undefined
+        ? ""
+        : generation === 0
+          ? ` AND attribute_not_exists(${GENERATION})`
+          : ` AND ${GENERATION} = :gen`;
+    const update: UpdateInput = {
+      TableName: this.tableName,
+      Key: { pk: sessionId, sk: OWNER_SORT_KEY },
+      UpdateExpression: `SET lease_token = :token, lease_until = :until${ttl[CHECKPOINT_TABLE.ttlAttribute] ? ", #e = :e" : ""}${deleting ? ", deleting = :true" : ""}${holderClauses} ADD ${GENERATION} :one`,
+      ConditionExpression: `user_id = :user AND (attribute_not_exists(lease_until) OR lease_until < :now)${deleting ? "" : " AND attribute_not_exists(deleting)"}${unchanged}`,
+      ...(ttl[CHECKPOINT_TABLE.ttlAttribute]
+        ? { ExpressionAttributeNames: { "#e": CHECKPOINT_TABLE.ttlAttribute } }
+        : {}),
+      ExpressionAttributeValues: {
+        ":token": token,
+        ":until": now + this.leaseMs,
+        ":user": userId,
+        ":now": now,
+        ":one": 1,
+        ...(ttl[CHECKPOINT_TABLE.ttlAttribute] ? { ":e": ttl[CHECKPOINT_TABLE.ttlAttribute] } : {}),
+        ...(runId ? { ":run": runId } : {}),
+        ...(deleting ? { ":true": true } : {}),
+        ...(turn?.messageId ? { ":msg": turn.messageId } : {}),
+        ...(generation ? { ":gen": generation } : {}),
+      },
+    };
+    return { update, token, now };
+  }
+
+  /** The lease a taking made, with the session as it was before and the mark of a turn that did not finish. */
+  private taken(
+    sessionId: string,
+    before: Record<string, unknown>,
+    taking: { token: string; now: number },
+    turn: boolean,
+  ): SessionLeaseAttempt {
+    const unfinished =
+      turn && typeof before[LEASE_MESSAGE] === "string" ? (before[LEASE_MESSAGE] as string) : undefined;
+    return {
+      session: recordOf(before),
+      lease: this.held(sessionId, taking.token, taking.now, turn),
+      ...(unfinished ? { unfinished } : {}),
+    };
   }
 
   /**

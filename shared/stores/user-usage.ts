@@ -1,8 +1,9 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { ConditionalCheckFailedException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { createHash, randomUUID } from "node:crypto";
+import type { AppError } from "../errors";
 import { limitsAnything, quotaExceeded, quotaScope, type UserQuotas, windowsOf } from "../quotas";
+import { conditionalWrite } from "./conditional-write";
 import { REPLY_MAX_TOKENS } from "../models/reply-limit";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 import { type GuardedUpdate, type UpdateInput, writeGuarded } from "./write-together";
@@ -35,9 +36,11 @@ export interface Admission {
   reserved: number;
   /** the attribute marking its reservation as taken (`h_<id>`: when), removed when it settles */
   hold?: string;
+  /** when it was counted */
+  at: number;
 }
 
-/** A day's first turn under a token limit holds this many tokens until it ends: a reply's ceiling. */
+/** The least a turn under a token limit holds until it ends: a reply's ceiling (reservation). */
 export const RESERVED_TOKENS = REPLY_MAX_TOKENS;
 
 /** Lambda's longest run (15 minutes): a reservation taken longer ago than this belongs to a turn that ended without settling. */
@@ -84,14 +87,31 @@ export class UserUsage {
   }
 
   /**
-   * Counts a turn in `projectId`, or throws 429 quota_exceeded (with the limit hit and Retry-After)
-   * when it is over one. Under a token limit the turn also holds a reservation of the day's tokens
-   * until it ends (addTokens settles it): the day's largest turn so far, at least RESERVED_TOKENS.
-   * Admitted only while the day's tokens, every running turn's reservation in them, are under the
-   * limit, so turns at once cannot all start on what is left. A turn no limit applies to is not
-   * counted (and costs no request): its admission is undefined.
+   * The reservation a turn of a session holds under a token limit until it ends: what the
+   * session's last turn spent (a session's turns grow slowly, and its next is the best guess of
+   * what it will spend), never less than RESERVED_TOKENS (a reply's ceiling, and a new session's
+   * first turn) and never more than a quarter of the day's limit (so one huge turn does not keep
+   * every later one waiting until midnight).
    */
-  async admit(userId: string, projectId?: string | null): Promise<Admission | undefined> {
+  reservation(projectId: string | null | undefined, lastTurnTokens: number | undefined): number {
+    const { tokensPerDay } = quotaScope(this.quotas, projectId).limits;
+    const cap = Math.max(RESERVED_TOKENS, Math.floor((tokensPerDay ?? 0) / 4));
+    return Math.min(cap, Math.max(RESERVED_TOKENS, Math.round(lastTurnTokens ?? 0)));
+  }
+
+  /**
+   * The update that counts a turn in `projectId` and checks it against both limits, for the
+   * caller to send (admit) or to write with its lease in one transaction (ChatService). Under a
+   * token limit it also holds `reserve` tokens of the day until the turn ends (settlement), and
+   * is admitted only while the day's tokens, every running turn's reservation in them, are under
+   * the limit, so turns at once cannot all start on what is left. Undefined where no limit
+   * applies: such a turn is not counted, and costs no request.
+   */
+  admission(
+    userId: string,
+    projectId: string | null | undefined,
+    reserve = RESERVED_TOKENS,
+  ): { update: UpdateInput; admission: Admission } | undefined {
     const { scope, limits } = quotaScope(this.quotas, projectId);
     if (!limitsAnything(limits)) return undefined;
     const at = this.now();
@@ -103,97 +123,94 @@ export class UserUsage {
       ...(turnsPerMinute !== undefined ? ["(attribute_not_exists(#m) OR #m < :tpm)"] : []),
       ...(reserves ? ["(attribute_not_exists(tokens) OR tokens < :tpd)"] : []),
     ];
-    try {
-      const out = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: usageKey(userId, day, scope),
-          // The reservation is added to the day's tokens and, apart, to what turns hold (`held`),
-          // with a mark of its own saying when it was taken (`h_<id>`, removed when it settles): a
-          // refusal then tells a day spent from one held only until running turns end.
-          UpdateExpression: `ADD turns :one, #m :one SET #e = :e${reserves ? ", tokens = if_not_exists(tokens, :zero) + if_not_exists(per_turn, :r), held = if_not_exists(held, :zero) + if_not_exists(per_turn, :r), #h = :at" : ""} REMOVE #prev`,
-          ConditionExpression: conditions.join(" AND "),
-          ExpressionAttributeNames: {
-            "#m": `m${minute}`,
-            "#prev": `m${minute - 1}`,
-            "#e": CHECKPOINT_TABLE.ttlAttribute,
-            ...(reserves ? { "#h": hold } : {}),
-          },
-          ExpressionAttributeValues: {
-            ":one": 1,
-            ":e": expiresAt(at),
-            ...(turnsPerMinute !== undefined ? { ":tpm": turnsPerMinute } : {}),
-            ...(reserves ? { ":tpd": tokensPerDay, ":zero": 0, ":r": RESERVED_TOKENS, ":at": at } : {}),
-          },
-          // The item as it was: which reservation the turn took (its per_turn), in the same request.
-          ReturnValues: reserves ? "ALL_OLD" : "NONE",
-        }),
-      );
-      if (!reserves) return { day, minute, scope, reserved: 0 };
-      return { day, minute, scope, reserved: Number(out.Attributes?.per_turn ?? RESERVED_TOKENS), hold };
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      // Refused: one read to say which limit (a refused turn may cost a request more, an admitted one never).
-      const usage = await this.today(userId, at, projectId);
-      // Named as the project's when the limit hit is one the project sets itself.
-      const own = scope === undefined ? undefined : this.quotas.projects?.[scope];
-      if (turnsPerMinute !== undefined && usage.turnsThisMinute >= turnsPerMinute)
-        throw quotaExceeded(
-          "turnsPerMinute",
-          turnsPerMinute,
-          at,
-          own?.turnsPerMinute !== undefined ? scope : undefined,
-        );
-      // Over only through reservations that turns took lately, which clear as they end: come back
-      // soon. A reservation older than a function can run was a turn that died: spent for the day.
-      const heldByRunningTurns = usage.liveReservations > 0 && usage.tokens - usage.held < (tokensPerDay ?? 0);
-      throw quotaExceeded(
-        "tokensPerDay",
-        tokensPerDay ?? 0,
-        at,
-        own?.tokensPerDay !== undefined ? scope : undefined,
-        heldByRunningTurns,
-      );
-    }
+    const update: UpdateInput = {
+      TableName: this.tableName,
+      Key: usageKey(userId, day, scope),
+      // The reservation is added to the day's tokens and, apart, to what turns hold (`held`),
+      // with a mark of its own saying when it was taken (`h_<id>`, removed when it settles): a
+      // refusal then tells a day spent from one held only until running turns end.
+      UpdateExpression: `ADD turns :one, #m :one${reserves ? ", tokens :r, held :r" : ""} SET #e = :e${reserves ? ", #h = :at" : ""} REMOVE #prev`,
+      ConditionExpression: conditions.join(" AND "),
+      ExpressionAttributeNames: {
+        "#m": `m${minute}`,
+        "#prev": `m${minute - 1}`,
+        "#e": CHECKPOINT_TABLE.ttlAttribute,
+        ...(reserves ? { "#h": hold } : {}),
+      },
+      ExpressionAttributeValues: {
+        ":one": 1,
+        ":e": expiresAt(at),
+        ...(turnsPerMinute !== undefined ? { ":tpm": turnsPerMinute } : {}),
+        ...(reserves ? { ":tpd": tokensPerDay, ":r": reserve, ":at": at } : {}),
+      },
+    };
+    return {
+      update,
+      admission: { day, minute, scope, reserved: reserves ? reserve : 0, ...(reserves ? { hold } : {}), at },
+    };
+  }
+
+  /**
+   * Counts a turn in `projectId` on its own (admission), or throws 429 quota_exceeded (with the
+   * limit hit and Retry-After) when it is over one. Undefined where no limit applies.
+   */
+  async admit(userId: string, projectId?: string | null, reserve = RESERVED_TOKENS): Promise<Admission | undefined> {
+    const counted = this.admission(userId, projectId, reserve);
+    if (!counted) return undefined;
+    if (await conditionalWrite(this.doc.send(new UpdateCommand(counted.update)))) return counted.admission;
+    throw await this.refusal(userId, projectId, counted.admission.at);
+  }
+
+  /**
+   * The 429 for a turn whose admission was refused: one read to say which limit (a refused turn may
+   * cost a request more, an admitted one never), named as the project's when the limit hit is one
+   * the project sets itself.
+   */
+  async refusal(userId: string, projectId: string | null | undefined, at = this.now()): Promise<AppError> {
+    const { scope, limits } = quotaScope(this.quotas, projectId);
+    const { turnsPerMinute, tokensPerDay } = limits;
+    const usage = await this.today(userId, at, projectId);
+    const own = scope === undefined ? undefined : this.quotas.projects?.[scope];
+    if (turnsPerMinute !== undefined && usage.turnsThisMinute >= turnsPerMinute)
+      return quotaExceeded("turnsPerMinute", turnsPerMinute, at, own?.turnsPerMinute !== undefined ? scope : undefined);
+    // Over only through reservations that turns took lately, which clear as they end: come back
+    // soon. A reservation older than a function can run was a turn that died: spent for the day.
+    const heldByRunningTurns = usage.liveReservations > 0 && usage.tokens - usage.held < (tokensPerDay ?? 0);
+    return quotaExceeded(
+      "tokensPerDay",
+      tokensPerDay ?? 0,
+      at,
+      own?.tokensPerDay !== undefined ? scope : undefined,
+      heldByRunningTurns,
+    );
   }
 
   /**
    * Settles an admitted turn: its model tokens replace its reservation in the day it was admitted
-   * in (a turn refused after its admission spent none, and gives the reservation back). A turn
-   * larger than its reservation raises the next turns' reservations to its count, up to a quarter
-   * of the day's limit (so one huge turn does not keep every later one waiting until midnight),
-   * and only upward: a cheap turn, or one settling after a larger one, never lowers them.
-   *
-   * The update that does it, for the turn's last write to carry (its lease's release:
-   * ReleaseOptions.alongside): raised in the same write when it is the larger, and, where a larger
-   * one was written meanwhile, which stands, the tokens added alone instead. Undefined when there
-   * is nothing to settle.
+   * in (a turn refused after its admission spent none, and gives the reservation back). The
+   * update that does it, for the turn's last write to carry (its lease's release:
+   * ReleaseOptions.alongside); undefined when there is nothing to settle.
    */
   settlement(userId: string, tokens: number, admission: Admission | undefined): GuardedUpdate | undefined {
     if (!admission) return undefined;
     const spent = tokens > 0 ? Math.round(tokens) : 0;
     if (spent === 0 && admission.reserved === 0) return undefined;
-    const { tokensPerDay } = quotaScope(this.quotas, admission.scope).limits;
-    const cap = Math.max(RESERVED_TOKENS, Math.floor((tokensPerDay ?? 0) / 4));
-    const next = Math.min(spent, cap);
-    const settle = (raise: boolean): UpdateInput => ({
-      TableName: this.tableName,
-      Key: usageKey(userId, admission.day, admission.scope),
-      UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${raise ? ", per_turn = :next" : ""}${admission.hold ? " REMOVE #h" : ""}`,
-      ...(raise ? { ConditionExpression: "attribute_not_exists(per_turn) OR per_turn < :next" } : {}),
-      ExpressionAttributeNames: {
-        "#e": CHECKPOINT_TABLE.ttlAttribute,
-        ...(admission.hold ? { "#h": admission.hold } : {}),
+    return {
+      update: {
+        TableName: this.tableName,
+        Key: usageKey(userId, admission.day, admission.scope),
+        UpdateExpression: `ADD tokens :n${admission.reserved > 0 ? ", held :unheld" : ""} SET #e = :e${admission.hold ? " REMOVE #h" : ""}`,
+        ExpressionAttributeNames: {
+          "#e": CHECKPOINT_TABLE.ttlAttribute,
+          ...(admission.hold ? { "#h": admission.hold } : {}),
+        },
+        ExpressionAttributeValues: {
+          ":n": spent - admission.reserved,
+          ...(admission.reserved > 0 ? { ":unheld": -admission.reserved } : {}),
+          ":e": expiresAt(this.now()),
+        },
       },
-      ExpressionAttributeValues: {
-        ":n": spent - admission.reserved,
-        ...(admission.reserved > 0 ? { ":unheld": -admission.reserved } : {}),
-        ":e": expiresAt(this.now()),
-        ...(raise ? { ":next": next } : {}),
-      },
-    });
-    const raise = admission.reserved > 0 && next > admission.reserved;
-    return raise ? { update: settle(true), otherwise: settle(false) } : { update: settle(false) };
+    };
   }
 
   /** Settles an admitted turn in a request of its own (settlement, written alone). */
@@ -224,15 +241,16 @@ export class UserUsage {
   }
 
   /**
-   * Gives a turn refused after its admission back whole, in one UpdateItem (the request its
-   * reservation alone took before): its count in the day, in its minute while that minute lasts (a
-   * past minute's counter is read by nobody, and the next admission removes it), and its reservation.
+   * Gives a turn refused after its admission back whole: its count in the day, in its minute while
+   * that minute lasts (a past minute's counter is read by nobody, and the next admission removes
+   * it), and its reservation. The update that does it, for the turn's release to carry
+   * (ReleaseOptions.alongside); undefined for a turn that was not counted.
    */
-  async refund(userId: string, admission: Admission | undefined): Promise<void> {
-    if (!admission) return;
+  refunding(userId: string, admission: Admission | undefined): GuardedUpdate | undefined {
+    if (!admission) return undefined;
     const sameMinute = windowsOf(this.now()).minute === admission.minute;
-    await this.doc.send(
-      new UpdateCommand({
+    return {
+      update: {
         TableName: this.tableName,
         Key: usageKey(userId, admission.day, admission.scope),
         UpdateExpression: `ADD turns :minus${sameMinute ? ", #m :minus" : ""}${admission.reserved > 0 ? ", tokens :back, held :back" : ""}${admission.hold ? " REMOVE #h" : ""}`,
@@ -248,8 +266,8 @@ export class UserUsage {
           ":minus": -1,
           ...(admission.reserved > 0 ? { ":back": -admission.reserved } : {}),
         },
-      }),
-    );
+      },
+    };
   }
 
   /** The user's turns and tokens today (UTC), and turns this minute, in the count `projectId`'s turns go to. */

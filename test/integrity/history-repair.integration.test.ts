@@ -111,8 +111,16 @@ async function killedThenNext(kill: "before the model answers" | "during a tool 
   }
   killer.abort();
   await crashed;
-  // The saver's writes already sent when the process died have landed; nothing after them.
-  await Promise.allSettled(inFlight);
+  // The saver's writes already sent when the process died have landed; nothing after them. An
+  // abort in process is not a kill -9: LangGraph still writes the step it was in once the abort
+  // reaches it, so the next turn starts after those writes too, as if they landed before the
+  // death (the next turn reads the session before taking its lease, which only a live holder's
+  // writes could change).
+  for (let settled = -1; settled !== inFlight.length;) {
+    settled = inFlight.length;
+    await Promise.allSettled(inFlight);
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const left = (await graph.getState({ configurable: { thread_id: sessionId } })).values.messages as BaseMessage[];
 
   bedrock.on(ConverseCommand).resolves(said("Sorry about that: order A-17 shipped today."));

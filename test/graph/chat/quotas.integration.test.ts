@@ -1,3 +1,4 @@
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import type { BaseMessage } from "@langchain/core/messages";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService } from "../../../graph/chat/service";
@@ -35,7 +36,7 @@ async function service(quotas: UserQuotas, clock: { now: number }) {
   const graph = buildChatGraph({ model, tools: [], checkpointer });
   const usage = new UserUsage(harness.dynamo.client, tableName, quotas, () => clock.now);
   const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12, usage });
-  return { chat, usage, model };
+  return { chat, usage, model, tableName };
 }
 
 async function refusal(run: Promise<unknown>): Promise<AppError> {
@@ -67,9 +68,10 @@ describe("per-user quotas on chat turns", () => {
       m.reset();
       const refused = await refusal(chat.run({ userId: "cy", sessionId, options: { checkpointId: "nope" } }));
       expect(refused.code).toBe("checkpoint_not_found");
-      // Counted, then given back whole in the one UpdateItem that gave back its reservation alone
-      // before: the lease, the count, the state read, the release, the refund.
-      expect(m.byCommand).toEqual({ UpdateItemCommand: 4, QueryCommand: 1 });
+      // Counted, then given back whole with the release: the session read with its state, the
+      // lease with the count (one transaction), the named checkpoint's reads (in its layout, then
+      // the legacy one), and the release with the refund (one transaction).
+      expect(m.byCommand).toEqual({ QueryCommand: 3, TransactWriteItemsCommand: 2 });
     }
     const before = await usage.today("cy");
     expect(before).toMatchObject({ turns: 1, turnsThisMinute: 0 });
@@ -153,32 +155,29 @@ describe("per-user quotas on chat turns", () => {
     await expect(chat.reply({ userId: "dot", sessionId, message: "over" })).rejects.toMatchObject({ status: 429 });
   });
 
-  it("reserves the day's largest turn, never less than a reply's ceiling: a cheap turn makes no room for large ones", async () => {
+  it("reserves what the session's last turn spent, never less than a reply's ceiling nor more than a quarter of the day's limit", async () => {
     const clock = { now: START };
-    const { usage } = await service({ tokensPerDay: 1_000_000 }, clock);
-    const first = (await usage.admit("fay"))!;
-    expect(first.reserved).toBe(2048);
-    await usage.addTokens("fay", 10, first);
-    expect((await usage.admit("fay"))!.reserved).toBe(2048);
-    const big = (await usage.admit("fay"))!;
-    await usage.addTokens("fay", 9000, big);
-    const after = (await usage.admit("fay"))!;
-    expect(after.reserved).toBe(9000);
-    await usage.addTokens("fay", 50, after);
-    expect((await usage.admit("fay"))!.reserved).toBe(9000);
-    // Two at once: the larger settles first, and the smaller one after it lowers nothing.
-    const [one, two] = [(await usage.admit("fay"))!, (await usage.admit("fay"))!];
-    await usage.addTokens("fay", 20_000, one);
-    await usage.addTokens("fay", 12_000, two);
-    expect((await usage.admit("fay"))!.reserved).toBe(20_000);
+    const { usage } = await service({ tokensPerDay: 1_000_000, projects: { small: { tokensPerDay: 40_000 } } }, clock);
+    expect(usage.reservation(null, undefined)).toBe(2048);
+    expect(usage.reservation(null, 10)).toBe(2048);
+    expect(usage.reservation(null, 9000)).toBe(9000);
+    expect(usage.reservation(null, 900_000)).toBe(250_000);
+    expect(usage.reservation("small", 30_000)).toBe(10_000);
   });
 
-  it("reserves at most a quarter of the day's limit, so one huge turn does not hold every later one until midnight", async () => {
+  it("keeps what a turn spent on its session's record, for the session's next turn to reserve", async () => {
     const clock = { now: START };
-    const { usage } = await service({ tokensPerDay: 40_000 }, clock);
-    const first = (await usage.admit("gil"))!;
-    await usage.addTokens("gil", 30_000, first);
-    expect((await usage.admit("gil"))!.reserved).toBe(10_000);
+    const { chat, usage, tableName } = await service({ tokensPerDay: 1_000_000 }, clock);
+    const { sessionId } = await chat.reply({ userId: "fay", message: "hello" });
+    const { trace } = await chat.reply({ userId: "fay", sessionId, message: "tell me more" });
+    const spent = trace.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
+    expect(spent).toBeGreaterThan(0);
+    const owner = await harness.dynamo.client.send(
+      new GetItemCommand({ TableName: tableName, Key: { pk: { S: sessionId }, sk: { S: "session" } } }),
+    );
+    expect(owner.Item?.turn_tokens).toEqual({ N: String(spent) });
+    // Settled: nothing is held once the turns ended, and the day's tokens are what they spent.
+    expect((await usage.today("fay")).held).toBe(0);
   });
 
   // The eleventh part's leftover: a turn refused only because running turns' reservations filled
@@ -255,19 +254,15 @@ describe("per-user quotas on chat turns", () => {
     expect((await usage.today("ida")).tokens).toBe(before);
   });
 
-  it("costs a plain turn one DynamoDB request more with a quota set, none without", async () => {
+  it("costs a plain turn no DynamoDB request more with a quota set: 4 either way", async () => {
     const clock = { now: START };
     const limited = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 }, clock);
     const { sessionId } = await limited.chat.reply({ userId: "eve", message: "hello there" });
     m.reset();
     await limited.chat.reply({ userId: "eve", sessionId, message: "thanks, all good" });
-    // lease, admission, checkpoint read, checkpoint write, and the release with the tokens (one transaction)
-    expect(m.byCommand).toEqual({
-      UpdateItemCommand: 2,
-      QueryCommand: 1,
-      BatchWriteItemCommand: 1,
-      TransactWriteItemsCommand: 1,
-    });
+    // The owner record with the latest checkpoint (one Query), the lease with the count (one
+    // transaction), the checkpoint write, and the release with the tokens (one transaction).
+    expect(m.byCommand).toEqual({ QueryCommand: 1, TransactWriteItemsCommand: 2, BatchWriteItemCommand: 1 });
 
     const open = await service({}, clock);
     const first = await open.chat.reply({ userId: "eve", message: "hello there" });

@@ -5,8 +5,8 @@ import { productionChat } from "../../support/production-chat";
 import { backendsHarness } from "../../support/stack";
 
 // DynamoDB requests on a chat turn's path, every one a network round trip in a region: the
-// session's owner record (owner check, project and lease in one conditional update; released in
-// one more), the checkpoint read, and the checkpoint written once when the run exits. The offline
+// session's owner record read with the latest checkpoint (one Query), the lease taken (one
+// conditional update; released in one more), and the checkpoint written once when the run exits. The offline
 // stand-in model (not a language model) drives the turns deterministically. The chat service is
 // the production one (graph/chat/runtime.ts, as Lambda and the local stack build it), attachments
 // bucket and data engine included: a read any turn adds, wherever it is wired, is counted here.
@@ -43,7 +43,7 @@ async function counted(run: () => Promise<ChatReply>) {
 const toolCalls = (reply: ChatReply) => reply.trace.filter((step) => step.type === "tool").map((step) => step.name);
 
 describe("DynamoDB requests per chat turn", () => {
-  it("a plain turn on an existing session makes 4: lease, checkpoint read, checkpoint write, release", async () => {
+  it("a plain turn on an existing session makes 4: owner record and checkpoint read, lease, checkpoint write, release", async () => {
     const chat = await service();
     const { sessionId } = await chat.reply({ userId: "ria", message: "hello there" });
     const plain = await counted(() => chat.reply({ userId: "ria", sessionId, message: "thanks, all good" }));
@@ -61,15 +61,10 @@ describe("DynamoDB requests per chat turn", () => {
     expect(tool.requests).toBe(4);
   });
 
-  it("a new session's first turn makes 4: the owner record with its lease in one put", async () => {
+  it("a new session's first turn makes 3: the owner record with its lease in one put, and no read of a state it cannot have", async () => {
     const chat = await service();
     const first = await counted(() => chat.reply({ userId: "ria", message: "hello there" }));
-    expect(first.byCommand).toEqual({
-      PutItemCommand: 1,
-      QueryCommand: 1,
-      BatchWriteItemCommand: 1,
-      UpdateItemCommand: 1,
-    });
+    expect(first.byCommand).toEqual({ PutItemCommand: 1, BatchWriteItemCommand: 1, UpdateItemCommand: 1 });
   });
 
   it("stays at 4 as the session grows, streamed or not: a warm container reads no history back", async () => {

@@ -203,7 +203,7 @@ describe("a cancel naming its run (SessionOwners, the owner record's lease)", ()
     const owners = new SessionOwners(dynamo.client, table, 1, 150);
     const session = randomUUID();
     const settings = { memory: true, private: false, tools: {} } as never;
-    const a = (await owners.claimLeased(session, "u", null, settings, { runId: "run-a" }))!;
+    const a = (await owners.claimLeased(session, "u", null, settings, { runId: "run-a" })).lease!;
     expect(await owners.requestCancel(session, "u", "interrupt", "run-b")).toBe(false);
     await a.release();
     // The next holder is an /api/chat turn (no run): a cancel naming the earlier run finds nothing.
