@@ -300,6 +300,8 @@ export class ChatService {
     const { lease, projectId, dataFiles, admission } = taken;
     // Refused once admitted: the lease given back, and the turn's count and reservation.
     const refuse = async (err: unknown): Promise<never> => {
+      // What the turn read is for its own run only: no later read of the thread may be served it.
+      this.reads()?.unprime(sessionId);
       const refund = this.deps.usage?.refunding(turn.userId, admission);
       await lease.release(refund ? { alongside: refund } : {}).catch((error) => {
         this.deps.onReleaseFailure?.(error);
@@ -332,6 +334,7 @@ export class ChatService {
             if (settlement) this.deps.onUsageFailure?.(err);
           });
       };
+      this.reads()?.unprime(sessionId);
       try {
         await turn.settle?.(ended);
       } finally {

@@ -1,5 +1,6 @@
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import type { BaseMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService } from "../../../graph/chat/service";
 import { AppError } from "../../../shared/errors";
@@ -44,7 +45,7 @@ async function service(quotas?: ConstructorParameters<typeof UserUsage>[2]) {
         new GetItemCommand({ TableName: tableName, Key: { pk: { S: sessionId }, sk: { S: "session" } } }),
       )
     ).Item;
-  return { chat, owners, messages, owner };
+  return { chat, owners, messages, owner, tableName };
 }
 
 async function refusal(run: Promise<unknown>): Promise<AppError> {
@@ -105,6 +106,26 @@ describe("a turn's read of its session, then its lease", () => {
       "last",
       expect.any(String),
     ]);
+  });
+
+  it("leaves no read of its own behind for a later read when it is refused after taking its lease", async () => {
+    const { chat, messages, tableName } = await service();
+    const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
+    const err = await refusal(
+      chat.run({ userId: "ann", sessionId, message: "branch", options: { checkpointId: "no-such-checkpoint" } }),
+    );
+    expect(err.status).toBe(404);
+    // Another process writes the session's state; this process's next read sees it.
+    const elsewhere = buildChatGraph({
+      model: new OfflineChatModel(),
+      tools: [],
+      checkpointer: new DynamoDBSaver({ client: harness.dynamo.client, tableName }),
+    });
+    await elsewhere.invoke(
+      { messages: [new HumanMessage("from elsewhere")] },
+      { configurable: { thread_id: sessionId } },
+    );
+    expect(await messages(sessionId)).toContain("from elsewhere");
   });
 
   it("writes nothing when the quota refuses the turn in the lease's own transaction", async () => {
