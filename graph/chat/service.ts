@@ -25,7 +25,7 @@ import {
   seenSession,
   TURN_TOKENS,
 } from "../../shared/stores/session-owners";
-import { DynamoDBSaver } from "../checkpoint/saver";
+import { DynamoDBSaver, type StoredItem } from "../checkpoint/saver";
 import type { Admission, UserUsage } from "../../shared/stores/user-usage";
 import { removeTurn, repairUnfinished } from "./unfinished-turn";
 import type { ExtractionMessage } from "../memory/message";
@@ -688,9 +688,13 @@ export class ChatService {
       let read: Awaited<ReturnType<typeof reads.latestWith>>;
       try {
         // The state is decoded only for a session that is the caller's and free to take.
-        read = await reads.latestWith(sessionId, OWNER_SORT_KEY, (above) => {
-          const owner = seenSession(above.find((item) => item.sk === OWNER_SORT_KEY));
-          return owner?.session.userId === turn.userId && !owner.busy;
+        const owner = (above: StoredItem[]) => seenSession(above.find((item) => item.sk === OWNER_SORT_KEY));
+        read = await reads.latestWith(sessionId, OWNER_SORT_KEY, {
+          accept: (above) => {
+            const seen = owner(above);
+            return seen?.session.userId === turn.userId && !seen.busy;
+          },
+          legacy: (above) => owner(above)?.mayHaveLegacyState ?? true,
         });
       } catch (err) {
         throw agentFailure(err, this.deps.recursionLimit);
@@ -714,8 +718,13 @@ export class ChatService {
           // First, before anything can refuse the turn and let the lease go: the mark is this write's
           // now. Its repair writes the state, so the graph reads it afresh; otherwise it starts
           // from what was read.
-          if (attempt.unfinished) await repairUnfinished(this.deps, sessionId, attempt.lease, attempt.unfinished);
-          else reads.prime(sessionId, read.tuple);
+          if (attempt.unfinished) {
+            // Given up (503), the count is given back with the lease: the turn ran nothing.
+            const refund = usage?.refunding(turn.userId, counted?.admission);
+            await repairUnfinished(this.deps, sessionId, attempt.lease, attempt.unfinished, {
+              ...(refund ? { alongside: refund } : {}),
+            });
+          } else reads.prime(sessionId, read.tuple);
 
           return {
             lease: attempt.lease,

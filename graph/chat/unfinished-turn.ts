@@ -1,7 +1,7 @@
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { storeUnavailable } from "../../shared/errors";
 import type { ConversationStore } from "../../shared/stores/conversations";
-import type { Lease } from "../../shared/stores/session-lease";
+import type { Lease, ReleaseOptions } from "../../shared/stores/session-lease";
 import type { ChatGraph } from "./graph";
 
 /** What taking a turn out of a thread needs: its graph, and the transcript to check against. */
@@ -36,6 +36,8 @@ export async function repairUnfinished(
   sessionId: string,
   lease: Lease,
   messageId: string,
+  /** what the taker's release must carry if it gives up (its quota count, given back) */
+  release: Pick<ReleaseOptions, "alongside"> = {},
 ): Promise<void> {
   if (!conversations) return;
   try {
@@ -43,7 +45,7 @@ export async function repairUnfinished(
     if (recorded?.messages.some((m) => m.message_id === messageId)) return;
     await removeTurn(graph, sessionId, messageId);
   } catch (err) {
-    await lease.release({ mark: { restore: messageId } });
+    await lease.release({ ...release, mark: { restore: messageId } });
     throw storeUnavailable(err);
   }
 }

@@ -167,13 +167,17 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
    * The latest checkpoint of the thread's root namespace, and, in the same Query, the items that
    * sort above it up to `upTo` inclusive: records other stores keep in the thread's partition
    * beside it (keys.ts), such as a session's owner record. The checkpoint is decoded only when
-   * `accept` accepts those records (the caller owns the thread). A thread whose checkpoints are
-   * all in the legacy layout costs one Query more.
+   * `accept` accepts those records (the caller owns the thread). A thread with no checkpoint in
+   * the current layout is looked for in the legacy one (one Query more) unless `legacy` says,
+   * from those records, that it began after the layout changed.
    */
   async latestWith(
     threadId: string,
     upTo: string,
-    accept: (above: StoredItem[]) => boolean = () => true,
+    {
+      accept = () => true,
+      legacy = () => true,
+    }: { accept?: (above: StoredItem[]) => boolean; legacy?: (above: StoredItem[]) => boolean } = {},
   ): Promise<{ tuple?: CheckpointTuple; above: StoredItem[] }> {
     const above: StoredItem[] = [];
     const range = { from: keys.namespacePrefix(""), to: upTo };
@@ -186,7 +190,7 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
       // An incomplete checkpoint is one whose put never finished: its parent is the latest state.
       if (tuple) return { tuple, above };
     }
-    if (!(accepted ?? accept(above))) return { above };
+    if (!(accepted ?? accept(above)) || !legacy(above)) return { above };
     tuple = await this.firstTuple(threadId, { prefix: LEGACY.namespacePrefix("") }, LATEST_PAGE, false);
     return { ...(tuple ? { tuple } : {}), above };
   }

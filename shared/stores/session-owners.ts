@@ -94,6 +94,11 @@ export const LEASE_MESSAGE = "lease_message";
 const GENERATION = "lease_gen";
 /** The owner record's count of what the session's last turn spent, in model tokens (its next turn's reservation). */
 export const TURN_TOKENS = "turn_tokens";
+/**
+ * On the owner record of a session made since the checkpoint keys' current layout
+ * (graph/checkpoint/keys.ts): its state has nothing in the legacy one, where a read need not look.
+ */
+const CURRENT_LAYOUT = "state_layout";
 
 /** A session's owner record as a read found it (DynamoDBSaver.latestWith): what a turn needs before taking its lease. */
 export interface SeenSession {
@@ -105,6 +110,8 @@ export interface SeenSession {
   generation: number;
   /** what the session's last turn spent, if it was counted */
   lastTurnTokens?: number;
+  /** made before the checkpoint keys' current layout: its state may be in the legacy one */
+  mayHaveLegacyState: boolean;
 }
 
 /** The owner record as a read found it, or undefined when the item is not one. */
@@ -118,6 +125,7 @@ export function seenSession(item: Record<string, unknown> | undefined): SeenSess
     busy: held || session.deleting === "running",
     generation: typeof item[GENERATION] === "number" ? item[GENERATION] : 0,
     ...(typeof item[TURN_TOKENS] === "number" ? { lastTurnTokens: item[TURN_TOKENS] } : {}),
+    mayHaveLegacyState: item[CURRENT_LAYOUT] !== 2,
   };
 }
 
@@ -166,6 +174,7 @@ export class SessionOwners {
         lease_token: token,
         lease_until: now + this.leaseMs,
         [GENERATION]: 1,
+        [CURRENT_LAYOUT]: 2,
         ...(runId ? { [LEASE_RUN_ATTRIBUTE]: runId } : {}),
         ...(turn?.messageId ? { [LEASE_MESSAGE]: turn.messageId } : {}),
         ...this.expiry(),
@@ -361,7 +370,7 @@ export class SessionOwners {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: sessionId, sk: OWNER_SORT_KEY, ...attributes, ...this.expiry() },
+          Item: { pk: sessionId, sk: OWNER_SORT_KEY, ...attributes, [CURRENT_LAYOUT]: 2, ...this.expiry() },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );

@@ -1,4 +1,5 @@
-import { GetItemCommand } from "@aws-sdk/client-dynamodb";
+import { GetItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { randomUUID } from "node:crypto";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { buildChatGraph } from "../../../graph/chat/graph";
@@ -24,14 +25,14 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => harness.close());
 
-async function service(quotas?: ConstructorParameters<typeof UserUsage>[2]) {
+async function service(quotas?: ConstructorParameters<typeof UserUsage>[2], conversations = harness.conversations) {
   const { checkpointer, owners, tableName } = await harness.stateTables();
   const graph = buildChatGraph({ model: new OfflineChatModel(), tools: [], checkpointer });
   const usage = quotas && new UserUsage(harness.dynamo.client, tableName, quotas);
   const chat = new ChatService({
     graph,
     owners,
-    conversations: harness.conversations,
+    conversations,
     recursionLimit: 12,
     ...(usage ? { usage } : {}),
   });
@@ -45,7 +46,7 @@ async function service(quotas?: ConstructorParameters<typeof UserUsage>[2]) {
         new GetItemCommand({ TableName: tableName, Key: { pk: { S: sessionId }, sk: { S: "session" } } }),
       )
     ).Item;
-  return { chat, owners, messages, owner, tableName };
+  return { chat, owners, messages, owner, tableName, usage };
 }
 
 async function refusal(run: Promise<unknown>): Promise<AppError> {
@@ -126,6 +127,61 @@ describe("a turn's read of its session, then its lease", () => {
       { configurable: { thread_id: sessionId } },
     );
     expect(await messages(sessionId)).toContain("from elsewhere");
+  });
+
+  it("looks for a state in the legacy key layout only for a session made before it", async () => {
+    const { chat, owners, messages, tableName } = await service();
+    // A thread made now (an Agent Server thread, before its first run) has no state anywhere.
+    const made = randomUUID();
+    await owners.claim(made, "ann");
+    m.reset();
+    await chat.reply({ userId: "ann", sessionId: made, message: "first" });
+    expect(m.byCommand.QueryCommand).toBe(1);
+    // A session whose record predates the layout is looked for in the legacy one too.
+    const old = randomUUID();
+    await owners.claim(old, "ann");
+    await harness.dynamo.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: old }, sk: { S: "session" } },
+        UpdateExpression: "REMOVE state_layout",
+      }),
+    );
+    m.reset();
+    await chat.reply({ userId: "ann", sessionId: old, message: "first" });
+    expect(m.byCommand.QueryCommand).toBe(2);
+    expect(await messages(old)).toHaveLength(2);
+  });
+
+  // A review's finding: the count taken with the lease stayed counted when the repair of an
+  // earlier, unfinished turn failed (503), and every retry during the outage counted again.
+  it("gives the count back when the repair of an unfinished turn fails, however often it is retried", async () => {
+    let storeDown = false;
+    const conversations = Object.create(harness.conversations, {
+      get: {
+        value: (...args: unknown[]) =>
+          storeDown
+            ? Promise.reject(new Error("transcript store down"))
+            : (harness.conversations.get as (...a: unknown[]) => unknown).apply(harness.conversations, args),
+      },
+    });
+    const { chat, owners, usage } = await service({ tokensPerDay: 1_000_000, turnsPerMinute: 100 }, conversations);
+    const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
+    // An earlier turn that died holding the lease: its mark stays on the owner record.
+    const dead = (await owners.lease(sessionId, "ann", { turn: { messageId: "ghost" } })).lease!;
+    await dead.release({ mark: "keep" });
+    const before = await usage!.today("ann");
+    storeDown = true;
+    for (let i = 0; i < 3; i++)
+      expect((await refusal(chat.reply({ userId: "ann", sessionId, message: "second" }))).status).toBe(503);
+    const after = await usage!.today("ann");
+    expect({ turns: after.turns, held: after.held, tokens: after.tokens }).toEqual({
+      turns: before.turns,
+      held: before.held,
+      tokens: before.tokens,
+    });
+    storeDown = false;
+    await chat.reply({ userId: "ann", sessionId, message: "back" });
   });
 
   it("writes nothing when the quota refuses the turn in the lease's own transaction", async () => {
