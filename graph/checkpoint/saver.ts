@@ -148,11 +148,8 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const id = getCheckpointId(config);
     const primed = !id && ns === "" ? this.primed.get(threadId) : undefined;
-    if (primed) {
-      // Once: whoever reads it may change the objects it holds.
-      this.unprime(threadId);
-      return primed.tuple;
-    }
+    // A copy each time: whoever reads it may change the objects it holds.
+    if (primed) return primed.tuple && deepCopy(primed.tuple);
     for (const layout of [keys, LEGACY]) {
       const range = id
         ? { from: layout.checkpoint(ns, id), to: `${layout.checkpoint(ns, id)}#${HIGH}` }
@@ -196,10 +193,11 @@ export class DynamoDBSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * Has the next read of the thread's latest root checkpoint (getTuple with no id) answered with
-   * `tuple`, read by latestWith, instead of a Query: for a caller that holds the thread's lease
-   * and read it under that lease's guard, so nobody else can have written since. Undone by
-   * `unprime`, by that read, and by any write this saver makes to the thread.
+   * Has reads of the thread's latest root checkpoint (getTuple with no id) answered with `tuple`,
+   * read by latestWith, instead of a Query: for a caller that holds the thread's lease and read it
+   * under that lease's guard, so nobody else can write the thread meanwhile (a turn's checks and
+   * its graph then read it once between them). Undone by `unprime` (the caller lets its lease go)
+   * and by any write this saver makes to the thread.
    */
   prime(threadId: string, tuple: CheckpointTuple | undefined): void {
     this.primed.set(threadId, { tuple });

@@ -9,7 +9,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
-import { randomUUID } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
 import { type SessionSettings, type SettingsPatch, storedSettings } from "../session-settings";
 import { CHECKPOINT_TABLE } from "./checkpoint-table";
 import { conditionalWrite } from "./conditional-write";
@@ -92,6 +92,11 @@ export interface LeaseHolder {
 export const LEASE_MESSAGE = "lease_message";
 /** The owner record's count of lease takings: a write conditional on it finds nobody took the lease since a read. */
 const GENERATION = "lease_gen";
+/**
+ * Where a new record's count starts: at random, so a session deleted and made again under the same
+ * id between a read and a lease write (a client may choose the id) does not read as unchanged.
+ */
+const firstGeneration = () => randomInt(1, 2 ** 31);
 /** The owner record's count of what the session's last turn spent, in model tokens (its next turn's reservation). */
 export const TURN_TOKENS = "turn_tokens";
 /**
@@ -173,7 +178,7 @@ export class SessionOwners {
         settings,
         lease_token: token,
         lease_until: now + this.leaseMs,
-        [GENERATION]: 1,
+        [GENERATION]: firstGeneration(),
         [CURRENT_LAYOUT]: 2,
         ...(runId ? { [LEASE_RUN_ATTRIBUTE]: runId } : {}),
         ...(turn?.messageId ? { [LEASE_MESSAGE]: turn.messageId } : {}),
@@ -370,7 +375,14 @@ export class SessionOwners {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: sessionId, sk: OWNER_SORT_KEY, ...attributes, [CURRENT_LAYOUT]: 2, ...this.expiry() },
+          Item: {
+            pk: sessionId,
+            sk: OWNER_SORT_KEY,
+            ...attributes,
+            [GENERATION]: firstGeneration(),
+            [CURRENT_LAYOUT]: 2,
+            ...this.expiry(),
+          },
           ConditionExpression: "attribute_not_exists(pk)",
         }),
       );

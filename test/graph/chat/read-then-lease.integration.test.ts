@@ -1,4 +1,5 @@
-import { GetItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from "@aws-sdk/client-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import { randomUUID } from "node:crypto";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { DynamoDBSaver } from "../../../graph/checkpoint";
@@ -6,7 +7,7 @@ import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService } from "../../../graph/chat/service";
 import { AppError } from "../../../shared/errors";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
-import type { SessionOwners } from "../../../shared/stores/session-owners";
+import { type SessionOwners, seenSession } from "../../../shared/stores/session-owners";
 import { UserUsage } from "../../../shared/stores/user-usage";
 import { meter, type Meter } from "../../support/dynamo-meter";
 import { backendsHarness } from "../../support/stack";
@@ -127,6 +128,36 @@ describe("a turn's read of its session, then its lease", () => {
       { configurable: { thread_id: sessionId } },
     );
     expect(await messages(sessionId)).toContain("from elsewhere");
+  });
+
+  // A review's finding: the turn's checks (a client's message id, as Agent Server runs send) read
+  // the state the turn had read, then the graph read it again from the store: 5 requests.
+  it("reads its session once however many checks read the state before the graph: 4 requests under a quota", async () => {
+    const { chat } = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 });
+    const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
+    m.reset();
+    await chat.reply({ userId: "ann", sessionId, message: "second", messageId: randomUUID() });
+    expect(m.byCommand).toEqual({ QueryCommand: 1, TransactWriteItemsCommand: 2, BatchWriteItemCommand: 1 });
+  });
+
+  // A review's finding: a record made again under the same id started its count where the first
+  // one had, so a read of the first passed the second's lease condition.
+  it("takes no lease on a read of a session that was deleted and made again under the same id", async () => {
+    const { owners, tableName } = await service();
+    const id = randomUUID();
+    const get = async () =>
+      (
+        await harness.dynamo.client.send(
+          new GetItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
+        )
+      ).Item;
+    await owners.claim(id, "ann");
+    const seen = seenSession(unmarshall((await get())!))!;
+    await harness.dynamo.client.send(
+      new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
+    );
+    await owners.claim(id, "ann");
+    expect(await owners.leaseAfterRead(id, "ann", {}, seen)).toEqual({ changed: true });
   });
 
   it("looks for a state in the legacy key layout only for a session made before it", async () => {

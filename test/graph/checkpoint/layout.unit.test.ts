@@ -95,9 +95,14 @@ describe("latestWith: the latest checkpoint and the records beside it, in one Qu
 
     reader.prime("with-owner", read.tuple);
     m.reset();
-    expect((await reader.getTuple(thread))?.checkpoint.id).toBe(read.tuple?.checkpoint.id);
+    const first = await reader.getTuple(thread);
+    expect(first?.checkpoint.id).toBe(read.tuple?.checkpoint.id);
+    // Each read gets a copy of its own: changing one changes nothing the next read returns.
+    (first!.checkpoint.channel_values.messages as unknown[]).length = 0;
+    expect(messagesOf(await reader.getTuple(thread))).toEqual(messagesOf(read.tuple));
     expect(m.requests).toBe(0);
-    // Once: the next read is the store's.
+    // Until the caller lets it go: the next read is the store's.
+    reader.unprime("with-owner");
     expect((await reader.getTuple(thread))?.checkpoint.id).toBe(read.tuple?.checkpoint.id);
     expect(m.requests).toBeGreaterThan(0);
     m.detach();
