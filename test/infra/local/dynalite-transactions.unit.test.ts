@@ -129,6 +129,27 @@ describe("TransactWriteItems on the local DynamoDB (dynalite, patched)", () => {
     expect(await get("d2")).toBeUndefined();
   });
 
+  // A review's finding: an Update part was not held to UpdateItem's checks on what it may change.
+  it("refuses an update of a key attribute, as UpdateItem does, writing nothing", async () => {
+    await send([put("k1", 1)]);
+    const err = await rejection(
+      send([
+        put("k2", 2),
+        {
+          Update: {
+            TableName: TABLE,
+            Key: key("k1"),
+            UpdateExpression: "SET sk = :b",
+            ExpressionAttributeValues: { ":b": { S: "other" } },
+          },
+        },
+      ]),
+    );
+    expect(err.name).toBe("ValidationException");
+    expect(await get("k2")).toBeUndefined();
+    expect((await get("k1"))?.sk).toEqual({ S: "s" });
+  });
+
   it("writes nothing when an update would make an item too large", async () => {
     const big = "x".repeat(300 * 1024);
     await send([put("e1", 1, { blob: { S: big } })]);
@@ -187,6 +208,16 @@ describe("TransactWriteItems on the local DynamoDB (dynalite, patched)", () => {
 });
 
 describe("TransactWriteItems sent again with its ClientRequestToken (dynalite, patched)", () => {
+  // A review's finding: the same token sent again while the first was still being written ran twice.
+  it("is written once when sent again while the first is still being written", async () => {
+    const token = "sent-twice-at-once";
+    const again = () =>
+      dynamo.client.send(new TransactWriteItemsCommand({ TransactItems: [add("j1", 1)], ClientRequestToken: token }));
+    // The second meets TransactionInProgressException, which the SDK retries until the first is done.
+    await Promise.all([again(), again()]);
+    expect((await get("j1"))?.n).toEqual({ N: "1" });
+  });
+
   it("is answered as done without writing again, and refused with another payload", async () => {
     const token = "release-of-turn-1";
     await dynamo.client.send(
