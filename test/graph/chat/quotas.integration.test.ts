@@ -2,11 +2,11 @@ import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import type { BaseMessage } from "@langchain/core/messages";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService } from "../../../graph/chat/service";
-import { AppError } from "../../../shared/errors";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import type { UserQuotas } from "../../../shared/quotas";
 import { UserUsage } from "../../../shared/stores/user-usage";
 import { meter, type Meter } from "../../support/dynamo-meter";
+import { refusal } from "../../support/refusal";
 import { backendsHarness } from "../../support/stack";
 
 // Per-user quotas (USER_QUOTAS) on the chat turn, with the clock injected: the turn over a limit is
@@ -37,15 +37,6 @@ async function service(quotas: UserQuotas, clock: { now: number }) {
   const usage = new UserUsage(harness.dynamo.client, tableName, quotas, () => clock.now);
   const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12, usage });
   return { chat, usage, model, tableName };
-}
-
-async function refusal(run: Promise<unknown>): Promise<AppError> {
-  const err = await run.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
 }
 
 const START = Date.UTC(2026, 10, 23, 10, 0, 15);

@@ -5,11 +5,11 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService } from "../../../graph/chat/service";
-import { AppError } from "../../../shared/errors";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import { type SessionOwners, seenSession } from "../../../shared/stores/session-owners";
 import { UserUsage } from "../../../shared/stores/user-usage";
 import { meter, type Meter } from "../../support/dynamo-meter";
+import { refusal } from "../../support/refusal";
 import { backendsHarness } from "../../support/stack";
 
 // A turn reads its session's owner record with the latest checkpoint (one Query), then takes the
@@ -48,15 +48,6 @@ async function service(quotas?: ConstructorParameters<typeof UserUsage>[2], conv
       )
     ).Item;
   return { chat, owners, messages, owner, tableName, usage };
-}
-
-async function refusal(run: Promise<unknown>): Promise<AppError> {
-  const err = await run.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
 }
 
 describe("a turn's read of its session, then its lease", () => {
