@@ -223,6 +223,8 @@ export interface HeldLeaseItem {
   mark?: string;
   /** how often to look for a cancel request between heartbeats (CANCEL_POLL_MS) */
   cancelPollMs?: number;
+  /** ("remove") a count on the item its release raises, as its takings do: a read before the release is then known to be stale */
+  generation?: string;
 }
 
 /**
@@ -316,16 +318,18 @@ export function holdLease(doc: DynamoDBDocumentClient, item: HeldLeaseItem): Lea
           : {
               Update: {
                 ...held,
-                UpdateExpression: `${sets.length ? `SET ${sets.join(", ")} ` : ""}REMOVE #t, lease_until${mark === "clear" ? ", #m" : ""}`,
+                UpdateExpression: `${sets.length ? `SET ${sets.join(", ")} ` : ""}REMOVE #t, lease_until${mark === "clear" ? ", #m" : ""}${item.generation ? " ADD #g :one" : ""}`,
                 ExpressionAttributeNames: {
                   ...held.ExpressionAttributeNames,
                   ...(mark === "keep" ? {} : { "#m": item.mark! }),
                   ...Object.fromEntries(set.map(([name], i) => [`#s${i}`, name])),
+                  ...(item.generation ? { "#g": item.generation } : {}),
                 },
                 ExpressionAttributeValues: {
                   ...held.ExpressionAttributeValues,
                   ...(restore !== undefined ? { ":m": restore } : {}),
                   ...Object.fromEntries(set.map(([, value], i) => [`:s${i}`, value])),
+                  ...(item.generation ? { ":one": 1 } : {}),
                 },
               },
             };

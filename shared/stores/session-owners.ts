@@ -90,7 +90,7 @@ export interface LeaseHolder {
 
 /** The owner record's attribute naming the message of the turn holding the lease (LeaseHolder). */
 export const LEASE_MESSAGE = "lease_message";
-/** The owner record's count of lease takings: a write conditional on it finds nobody took the lease since a read. */
+/** The owner record's count of lease takings and releases: a write conditional on it finds nobody took or let go the lease since a read. */
 const GENERATION = "lease_gen";
 /**
  * Where a new record's count starts: at random, so a session deleted and made again under the same
@@ -248,7 +248,7 @@ export class SessionOwners {
   /**
    * Takes the lease of a session a turn has just read (`seen`, the owner record as that read found
    * it, with the latest checkpoint: DynamoDBSaver.latestWith), only if nobody has taken it since:
-   * the write is conditional on the record's lease generation, which every taking raises, and
+   * the write is conditional on the record's lease generation, which every taking and release raises, and
    * every writer of the thread's state holds the lease, so what the turn read is still the state.
    * `alongside` (the turn's admission, shared/stores/user-usage.ts) is written in the same
    * request, in one transaction. `changed`: someone took the lease since the read, which the
@@ -365,6 +365,9 @@ export class SessionOwners {
       // The record's own TTL is the session's, not the lease's: a heartbeat only moves lease_until.
       renewal: (at) => ({ lease_until: at + this.leaseMs }),
       release: "remove",
+      // A release changes what a read of the record found (its mark, the lease): a read before it
+      // must not pass a taking's condition.
+      generation: GENERATION,
       // A turn's lease carries its mark, which its release clears, keeps or restores.
       ...(turn ? { mark: LEASE_MESSAGE } : {}),
     });

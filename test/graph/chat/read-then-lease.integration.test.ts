@@ -6,7 +6,7 @@ import { DynamoDBSaver } from "../../../graph/checkpoint";
 import { buildChatGraph } from "../../../graph/chat/graph";
 import { ChatService } from "../../../graph/chat/service";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
-import { type SessionOwners, seenSession } from "../../../shared/stores/session-owners";
+import { SessionOwners, seenSession } from "../../../shared/stores/session-owners";
 import { UserUsage } from "../../../shared/stores/user-usage";
 import { meter, type Meter } from "../../support/dynamo-meter";
 import { refusal } from "../../support/refusal";
@@ -148,6 +148,37 @@ describe("a turn's read of its session, then its lease", () => {
       new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
     );
     await owners.claim(id, "ann");
+    expect(await owners.leaseAfterRead(id, "ann", {}, seen)).toEqual({ changed: true });
+  });
+
+  // A review's finding: a holder whose lease ran out could still let it go, putting back an earlier
+  // turn's mark, between another turn's read and its lease; that turn then missed the mark.
+  it("takes no lease on a read made before the last holder let go, even one whose lease had run out", async () => {
+    const { tableName } = await service();
+    const owners = new SessionOwners(harness.dynamo.client, tableName);
+    const id = randomUUID();
+    await owners.claim(id, "ann");
+    const late = (await owners.lease(id, "ann", { turn: { messageId: "late" } })).lease!;
+    // Its renewals did not reach the table: its lease ran out while it still runs.
+    await harness.dynamo.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: id }, sk: { S: "session" } },
+        UpdateExpression: "SET lease_until = :past",
+        ExpressionAttributeValues: { ":past": { N: String(Date.now() - 1) } },
+      }),
+    );
+    const seen = seenSession(
+      unmarshall(
+        (
+          await harness.dynamo.client.send(
+            new GetItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
+          )
+        ).Item!,
+      ),
+    )!;
+    expect(seen.busy).toBe(false);
+    await late.release({ mark: { restore: "an-earlier-turn" } });
     expect(await owners.leaseAfterRead(id, "ann", {}, seen)).toEqual({ changed: true });
   });
 
