@@ -725,13 +725,14 @@ export class ChatService {
               ...(refund ? { alongside: refund } : {}),
             });
           } else reads.prime(sessionId, read.tuple);
-
+          // The record as the lease write found it, where it says (settings changed since the read).
+          const taken = attempt.session ?? session;
           return {
             lease: attempt.lease,
             projectId,
-            settings: session.settings,
-            dataFiles: session.dataFiles,
-            ...(session.approveTools ? { approveTools: session.approveTools } : {}),
+            settings: taken.settings,
+            dataFiles: taken.dataFiles,
+            ...(taken.approveTools ? { approveTools: taken.approveTools } : {}),
             ...(counted ? { admission: counted.admission } : {}),
           };
         }

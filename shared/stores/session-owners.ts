@@ -260,7 +260,7 @@ export class SessionOwners {
     holder: LeaseHolder,
     seen: SeenSession,
     alongside?: UpdateInput,
-  ): Promise<{ lease?: Lease; unfinished?: string; changed?: true; refused?: true }> {
+  ): Promise<{ lease?: Lease; session?: SessionRecord; unfinished?: string; changed?: true; refused?: true }> {
     const taking = this.leaseUpdate(sessionId, userId, holder, seen.generation);
     if (alongside) {
       const refused = await writeTogether(this.doc, [{ Update: taking.update }, { Update: alongside }]);
@@ -268,8 +268,15 @@ export class SessionOwners {
       if (refused) return { refused: true };
       return this.taken(sessionId, seen.item, taking, holder.turn !== undefined);
     }
-    if (!(await conditionalWrite(this.doc.send(new UpdateCommand(taking.update))))) return { changed: true };
-    return this.taken(sessionId, seen.item, taking, holder.turn !== undefined);
+    // The record as it was when taken (settings changed since the read apply), in the same request.
+    let before: Record<string, unknown> | undefined;
+    const wrote = await conditionalWrite(
+      this.doc.send(new UpdateCommand({ ...taking.update, ReturnValues: "ALL_OLD" })).then((out) => {
+        before = out.Attributes;
+      }),
+    );
+    if (!wrote) return { changed: true };
+    return this.taken(sessionId, before ?? seen.item, taking, holder.turn !== undefined);
   }
 
   /** The conditional update that takes a session's lease for `userId` (the generation read, if any, unchanged). */

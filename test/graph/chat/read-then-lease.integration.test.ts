@@ -237,6 +237,19 @@ describe("a turn's read of its session, then its lease", () => {
     await chat.reply({ userId: "ann", sessionId, message: "back" });
   });
 
+  it("runs with the settings its lease write found, when they changed after its read", async () => {
+    const { chat, owners } = await service();
+    const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
+    const leaseAfterRead = owners.leaseAfterRead.bind(owners);
+    (owners as { leaseAfterRead: SessionOwners["leaseAfterRead"] }).leaseAfterRead = async (...args) => {
+      await owners.updateSettings(sessionId, "ann", { memory: false });
+      return leaseAfterRead(...args);
+    };
+    const { trace } = await chat.reply({ userId: "ann", sessionId, message: "second" });
+    const settings = trace.find((step) => step.type === "settings") as { settings?: { memory?: boolean } };
+    expect(settings.settings?.memory).toBe(false);
+  });
+
   it("writes nothing when the quota refuses the turn in the lease's own transaction", async () => {
     const { chat, owner, messages } = await service({ turnsPerMinute: 1 });
     const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
