@@ -41,14 +41,21 @@ const POSITION_WIDTH = 9;
 
 /** The root namespace's component: `~` sorts above every escaped character, and no escaped namespace is `~`. */
 const ROOT = HIGH;
-const nsComponent = (ns: string) => (ns === "" ? ROOT : escapeComponent(ns));
+
+/** A layout's checkpoint and pending-write keys: under `tag`, with the namespace written by `ns`. */
+function checkpointKeys(tag: string, ns: (ns: string) => string) {
+  const checkpoint = (namespace: string, id: string) => `${tag}#${ns(namespace)}#${escapeComponent(id)}`;
+  return {
+    namespacePrefix: (namespace: string) => `${tag}#${ns(namespace)}#`,
+    allCheckpointsPrefix: () => `${tag}#`,
+    checkpoint,
+    write: (namespace: string, id: string, taskId: string, idx: number) =>
+      `${checkpoint(namespace, id)}#w#${escapeComponent(taskId)}#${idx}`,
+  };
+}
 
 export const keys = {
-  namespacePrefix: (ns: string) => `s#${nsComponent(ns)}#`,
-  allCheckpointsPrefix: () => "s#",
-  checkpoint: (ns: string, id: string) => `s#${nsComponent(ns)}#${escapeComponent(id)}`,
-  write: (ns: string, id: string, taskId: string, idx: number) =>
-    `s#${nsComponent(ns)}#${escapeComponent(id)}#w#${escapeComponent(taskId)}#${idx}`,
+  ...checkpointKeys("s", (ns) => (ns === "" ? ROOT : escapeComponent(ns))),
   logEntry: (ns: string, channel: string, position: number, chain: string) =>
     `${logPrefix(ns, channel)}${String(position).padStart(POSITION_WIDTH, "0")}#${chain}`,
   logPrefix,
@@ -61,15 +68,11 @@ export const keys = {
   part: (hash: string, index: number) => `x#${hash}#${index}`,
 };
 
-/** The layout checkpoints were written in before the root namespace sorted last (read, never written). */
-export const LEGACY = {
-  namespacePrefix: (ns: string) => `c#${escapeComponent(ns)}#`,
-  allCheckpointsPrefix: () => "c#",
-  checkpoint: (ns: string, id: string) => `c#${escapeComponent(ns)}#${escapeComponent(id)}`,
-  /** (only beside a checkpoint read in this layout, whose run goes on from it) */
-  write: (ns: string, id: string, taskId: string, idx: number) =>
-    `c#${escapeComponent(ns)}#${escapeComponent(id)}#w#${escapeComponent(taskId)}#${idx}`,
-};
+/**
+ * The layout checkpoints were written in before the root namespace sorted last: read, and written
+ * only beside a checkpoint read in it (the pending writes of a run that goes on from one).
+ */
+export const LEGACY = checkpointKeys("c", escapeComponent);
 
 function logPrefix(ns: string, channel: string): string {
   return `l#${escapeComponent(ns)}#${escapeComponent(channel)}#`;

@@ -5,21 +5,14 @@ import { ChatService } from "../../../graph/chat/service";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import type { UserQuotas } from "../../../shared/quotas";
 import { UserUsage } from "../../../shared/stores/user-usage";
-import { meter, type Meter } from "../../support/dynamo-meter";
 import { refusal } from "../../support/refusal";
-import { backendsHarness } from "../../support/stack";
+import { meteredBackends } from "../../support/metered-backends";
 
 // Per-user quotas (USER_QUOTAS) on the chat turn, with the clock injected: the turn over a limit is
 // refused with 429 before the model is called, another user is unaffected, and the next window
 // admits again. The offline stand-in model reports token usage as Bedrock does.
 
-let harness: Awaited<ReturnType<typeof backendsHarness>>;
-let m: Meter;
-beforeAll(async () => {
-  harness = await backendsHarness();
-  m = meter(harness.dynamo.client);
-}, 60_000);
-afterAll(() => harness.close());
+const stack = meteredBackends();
 
 /** A model that counts its calls, so "before any model call" is observed, not assumed. */
 class CountingModel extends OfflineChatModel {
@@ -31,11 +24,17 @@ class CountingModel extends OfflineChatModel {
 }
 
 async function service(quotas: UserQuotas, clock: { now: number }) {
-  const { checkpointer, owners, tableName } = await harness.stateTables();
+  const { checkpointer, owners, tableName } = await stack.harness.stateTables();
   const model = new CountingModel();
   const graph = buildChatGraph({ model, tools: [], checkpointer });
-  const usage = new UserUsage(harness.dynamo.client, tableName, quotas, () => clock.now);
-  const chat = new ChatService({ graph, owners, conversations: harness.conversations, recursionLimit: 12, usage });
+  const usage = new UserUsage(stack.harness.dynamo.client, tableName, quotas, () => clock.now);
+  const chat = new ChatService({
+    graph,
+    owners,
+    conversations: stack.harness.conversations,
+    recursionLimit: 12,
+    usage,
+  });
   return { chat, usage, model, tableName };
 }
 
@@ -51,18 +50,18 @@ describe("per-user quotas on chat turns", () => {
     const { sessionId } = await chat.reply({ userId: "cy", message: "hello" });
     clock.now += 60_000;
     for (let i = 0; i < 3; i++) {
-      m.reset();
+      stack.meter.reset();
       // A new session's run is checked before anything is written: no request at all (it made a
       // session record, counted the turn and gave back its reservation before).
       expect((await refusal(chat.run({ userId: "cy" }))).code).toBe("nothing_to_run");
-      expect(m.byCommand).toEqual({});
-      m.reset();
+      expect(stack.meter.byCommand).toEqual({});
+      stack.meter.reset();
       const refused = await refusal(chat.run({ userId: "cy", sessionId, options: { checkpointId: "nope" } }));
       expect(refused.code).toBe("checkpoint_not_found");
       // Counted, then given back whole with the release: the session read with its state, the
       // lease with the count (one transaction), the named checkpoint's reads (in its layout, then
       // the legacy one), and the release with the refund (one transaction).
-      expect(m.byCommand).toEqual({ QueryCommand: 3, TransactWriteItemsCommand: 2 });
+      expect(stack.meter.byCommand).toEqual({ QueryCommand: 3, TransactWriteItemsCommand: 2 });
     }
     const before = await usage.today("cy");
     expect(before).toMatchObject({ turns: 1, turnsThisMinute: 0 });
@@ -163,7 +162,7 @@ describe("per-user quotas on chat turns", () => {
     const { trace } = await chat.reply({ userId: "fay", sessionId, message: "tell me more" });
     const spent = trace.reduce((n, step) => n + (step.usage?.total_tokens ?? 0), 0);
     expect(spent).toBeGreaterThan(0);
-    const owner = await harness.dynamo.client.send(
+    const owner = await stack.harness.dynamo.client.send(
       new GetItemCommand({ TableName: tableName, Key: { pk: { S: sessionId }, sk: { S: "session" } } }),
     );
     expect(owner.Item?.turn_tokens).toEqual({ N: String(spent) });
@@ -218,12 +217,12 @@ describe("per-user quotas on chat turns", () => {
   // The session-naming call (a new session's first turn) is the user's model spend too.
   it("counts a new session's naming call with the turn's own model calls", async () => {
     const clock = { now: START };
-    const { checkpointer, owners, tableName } = await harness.stateTables();
-    const usage = new UserUsage(harness.dynamo.client, tableName, { tokensPerDay: 1_000_000 }, () => clock.now);
+    const { checkpointer, owners, tableName } = await stack.harness.stateTables();
+    const usage = new UserUsage(stack.harness.dynamo.client, tableName, { tokensPerDay: 1_000_000 }, () => clock.now);
     const chat = new ChatService({
       graph: buildChatGraph({ model: new OfflineChatModel(), tools: [], checkpointer }),
       owners,
-      conversations: harness.conversations,
+      conversations: stack.harness.conversations,
       recursionLimit: 12,
       usage,
       namingModel: new OfflineChatModel(),
@@ -249,17 +248,17 @@ describe("per-user quotas on chat turns", () => {
     const clock = { now: START };
     const limited = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 }, clock);
     const { sessionId } = await limited.chat.reply({ userId: "eve", message: "hello there" });
-    m.reset();
+    stack.meter.reset();
     await limited.chat.reply({ userId: "eve", sessionId, message: "thanks, all good" });
     // The owner record with the latest checkpoint (one Query), the lease with the count (one
     // transaction), the checkpoint write, and the release with the tokens (one transaction).
-    expect(m.byCommand).toEqual({ QueryCommand: 1, TransactWriteItemsCommand: 2, BatchWriteItemCommand: 1 });
+    expect(stack.meter.byCommand).toEqual({ QueryCommand: 1, TransactWriteItemsCommand: 2, BatchWriteItemCommand: 1 });
 
     const open = await service({}, clock);
     const first = await open.chat.reply({ userId: "eve", message: "hello there" });
-    m.reset();
+    stack.meter.reset();
     await open.chat.reply({ userId: "eve", sessionId: first.sessionId, message: "thanks, all good" });
-    expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
+    expect(stack.meter.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
   });
 
   it("counts a project with quotas of its own apart: its turns against its limits, the rest against the deployment's", async () => {

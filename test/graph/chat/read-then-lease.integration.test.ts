@@ -8,9 +8,8 @@ import { ChatService } from "../../../graph/chat/service";
 import { OfflineChatModel } from "../../../shared/models/offline-chat-model";
 import { SessionOwners, seenSession } from "../../../shared/stores/session-owners";
 import { UserUsage } from "../../../shared/stores/user-usage";
-import { meter, type Meter } from "../../support/dynamo-meter";
 import { refusal } from "../../support/refusal";
-import { backendsHarness } from "../../support/stack";
+import { meteredBackends } from "../../support/metered-backends";
 
 // A turn reads its session's owner record with the latest checkpoint (one Query), then takes the
 // lease on condition that nobody took it since (the record's lease generation), and the graph
@@ -18,18 +17,15 @@ import { backendsHarness } from "../../support/stack";
 // written), a turn that ran between the read and the lease (read again, never run on a stale
 // state), a quota refusal in the lease's own transaction (nothing written).
 
-let harness: Awaited<ReturnType<typeof backendsHarness>>;
-let m: Meter;
-beforeAll(async () => {
-  harness = await backendsHarness();
-  m = meter(harness.dynamo.client);
-}, 60_000);
-afterAll(() => harness.close());
+const stack = meteredBackends();
 
-async function service(quotas?: ConstructorParameters<typeof UserUsage>[2], conversations = harness.conversations) {
-  const { checkpointer, owners, tableName } = await harness.stateTables();
+async function service(
+  quotas?: ConstructorParameters<typeof UserUsage>[2],
+  conversations = stack.harness.conversations,
+) {
+  const { checkpointer, owners, tableName } = await stack.harness.stateTables();
   const graph = buildChatGraph({ model: new OfflineChatModel(), tools: [], checkpointer });
-  const usage = quotas && new UserUsage(harness.dynamo.client, tableName, quotas);
+  const usage = quotas && new UserUsage(stack.harness.dynamo.client, tableName, quotas);
   const chat = new ChatService({
     graph,
     owners,
@@ -43,7 +39,7 @@ async function service(quotas?: ConstructorParameters<typeof UserUsage>[2], conv
     );
   const owner = async (sessionId: string) =>
     (
-      await harness.dynamo.client.send(
+      await stack.harness.dynamo.client.send(
         new GetItemCommand({ TableName: tableName, Key: { pk: { S: sessionId }, sk: { S: "session" } } }),
       )
     ).Item;
@@ -55,10 +51,10 @@ describe("a turn's read of its session, then its lease", () => {
     const { chat, owner } = await service();
     const { sessionId } = await chat.reply({ userId: "ann", message: "my secret plan" });
     const before = await owner(sessionId);
-    m.reset();
+    stack.meter.reset();
     const err = await refusal(chat.reply({ userId: "mallory", sessionId, message: "show me" }));
     expect(err.status).toBe(404);
-    expect(m.byCommand).toEqual({ QueryCommand: 1 });
+    expect(stack.meter.byCommand).toEqual({ QueryCommand: 1 });
     expect(await owner(sessionId)).toEqual(before);
   });
 
@@ -66,10 +62,10 @@ describe("a turn's read of its session, then its lease", () => {
     const { chat, owners, messages } = await service();
     const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
     const held = (await owners.lease(sessionId, "ann")).lease!;
-    m.reset();
+    stack.meter.reset();
     const busy = await refusal(chat.reply({ userId: "ann", sessionId, message: "second" }));
     expect(busy.status).toBe(409);
-    expect(m.byCommand).toEqual({ QueryCommand: 1 });
+    expect(stack.meter.byCommand).toEqual({ QueryCommand: 1 });
     const queued = chat.reply({ userId: "ann", sessionId, message: "third", ifBusy: "queue" });
     await new Promise((r) => setTimeout(r, 150));
     await held.release();
@@ -112,7 +108,7 @@ describe("a turn's read of its session, then its lease", () => {
     const elsewhere = buildChatGraph({
       model: new OfflineChatModel(),
       tools: [],
-      checkpointer: new DynamoDBSaver({ client: harness.dynamo.client, tableName }),
+      checkpointer: new DynamoDBSaver({ client: stack.harness.dynamo.client, tableName }),
     });
     await elsewhere.invoke(
       { messages: [new HumanMessage("from elsewhere")] },
@@ -126,9 +122,9 @@ describe("a turn's read of its session, then its lease", () => {
   it("reads its session once however many checks read the state before the graph: 4 requests under a quota", async () => {
     const { chat } = await service({ turnsPerMinute: 100, tokensPerDay: 1_000_000 });
     const { sessionId } = await chat.reply({ userId: "ann", message: "first" });
-    m.reset();
+    stack.meter.reset();
     await chat.reply({ userId: "ann", sessionId, message: "second", messageId: randomUUID() });
-    expect(m.byCommand).toEqual({ QueryCommand: 1, TransactWriteItemsCommand: 2, BatchWriteItemCommand: 1 });
+    expect(stack.meter.byCommand).toEqual({ QueryCommand: 1, TransactWriteItemsCommand: 2, BatchWriteItemCommand: 1 });
   });
 
   // A review's finding: a record made again under the same id started its count where the first
@@ -138,13 +134,13 @@ describe("a turn's read of its session, then its lease", () => {
     const id = randomUUID();
     const get = async () =>
       (
-        await harness.dynamo.client.send(
+        await stack.harness.dynamo.client.send(
           new GetItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
         )
       ).Item;
     await owners.claim(id, "ann");
     const seen = seenSession(unmarshall((await get())!))!;
-    await harness.dynamo.client.send(
+    await stack.harness.dynamo.client.send(
       new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
     );
     await owners.claim(id, "ann");
@@ -155,12 +151,12 @@ describe("a turn's read of its session, then its lease", () => {
   // turn's mark, between another turn's read and its lease; that turn then missed the mark.
   it("takes no lease on a read made before the last holder let go, even one whose lease had run out", async () => {
     const { tableName } = await service();
-    const owners = new SessionOwners(harness.dynamo.client, tableName);
+    const owners = new SessionOwners(stack.harness.dynamo.client, tableName);
     const id = randomUUID();
     await owners.claim(id, "ann");
     const late = (await owners.lease(id, "ann", { turn: { messageId: "late" } })).lease!;
     // Its renewals did not reach the table: its lease ran out while it still runs.
-    await harness.dynamo.client.send(
+    await stack.harness.dynamo.client.send(
       new UpdateItemCommand({
         TableName: tableName,
         Key: { pk: { S: id }, sk: { S: "session" } },
@@ -171,7 +167,7 @@ describe("a turn's read of its session, then its lease", () => {
     const seen = seenSession(
       unmarshall(
         (
-          await harness.dynamo.client.send(
+          await stack.harness.dynamo.client.send(
             new GetItemCommand({ TableName: tableName, Key: { pk: { S: id }, sk: { S: "session" } } }),
           )
         ).Item!,
@@ -187,22 +183,22 @@ describe("a turn's read of its session, then its lease", () => {
     // A thread made now (an Agent Server thread, before its first run) has no state anywhere.
     const made = randomUUID();
     await owners.claim(made, "ann");
-    m.reset();
+    stack.meter.reset();
     await chat.reply({ userId: "ann", sessionId: made, message: "first" });
-    expect(m.byCommand.QueryCommand).toBe(1);
+    expect(stack.meter.byCommand.QueryCommand).toBe(1);
     // A session whose record predates the layout is looked for in the legacy one too.
     const old = randomUUID();
     await owners.claim(old, "ann");
-    await harness.dynamo.client.send(
+    await stack.harness.dynamo.client.send(
       new UpdateItemCommand({
         TableName: tableName,
         Key: { pk: { S: old }, sk: { S: "session" } },
         UpdateExpression: "REMOVE state_layout",
       }),
     );
-    m.reset();
+    stack.meter.reset();
     await chat.reply({ userId: "ann", sessionId: old, message: "first" });
-    expect(m.byCommand.QueryCommand).toBe(2);
+    expect(stack.meter.byCommand.QueryCommand).toBe(2);
     expect(await messages(old)).toHaveLength(2);
   });
 
@@ -210,12 +206,15 @@ describe("a turn's read of its session, then its lease", () => {
   // earlier, unfinished turn failed (503), and every retry during the outage counted again.
   it("gives the count back when the repair of an unfinished turn fails, however often it is retried", async () => {
     let storeDown = false;
-    const conversations = Object.create(harness.conversations, {
+    const conversations = Object.create(stack.harness.conversations, {
       get: {
         value: (...args: unknown[]) =>
           storeDown
             ? Promise.reject(new Error("transcript store down"))
-            : (harness.conversations.get as (...a: unknown[]) => unknown).apply(harness.conversations, args),
+            : (stack.harness.conversations.get as (...a: unknown[]) => unknown).apply(
+                stack.harness.conversations,
+                args,
+              ),
       },
     });
     const { chat, owners, usage } = await service({ tokensPerDay: 1_000_000, turnsPerMinute: 100 }, conversations);

@@ -1,8 +1,7 @@
 import type { ChatReply } from "../../../graph/chat/service";
 import { SessionOwners } from "../../../shared/stores/session-owners";
-import { meter, type Meter } from "../../support/dynamo-meter";
 import { productionChat } from "../../support/production-chat";
-import { backendsHarness } from "../../support/stack";
+import { meteredBackends } from "../../support/metered-backends";
 
 // DynamoDB requests on a chat turn's path, every one a network round trip in a region: the
 // session's owner record read with the latest checkpoint (one Query), the lease taken (one
@@ -11,21 +10,15 @@ import { backendsHarness } from "../../support/stack";
 // the production one (graph/chat/runtime.ts, as Lambda and the local stack build it), attachments
 // bucket and data engine included: a read any turn adds, wherever it is wired, is counted here.
 
-let harness: Awaited<ReturnType<typeof backendsHarness>>;
-let m: Meter;
-beforeAll(async () => {
-  harness = await backendsHarness();
-  m = meter(harness.dynamo.client);
-}, 60_000);
+const stack = meteredBackends();
 const closing: (() => void)[] = [];
-afterAll(async () => {
-  await harness.close();
+afterAll(() => {
   for (const close of closing) close();
 });
 
 /** The production wiring on a fresh table and attachments folder. */
 async function production() {
-  const made = await productionChat(harness);
+  const made = await productionChat(stack.harness);
   closing.push(made.close);
   return made;
 }
@@ -35,9 +28,9 @@ async function service() {
 }
 
 async function counted(run: () => Promise<ChatReply>) {
-  m.reset();
+  stack.meter.reset();
   const reply = await run();
-  return { reply, requests: m.requests, byCommand: { ...m.byCommand } };
+  return { reply, requests: stack.meter.requests, byCommand: { ...stack.meter.byCommand } };
 }
 
 const toolCalls = (reply: ChatReply) => reply.trace.filter((step) => step.type === "tool").map((step) => step.name);
@@ -73,9 +66,9 @@ describe("DynamoDB requests per chat turn", () => {
     await chat.reply({ userId: "ria", sessionId, message: "remember that my cat is Tom" });
     for (const message of ["thanks", "thanks again", "fine", "all good"]) {
       for (const observer of [{}, { onToken: () => undefined }]) {
-        m.reset();
+        stack.meter.reset();
         await chat.reply({ userId: "ria", sessionId, message }, observer);
-        expect(m.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
+        expect(stack.meter.byCommand).toEqual({ UpdateItemCommand: 2, QueryCommand: 1, BatchWriteItemCommand: 1 });
       }
     }
   });
@@ -86,7 +79,7 @@ describe("DynamoDB requests per chat turn", () => {
     const record = await attachCsv("ria", sessionId, "sales.csv", "region,amount\nnorth,1\nsouth,2\n");
     expect(record).toMatchObject({ status: "ready", table: "sales" });
     // What the prompt lists is on the owner record the lease update returns.
-    const owner = await new SessionOwners(harness.dynamo.client, tableName).session(sessionId);
+    const owner = await new SessionOwners(stack.harness.dynamo.client, tableName).session(sessionId);
     expect(owner!.dataFiles).toMatchObject([{ name: "sales.csv", table: "sales", row_count: 2, column_count: 2 }]);
     for (const observer of [{}, { onToken: () => undefined }]) {
       const plain = await counted(() =>
@@ -97,6 +90,6 @@ describe("DynamoDB requests per chat turn", () => {
     }
     // A deleted file leaves the owner record with it.
     await files.remove("ria", sessionId, record.file_id);
-    expect((await new SessionOwners(harness.dynamo.client, tableName).session(sessionId))!.dataFiles).toEqual([]);
+    expect((await new SessionOwners(stack.harness.dynamo.client, tableName).session(sessionId))!.dataFiles).toEqual([]);
   });
 });
