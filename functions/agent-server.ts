@@ -72,17 +72,21 @@ const ThreadPath = z.object({ thread_id: z.uuid() });
 const CheckpointPath = z.extend(ThreadPath, { checkpoint_id: CheckpointId });
 const RunPath = z.extend(ThreadPath, { run_id: z.uuid() });
 const CronPath = z.object({ cron_id: z.uuid() });
-const CancelQuery = z.looseObject({
-  action: z._default(z.enum(["interrupt", "rollback"], { error: 'must be "interrupt" or "rollback"' }), "interrupt"),
-  wait: z.optional(z.enum(["0", "1", "true", "false"])),
-});
-const RunListQuery = z.object({
-  limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
-  offset: z._default(z.coerce.number().check(z.int(), z.gte(0)), 0),
-  status: z.optional(z.enum(["pending", "running", "error", "success", "timeout", "interrupted"])),
-  // Accepted and ignored: every run's fields are small.
-  select: z.optional(z.union([storableText({ max: 64 }), z.array(storableText({ max: 64 })).check(z.maxLength(32))])),
-});
+const CancelQuery = z.lazy(() =>
+  z.looseObject({
+    action: z._default(z.enum(["interrupt", "rollback"], { error: 'must be "interrupt" or "rollback"' }), "interrupt"),
+    wait: z.optional(z.enum(["0", "1", "true", "false"])),
+  }),
+);
+const RunListQuery = z.lazy(() =>
+  z.object({
+    limit: z._default(z.coerce.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+    offset: z._default(z.coerce.number().check(z.int(), z.gte(0)), 0),
+    status: z.optional(z.enum(["pending", "running", "error", "success", "timeout", "interrupted"])),
+    // Accepted and ignored: every run's fields are small.
+    select: z.optional(z.union([storableText({ max: 64 }), z.array(storableText({ max: 64 })).check(z.maxLength(32))])),
+  }),
+);
 
 /** A graph's state keys, for its schemas. */
 const channelsOf = (server: { graph: unknown }) => Object.keys((server.graph as { channels: object }).channels);

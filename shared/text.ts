@@ -40,9 +40,20 @@ export function storable<S extends z.ZodMiniType<string>>(schema: S): S {
  * before the bounds are checked. Request schemas use it (or `identifier()`, or a UUID or enum).
  */
 export function storableText({ min = 0, max, trim = false }: { min?: number; max: number; trim?: boolean }) {
-  const text = trim ? z.string().check(z.trim()) : z.string();
-  return storable((min > 0 ? text.check(z.minLength(min)) : text).check(z.maxLength(max)));
+  const key = `${min}:${max}:${trim}`;
+  let schema = storableTexts.get(key);
+  if (!schema) {
+    // All checks in one call: each `.check()` of zod/mini builds a new schema, and a cold start
+    // builds every request schema of its function.
+    const checks = [...(trim ? [z.trim()] : []), ...(min > 0 ? [z.minLength(min)] : []), z.maxLength(max)];
+    schema = z.string().check(...checks, STORABLE_TEXT as never);
+    storableTexts.set(key, schema);
+  }
+  return schema;
 }
+
+/** One schema per bounds, shared: a schema is immutable (a check or description makes a new one). */
+const storableTexts = new Map<string, z.ZodMiniString>();
 
 /** Whether a schema's values pass the storable-text check (see STORABLE_TEXT). */
 export function checksStorableText(schema: z.ZodMiniType): boolean {

@@ -14,38 +14,47 @@ import { type BackgroundDeps, createBackgroundRun, runQueued } from "./backgroun
 import { RunCreate } from "./requests";
 import { checkRun } from "./runs";
 
+// The cron routes' schemas are built when first parsed (z.lazy), like requests.ts's.
 /** POST /threads/{thread_id}/runs/crons: a run's fields, and when to make it. */
-export const CronCreate = z.extend(RunCreate, {
-  schedule: storableText({ min: 1, max: 128 }),
-  end_time: z.optional(z.iso.datetime({ offset: true })),
-  enabled: z.optional(z.boolean()),
-  on_run_completed: z.optional(z.enum(["delete", "keep"])),
-});
+export const CronCreate = z.lazy(() =>
+  z.extend(RunCreate, {
+    schedule: storableText({ min: 1, max: 128 }),
+    end_time: z.optional(z.iso.datetime({ offset: true })),
+    enabled: z.optional(z.boolean()),
+    on_run_completed: z.optional(z.enum(["delete", "keep"])),
+  }),
+);
 
-export const CronPatch = z.object({
-  schedule: z.optional(storableText({ min: 1, max: 128 })),
-  end_time: z.nullish(z.iso.datetime({ offset: true })),
-  enabled: z.optional(z.boolean()),
-  metadata: z.optional(Metadata),
-});
+export const CronPatch = z.lazy(() =>
+  z.object({
+    schedule: z.optional(storableText({ min: 1, max: 128 })),
+    end_time: z.nullish(z.iso.datetime({ offset: true })),
+    enabled: z.optional(z.boolean()),
+    metadata: z.optional(Metadata),
+  }),
+);
 
-export const CronSearch = z.object({
-  assistant_id: z.nullish(storableText({ max: 128 })),
-  thread_id: z.nullish(z.uuid()),
-  enabled: z.nullish(z.boolean()),
-  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
-  offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
-  sort_by: z._default(
-    z.enum(["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"]),
-    "created_at",
-  ),
-  sort_order: z._default(z.enum(["asc", "desc"]), "desc"),
-});
+export const CronSearch = z.lazy(() =>
+  z.object({
+    assistant_id: z.nullish(storableText({ max: 128 })),
+    thread_id: z.nullish(z.uuid()),
+    enabled: z.nullish(z.boolean()),
+    limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 10),
+    offset: z._default(z.number().check(z.int(), z.gte(0)), 0),
+    sort_by: z._default(
+      z.enum(["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"]),
+      "created_at",
+    ),
+    sort_order: z._default(z.enum(["asc", "desc"]), "desc"),
+  }),
+);
 
-export const CronCount = z.object({
-  assistant_id: z.nullish(storableText({ max: 128 })),
-  thread_id: z.nullish(z.uuid()),
-});
+export const CronCount = z.lazy(() =>
+  z.object({
+    assistant_id: z.nullish(storableText({ max: 128 })),
+    thread_id: z.nullish(z.uuid()),
+  }),
+);
 
 /** The run worker's message when a cron fires (EventBridge Scheduler's input, or the local timer's). */
 export const CronFiringMessage = z.object({

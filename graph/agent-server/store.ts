@@ -23,30 +23,39 @@ import { isDeepStrictEqual } from "node:util";
 export const ROOT = "memories";
 
 const label = storableText({ min: 1, max: 128 });
-export const Namespace = z.array(label).check(z.minLength(1), z.maxLength(10));
+// The store routes' schemas are built when first parsed (z.lazy), like requests.ts's.
+export const Namespace = z.lazy(() => z.array(label).check(z.minLength(1), z.maxLength(10)));
 /** A memory, as an item's value in the memories namespace. */
-export const ItemValue = z.strictObject({
-  content: storableText({ min: 1, max: 2000, trim: true }),
-  category: z.nullish(storableText({ min: 1, max: 64, trim: true })),
-  tags: z.optional(z.array(storableText({ max: 64 })).check(z.maxLength(10))),
-});
+export const ItemValue = z.lazy(() =>
+  z.strictObject({
+    content: storableText({ min: 1, max: 2000, trim: true }),
+    category: z.nullish(storableText({ min: 1, max: 64, trim: true })),
+    tags: z.optional(z.array(storableText({ max: 64 })).check(z.maxLength(10))),
+  }),
+);
 /** Which of a value's fields are embedded for search by meaning: paths ("$" the whole value), or none. */
-const Index = z.union([z.literal(false), z.array(storableText({ min: 1, max: 256 })).check(z.maxLength(16))]);
-export const PutItem = z.object({
-  namespace: Namespace,
-  key: label,
-  // Any JSON object, as LangGraph's store holds them.
-  value: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 256 * 1024 }),
-  index: z.nullish(Index),
-  ttl: z.optional(z.null({ error: "this store keeps items until they are deleted: send no ttl" })),
-});
-export const ItemKey = z.object({ namespace: Namespace, key: label });
+const Index = z.lazy(() =>
+  z.union([z.literal(false), z.array(storableText({ min: 1, max: 256 })).check(z.maxLength(16))]),
+);
+export const PutItem = z.lazy(() =>
+  z.object({
+    namespace: Namespace,
+    key: label,
+    // Any JSON object, as LangGraph's store holds them.
+    value: storableJson(z.record(z.string(), z.unknown()), { maxBytes: 256 * 1024 }),
+    index: z.nullish(Index),
+    ttl: z.optional(z.null({ error: "this store keeps items until they are deleted: send no ttl" })),
+  }),
+);
+export const ItemKey = z.lazy(() => z.object({ namespace: Namespace, key: label }));
 /** GET /store/items: the namespace's labels joined by periods, as the SDK sends them. */
-export const ItemQuery = z.looseObject({
-  namespace: storableText({ min: 1, max: 10 * 129 }),
-  key: label,
-  refresh_ttl: z.optional(z.enum(["true", "false"])),
-});
+export const ItemQuery = z.lazy(() =>
+  z.looseObject({
+    namespace: storableText({ min: 1, max: 10 * 129 }),
+    key: label,
+    refresh_ttl: z.optional(z.enum(["true", "false"])),
+  }),
+);
 /** The first `$`-named key inside a filter's values (LangGraph's operators are spelled so). */
 function operatorIn(value: unknown, top = true): string | undefined {
   if (Array.isArray(value)) return value.map((v) => operatorIn(v, false)).find(Boolean);
@@ -63,28 +72,34 @@ function operatorIn(value: unknown, top = true): string | undefined {
  * A filter's values are compared for equality. LangGraph's store also reads `{"$gt": 2}` and the
  * like as comparisons; this one refuses them rather than look for a value equal to the object.
  */
-const Filter = storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).check(
-  z.superRefine((filter, ctx) => {
-    const operator = operatorIn(filter);
-    if (operator)
-      ctx.addIssue({ code: "custom", message: `the operator ${operator} is not supported: filter by equal values` });
+const Filter = z.lazy(() =>
+  storableJson(z.record(z.string(), z.unknown()), { maxBytes: 16 * 1024 }).check(
+    z.superRefine((filter, ctx) => {
+      const operator = operatorIn(filter);
+      if (operator)
+        ctx.addIssue({ code: "custom", message: `the operator ${operator} is not supported: filter by equal values` });
+    }),
+  ),
+);
+export const SearchItems = z.lazy(() =>
+  z.object({
+    namespace_prefix: z._default(z.array(label).check(z.maxLength(10)), []),
+    filter: z.nullish(Filter),
+    query: z.nullish(storableText({ max: 2000 })),
+    limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(100)), 10),
+    offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
   }),
 );
-export const SearchItems = z.object({
-  namespace_prefix: z._default(z.array(label).check(z.maxLength(10)), []),
-  filter: z.nullish(Filter),
-  query: z.nullish(storableText({ max: 2000 })),
-  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(100)), 10),
-  offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
-});
-export const ListNamespaces = z.object({
-  prefix: z.nullish(z.array(label).check(z.maxLength(10))),
-  suffix: z.nullish(z.array(label).check(z.maxLength(10))),
-  // A namespace has at most 10 labels; the offset's bound is the item search's (Postgres counts in int).
-  max_depth: z.nullish(z.number().check(z.int(), z.gte(1), z.lte(10))),
-  limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 100),
-  offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
-});
+export const ListNamespaces = z.lazy(() =>
+  z.object({
+    prefix: z.nullish(z.array(label).check(z.maxLength(10))),
+    suffix: z.nullish(z.array(label).check(z.maxLength(10))),
+    // A namespace has at most 10 labels; the offset's bound is the item search's (Postgres counts in int).
+    max_depth: z.nullish(z.number().check(z.int(), z.gte(1), z.lte(10))),
+    limit: z._default(z.number().check(z.int(), z.gte(1), z.lte(1000)), 100),
+    offset: z._default(z.number().check(z.int(), z.gte(0), z.lte(10_000)), 0),
+  }),
+);
 
 type Fields = { category: string | null; tags: string[]; content: string };
 

@@ -38,6 +38,7 @@ type Def = {
   left?: z.ZodMiniType;
   right?: z.ZodMiniType;
   items?: z.ZodMiniType[];
+  getter?: () => z.ZodMiniType;
 };
 const defOf = (schema: z.ZodMiniType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
@@ -78,6 +79,8 @@ function unchecked(schema: z.ZodMiniType, path: string): string[] {
       return unchecked(def.innerType!, path);
     case "pipe":
       return unchecked(def.in!, path);
+    case "lazy":
+      return unchecked(def.getter!(), path);
     default:
       // number, boolean, enum, literal, null, undefined, never, date, bigint: no text
       return [];
@@ -117,6 +120,13 @@ describe("every route's request schema keeps its strings storable", () => {
     // A bound added after storableText keeps its check (zod copies checks to the new schema).
     expect(unchecked(storableText({ max: 9 }).check(z.maxLength(3)), "x")).toEqual([]);
     expect(unchecked(z.string().check(z.maxLength(3)), "x")).toEqual(["x"]);
+    // A schema built on first use (z.lazy) is walked as what it builds.
+    expect(
+      unchecked(
+        z.lazy(() => z.object({ a: z.string() })),
+        "body",
+      ),
+    ).toEqual(["body.a"]);
   });
 
   it("walks every route of the manifest: each declares its schemas, none lets unchecked text through", async () => {
