@@ -4,11 +4,11 @@ import * as z from "../../shared/zod";
 import type { CronFiring, CronScheduler } from "../../shared/cron-scheduler";
 import { AppError, badRequest } from "../../shared/errors";
 import type { Logger } from "../../shared/logger";
-import { nextRunAfter, scheduleProblem } from "../../shared/schedules";
 import { Metadata } from "../../shared/storable-json";
 import type { AgentCrons, CronRecord } from "../../shared/stores/agent-crons";
 import { backoff, CONFLICT_RETRY } from "../../shared/stores/batch";
 import { laterThan } from "../../shared/stores/updated-at";
+import { once } from "../../shared/once";
 import { storableText } from "../../shared/text";
 import { type BackgroundDeps, createBackgroundRun, runQueued } from "./background";
 import { RunCreate } from "./requests";
@@ -73,14 +73,18 @@ const FIRINGS = "0f6e3b0c-2d5e-4c1a-9a77-5b8f3f1d2c64";
 
 const cronNotFound = () => new AppError(404, "cron_not_found", "Cron not found");
 
+/** The schedules module, imported by the first cron route: croner is 32 KB a run never needs. */
+const schedules = once(() => import("../../shared/schedules"));
+
 /** A cron's next firing: none when it is disabled, or when its next is past its end_time. */
-function nextRunOf(cron: CronRecord, now: Date): Date | undefined {
+async function nextRunOf(cron: CronRecord, now: Date): Promise<Date | undefined> {
   if (!cron.enabled) return undefined;
-  const next = nextRunAfter(cron.schedule, now);
+  const next = (await schedules()).nextRunAfter(cron.schedule, now);
   return next && cron.endTime && next.getTime() > Date.parse(cron.endTime) ? undefined : next;
 }
 
-export function cronJson(cron: CronRecord, now = new Date()) {
+export async function cronJson(cron: CronRecord, now = new Date()) {
+  const next = await nextRunOf(cron, now);
   return {
     cron_id: cron.cronId,
     assistant_id: cron.assistantId,
@@ -93,7 +97,7 @@ export function cronJson(cron: CronRecord, now = new Date()) {
     enabled: cron.enabled,
     created_at: cron.createdAt,
     updated_at: cron.updatedAt,
-    next_run_date: nextRunOf(cron, now)?.toISOString() ?? null,
+    next_run_date: next?.toISOString() ?? null,
   };
 }
 
@@ -111,8 +115,8 @@ function checkCronMetadata(metadata: Record<string, unknown> | undefined) {
     );
 }
 
-function checkSchedule(schedule: string) {
-  const problem = scheduleProblem(schedule);
+async function checkSchedule(schedule: string) {
+  const problem = (await schedules()).scheduleProblem(schedule);
   if (problem) throw badRequest("invalid_schedule", problem);
 }
 
@@ -148,7 +152,7 @@ export class CronService {
   }
 
   async create(userId: string, threadId: string, body: z.infer<typeof CronCreate>) {
-    checkSchedule(body.schedule);
+    await checkSchedule(body.schedule);
     checkCronMetadata(body.metadata);
     if (body.after_seconds !== undefined)
       throw badRequest("invalid_after_seconds", "after_seconds: a cron's runs start at its firings; set its schedule");
@@ -187,7 +191,7 @@ export class CronService {
    * schedule goes again (404); changed by a later patch, the schedule is put from that one.
    */
   async update(userId: string, cronId: string, patch: z.infer<typeof CronPatch>) {
-    if (patch.schedule !== undefined) checkSchedule(patch.schedule);
+    if (patch.schedule !== undefined) await checkSchedule(patch.schedule);
     checkCronMetadata(patch.metadata);
     const scheduler = this.scheduler();
     for (let attempt = 0; attempt < CONFLICT_RETRY.maxAttempts; attempt++) {
@@ -237,9 +241,11 @@ export class CronService {
 
   async search(userId: string, query: z.infer<typeof CronSearch>) {
     const now = new Date();
-    const found = (await this.matching(userId, query))
-      .filter((c) => query.enabled == null || c.enabled === query.enabled)
-      .map((c) => cronJson(c, now));
+    const found = await Promise.all(
+      (await this.matching(userId, query))
+        .filter((c) => query.enabled == null || c.enabled === query.enabled)
+        .map((c) => cronJson(c, now)),
+    );
     const key = query.sort_by;
     found.sort(
       (a, b) => String(a[key] ?? "").localeCompare(String(b[key] ?? "")) * (query.sort_order === "asc" ? 1 : -1),

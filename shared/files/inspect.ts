@@ -1,4 +1,5 @@
-import { imageSize } from "image-size";
+import type { imageSize } from "image-size";
+import { once } from "../once";
 import { type ImageFormat, imageStructureProblem, MAX_IMAGE_SIDE } from "./image-structure";
 import type { Column, FileKind } from "./records";
 import type { DataFormat } from "./sql-errors";
@@ -70,12 +71,16 @@ export function claimedKind(mediaType: string): FileKind | undefined {
   return undefined;
 }
 
+/** image-size, imported by the first image checked: a turn without one never loads it. */
+export const loadImageSize = once(async (): Promise<typeof imageSize> => (await import("image-size")).imageSize);
+
 /**
  * Checks an image by its bytes, not its claimed type: one of Converse's formats by its magic
  * bytes (image-size reads them and the dimensions), at least 1x1, and whole (image-structure.ts
  * walks it to its end). Data files are checked by the data function (shared/files/data-engine.ts).
  */
 export async function inspectImage(bytes: Uint8Array): Promise<Inspection> {
+  const imageSize = await loadImageSize();
   let info: ReturnType<typeof imageSize> | undefined;
   try {
     info = imageSize(bytes);

@@ -2,7 +2,6 @@ import type { BedrockRuntimeClient } from "@aws-sdk/client-bedrock-runtime";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { Config } from "../config";
 import { bedrockClient, type Described, langchainAws } from "./bedrock-client";
-import { OfflineChatModel } from "./offline-chat-model";
 import { REPLY_MAX_TOKENS } from "./reply-limit";
 
 export async function createChatModel(
@@ -23,6 +22,8 @@ export async function createChatModel(
       description: `model: Bedrock ${modelId}`,
     };
   }
+  // Imported only here: a deployment with Bedrock never loads the stand-in (nor image-size, its reader of pictures).
+  const { OfflineChatModel } = await import("./offline-chat-model");
   return {
     value: new OfflineChatModel({ streamDelayMs: config.OFFLINE_STREAM_DELAY_MS }),
     description: "model: offline rule-based stand-in, not a language model (set BEDROCK_MODEL_ID for Bedrock)",
