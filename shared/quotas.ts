@@ -1,23 +1,28 @@
 import * as z from "./zod";
 import { AppError } from "./errors";
 
-const Limits = z.strictObject({
-  turnsPerMinute: z.optional(z.number().check(z.int(), z.gte(1), z.lte(100_000))),
-  tokensPerDay: z.optional(z.number().check(z.int(), z.gte(1), z.lte(1_000_000_000_000))),
-});
+const limits = () =>
+  z.strictObject({
+    turnsPerMinute: z.optional(z.number().check(z.int(), z.gte(1), z.lte(100_000))),
+    tokensPerDay: z.optional(z.number().check(z.int(), z.gte(1), z.lte(1_000_000_000_000))),
+  });
 /** A limit on each user: turns per calendar minute and model tokens per UTC day. */
-export type QuotaLimits = z.infer<typeof Limits>;
+export type QuotaLimits = z.infer<ReturnType<typeof limits>>;
 
 /**
  * A deployment's per-user limits (USER_QUOTAS): turns per calendar minute and model tokens per UTC
  * day, and per project (`projects`, keyed by project id) limits of their own. Any may be left out
  * (no limit on it); `{}` or unset limits nothing.
  */
-export const UserQuotas = z.strictObject({
-  ...Limits.shape,
-  ...{
-    projects: z.optional(z.record(z.string().check(z.minLength(1), z.maxLength(128)), Limits)),
-  },
+export const UserQuotas = z.lazy(() => {
+  // Built when USER_QUOTAS is read (shared/config.ts): a deployment without quotas never builds it.
+  const Limits = limits();
+  return z.strictObject({
+    ...Limits.shape,
+    ...{
+      projects: z.optional(z.record(z.string().check(z.minLength(1), z.maxLength(128)), Limits)),
+    },
+  });
 });
 export type UserQuotas = z.infer<typeof UserQuotas>;
 

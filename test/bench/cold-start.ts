@@ -1,8 +1,8 @@
 import { build, type Metafile } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { bundleFunction, esbuildBase } from "../../infra/aws/bundle/build";
 import { FUNCTIONS as MANIFEST } from "../../infra/manifest";
 import { median, printTable } from "./table";
@@ -107,10 +107,15 @@ function measureInterleaved(subjects: Subject[]): void {
   }
 }
 
-const codeKB = (meta: Metafile) =>
-  Object.entries(meta.outputs)
-    .filter(([path]) => !path.endsWith(".map"))
-    .reduce((n, [, o]) => n + o.bytes, 0) / 1024;
+/** A bundle's code on disk: its entry and every chunk (the stack's are merged after esbuild, infra/aws/bundle/merge.ts). */
+const codeKB = (entry: string) => {
+  const dir = dirname(entry);
+  return (
+    readdirSync(dir, { recursive: true, encoding: "utf8" })
+      .filter((f) => /\.m?js$/.test(f))
+      .reduce((n, f) => n + statSync(join(dir, f)).size, 0) / 1024
+  );
+};
 
 /** The largest inputs of a bundle, by bytes they contribute: where to cut next. */
 function biggest(meta: Metafile, n = 4): string {
@@ -186,13 +191,13 @@ export async function run() {
     const baseMin = median(naiveMin.init);
     const row = (s: Subject, meta: Metafile) => {
       // Every output file (the entry and its chunks); the naive bundle's SDK is the runtime's, not counted.
-      const kb = codeKB(meta);
+      const kb = codeKB(s.file);
       const init = median(s.init);
       const total = median(s.total);
       return {
         bundle: s.name,
         "size KB": kb.toFixed(0),
-        "size / naive minified": (kb / codeKB(minified.meta)).toFixed(2),
+        "size / naive minified": (kb / codeKB(minified.file)).toFixed(2),
         "entry KB (compiled at init)": (statSync(s.file).size / 1024).toFixed(0),
         [`init ms (median of ${RUNS})`]: init.toFixed(1),
         "init / naive": (init / base).toFixed(2),

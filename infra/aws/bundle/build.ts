@@ -1,7 +1,10 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
+import { firstRequestLoads } from "./first-request";
+import { mergeChunks } from "./merge";
 import { copyNativeModules, type NativeModule } from "./native";
 import {
   bedrockHttp1,
+  globalBuiltins,
   langchainLoadMap,
   langsmithClientOff,
   sideEffectFree,
@@ -28,13 +31,14 @@ export interface BundleOptions {
  *
  * ES modules for code splitting: what a handler defers (shared/deferred.ts) goes into chunks that
  * are read and compiled only when the first request imports them, so init compiles only the
- * handler's own checks. The AWS SDK is bundled from its ES modules rather than taken from the
+ * handler's own checks. The chunks a cold start loads are then merged into one file per phase
+ * (merge.ts). The AWS SDK is bundled from its ES modules rather than taken from the
  * runtime: tree-shaken to the commands the code sends. Chat's bundle holds 666 KB of SDK code (S3's
  * included, loaded only for attachments), where requiring the runtime's four CommonJS clients it
  * uses compiles 1,149 KB in 43 files (86 ms on the bench machine), most of a first request's load.
  */
 export async function bundleFunction({ entry, outdir, langsmith = false, native }: BundleOptions): Promise<Metafile> {
-  const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree(), bedrockHttp1()];
+  const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree(), bedrockHttp1(), globalBuiltins()];
   if (!langsmith) trims.push(langsmithClientOff());
   const result = await build({
     ...esbuildBase,
@@ -61,7 +65,11 @@ export async function bundleFunction({ entry, outdir, langsmith = false, native 
     throw new Error(
       `bundle trims found nothing to rewrite: ${missed.map((t) => t.name).join(", ")}; a library upgrade moved their target (infra/aws/bundle/trims.ts)`,
     );
+  // The data function's bundle loads DuckDB's native packages, copied beside it only below; it is
+  // invoked by the other functions rather than by a client, and keeps esbuild's chunks.
+  if (!native) await mergeChunks(outdir, await firstRequestLoads(outdir));
   copyNativeModules(result.metafile, outdir, native);
+  // esbuild's record of the inputs; its `outputs` name esbuild's files, which mergeChunks replaced.
   return result.metafile;
 }
 

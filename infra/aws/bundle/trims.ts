@@ -4,7 +4,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 
 /**
  * esbuild plugins that leave out library code a function never runs. Each is narrow (a rewrite
- * of one library file, or a flag on three packages' modules), written by hand because no bundler
+ * of one library file, or a flag on four packages' modules), written by hand because no bundler
  * option expresses it: the
  * libraries ship without `sideEffects` flags and reach the code through live namespace objects,
  * so tree shaking alone keeps all of it. Every trim records whether it fired; `bundleFunction`
@@ -150,9 +150,36 @@ export const bedrockHttp1 = (): Trim =>
         : undefined,
   );
 
-const SIDE_EFFECT_FREE = /node_modules\/(@langchain\/core|langsmith|@cfworker\/json-schema)\//;
+const GLOBAL_BUILTIN_IMPORT = /^import \{ ([\w$, ]+) \} from "node:(process|stream\/web)";$/gm;
+
+/**
+ * `import { env } from "node:process"` becomes `const { env } = globalThis.process;` in the two
+ * library files that import a built-in Node also has as a global (the SDK's user agent, middy's
+ * web streams). In an ES module, importing a built-in builds its facade, which reads every export:
+ * for `node:process` that loads process.report, the allowed-flags list and more, 4.4 ms of a cold
+ * start here against 1 ms for the global (paired runs, `test/bench/cold-start.ts`'s harness); for
+ * `node:stream/web`, every web stream class, 0.8 ms. The values are the same objects.
+ */
+export const globalBuiltins = (): Trim =>
+  trim(
+    "global-builtins",
+    /@aws-sdk\/core\/dist-es\/submodules\/client\/util-user-agent-node\/defaultUserAgent\.js$/,
+    /node_modules\/(@aws-sdk\/core\/dist-es\/submodules\/client\/util-user-agent-node\/[\w-]+|@middy\/core\/index)\.js$/,
+    (source) => {
+      const rewritten = source.replace(
+        GLOBAL_BUILTIN_IMPORT,
+        (_all, names: string, module: string) =>
+          `const { ${names} } = ${module === "process" ? "globalThis.process" : "globalThis"};`,
+      );
+      return rewritten === source ? undefined : rewritten;
+    },
+  );
+
+const SIDE_EFFECT_FREE =
+  /node_modules\/(@langchain\/core|@langchain\/langgraph-checkpoint|langsmith|@cfworker\/json-schema)\//;
 /** A bare import naming one of those packages. */
-const SIDE_EFFECT_FREE_IMPORT = /^(@langchain\/core|langsmith|@cfworker\/json-schema)(\/|$)/;
+const SIDE_EFFECT_FREE_IMPORT =
+  /^(@langchain\/core|@langchain\/langgraph-checkpoint|langsmith|@cfworker\/json-schema)(\/|$)/;
 
 /**
  * Whether an import can land in one of those packages: a bare one only by naming them; a path
@@ -170,8 +197,9 @@ function mayLandInSideEffectFree(path: string, importer: string, resolveDir: str
 /**
  * These packages' modules only declare classes and functions, but their package.json files do
  * not say so (no `sideEffects: false`), so esbuild keeps every module they import even when no
- * export of it is used: core's XML parser, its JSON-schema validator and more (~25 KB).
- * Flagging them lets those go. LangGraph is not flagged: it sets up AsyncLocalStorage as an
+ * export of it is used: core's XML parser, its JSON-schema validator and more (~25 KB), and the
+ * checkpoint package's in-memory saver (7 KB: the Agent Server function's support graph shape
+ * uses it, and without the flag it rode in the chunk every request loads). Flagging them lets those go. LangGraph is not flagged: it sets up AsyncLocalStorage as an
  * import side effect.
  */
 export const sideEffectFree = (): Trim => {
