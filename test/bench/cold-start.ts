@@ -112,7 +112,7 @@ const codeKB = (entry: string) => {
   const dir = dirname(entry);
   return (
     readdirSync(dir, { recursive: true, encoding: "utf8" })
-      .filter((f) => /\.m?js$/.test(f))
+      .filter((f) => /\.m?js$/.test(f) && !f.startsWith("node_modules")) // the data function's DuckDB packages
       .reduce((n, f) => n + statSync(join(dir, f)).size, 0) / 1024
   );
 };
