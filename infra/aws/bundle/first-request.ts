@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 
 /** The files of a bundle its init imports, and those its first request then imports. */
@@ -16,7 +16,8 @@ export interface FirstRequestLoads {
  * no static reading of the bundle can tell them from the modules only some requests import (S3's
  * client, the data function's, the SDK's credential providers).
  */
-export async function firstRequestLoads(outdir: string): Promise<FirstRequestLoads> {
+export async function firstRequestLoads(bundleDir: string): Promise<FirstRequestLoads> {
+  const outdir = resolve(bundleDir);
   // Written synchronously: the hook runs on the loader's thread, whose asynchronous writes the
   // child's exit can cut short.
   const hook = `import { writeSync } from "node:fs";
@@ -32,16 +33,17 @@ export async function load(url, context, next) {
 const m = await import(${JSON.stringify(join(outdir, "index.mjs"))});
 process.stderr.write("first-request\\n");
 if (m.loadDeferred) await m.loadDeferred();`;
-  const { stderr } = await promisify(execFile)(
-    process.execPath,
-    ["--import", register, "--input-type=module", "-e", script],
-    {
-      cwd: outdir,
-      timeout: 60_000,
-      // Nothing from this machine's environment: the bundle loads as it would in Lambda.
-      env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", LOG_LEVEL: "SILENT" },
-    },
-  );
+  const run = promisify(execFile)(process.execPath, ["--import", register, "--input-type=module", "-e", script], {
+    cwd: outdir,
+    timeout: 60_000,
+    // Nothing from this machine's environment: the bundle loads as it would in Lambda.
+    env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", LOG_LEVEL: "SILENT" },
+  });
+  const { stderr } = await run.catch((err: { stderr?: string; message: string }) => {
+    // The loads the hook printed are noise here: the bundle's own error is last.
+    const said = (err.stderr ?? err.message).split("\n").filter((line) => line && !line.startsWith("load "));
+    throw new Error(`${outdir}/index.mjs failed to load for its cold start's files:\n${said.slice(-12).join("\n")}`);
+  });
   const loads: FirstRequestLoads = { init: [], firstRequest: [] };
   let phase: keyof FirstRequestLoads = "init";
   for (const line of stderr.split("\n")) {

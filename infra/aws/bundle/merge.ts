@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { rolldown } from "rolldown";
 import type { FirstRequestLoads } from "./first-request";
 
@@ -17,7 +17,8 @@ import type { FirstRequestLoads } from "./first-request";
  * the requests that need it. esbuild's trims and minification stay as they were; Rolldown only
  * prints the merged code without whitespace, and carries esbuild's source maps through to its own.
  */
-export async function mergeChunks(outdir: string, loads: FirstRequestLoads): Promise<void> {
+export async function mergeChunks(bundleDir: string, loads: FirstRequestLoads): Promise<void> {
+  const outdir = resolve(bundleDir);
   const entry = join(outdir, "index.mjs");
   // The entry is its own chunk, the handler's file: the rest of init is merged into it.
   const init = new Set(loads.init.filter((file) => file !== entry));
