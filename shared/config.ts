@@ -285,6 +285,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         Object.defineProperty(config, key, { value: parsed.value, enumerable: true, writable: true });
         return parsed.value;
       },
+      // Assigned before it was read (a test's override): the value it is given, as on any object.
+      set(value: unknown) {
+        Object.defineProperty(config, key, { value, enumerable: true, writable: true });
+      },
     });
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);

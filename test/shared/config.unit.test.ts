@@ -68,6 +68,12 @@ describe("loadConfig", () => {
     expect(config.PROJECT_SETTINGS).toBe(first);
   });
 
+  it("takes a value assigned to an unset setting before it is read", () => {
+    const config = loadConfig({});
+    config.SQL_MAX_ROWS = 7;
+    expect(config.SQL_MAX_ROWS).toBe(7);
+  });
+
   it("ignores variables that are not settings", () => {
     const config = loadConfig({ PATH: "/bin", HOME: "/root" });
     expect(Object.keys(config)).not.toContain("PATH");

@@ -1,4 +1,5 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
+import { resolve } from "node:path";
 import { firstRequestLoads } from "./first-request";
 import { mergeChunks } from "./merge";
 import { copyNativeModules, type NativeModule } from "./native";
@@ -67,7 +68,12 @@ export async function bundleFunction({ entry, outdir, langsmith = false, native 
     );
   // The data function's bundle loads DuckDB's native packages, copied beside it only below; it is
   // invoked by the other functions rather than by a client, and keeps esbuild's chunks.
-  if (!native) await mergeChunks(outdir, await firstRequestLoads(outdir));
+  if (!native)
+    await mergeChunks(
+      outdir,
+      await firstRequestLoads(outdir),
+      Object.keys(result.metafile.outputs).map((file) => resolve(file)),
+    );
   copyNativeModules(result.metafile, outdir, native);
   // esbuild's record of the inputs; its `outputs` name esbuild's files, which mergeChunks replaced.
   return result.metafile;

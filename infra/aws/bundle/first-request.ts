@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 
@@ -17,7 +18,8 @@ export interface FirstRequestLoads {
  * client, the data function's, the SDK's credential providers).
  */
 export async function firstRequestLoads(bundleDir: string): Promise<FirstRequestLoads> {
-  const outdir = resolve(bundleDir);
+  // The real path: Node's loader names files by theirs (a temporary folder may be a link).
+  const outdir = realpathSync(resolve(bundleDir));
   // Written synchronously: the hook runs on the loader's thread, whose asynchronous writes the
   // child's exit can cut short.
   const hook = `import { writeSync } from "node:fs";
@@ -32,7 +34,9 @@ export async function load(url, context, next) {
   const script = `globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };
 const m = await import(${JSON.stringify(join(outdir, "index.mjs"))});
 process.stderr.write("first-request\\n");
-if (m.loadDeferred) await m.loadDeferred();`;
+if (m.loadDeferred) await m.loadDeferred();
+// Done: a handle the bundle opened as it loaded would otherwise keep this process to the timeout.
+process.exit(0);`;
   const run = promisify(execFile)(process.execPath, ["--import", register, "--input-type=module", "-e", script], {
     cwd: outdir,
     timeout: 60_000,

@@ -1,6 +1,16 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { builtinModules } from "node:module";
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { rolldown } from "rolldown";
 import type { FirstRequestLoads } from "./first-request";
 
@@ -17,8 +27,14 @@ import type { FirstRequestLoads } from "./first-request";
  * the requests that need it. esbuild's trims and minification stay as they were; Rolldown only
  * prints the merged code without whitespace, and carries esbuild's source maps through to its own.
  */
-export async function mergeChunks(bundleDir: string, loads: FirstRequestLoads): Promise<void> {
-  const outdir = resolve(bundleDir);
+export async function mergeChunks(
+  bundleDir: string,
+  loads: FirstRequestLoads,
+  /** esbuild's files, which the merged ones replace: nothing else in the folder is touched */
+  esbuildOutputs: string[],
+): Promise<void> {
+  // The real path: Node's loader names files by theirs (a temporary folder may be a link).
+  const outdir = realpathSync(resolve(bundleDir));
   const entry = join(outdir, "index.mjs");
   // The entry is its own chunk, the handler's file: the rest of init is merged into it.
   const init = new Set(loads.init.filter((file) => file !== entry));
@@ -41,7 +57,8 @@ export async function mergeChunks(bundleDir: string, loads: FirstRequestLoads): 
       },
     ],
   });
-  const merged = mkdtempSync(join(outdir, ".merged-"));
+  // Beside the folder, at its depth, so the maps' relative paths to the sources hold once moved in.
+  const merged = mkdtempSync(join(dirname(outdir), `.${basename(outdir)}-merged-`));
   try {
     await bundle.write({
       dir: merged,
@@ -59,12 +76,15 @@ export async function mergeChunks(bundleDir: string, loads: FirstRequestLoads): 
         ],
       },
     });
+    for (const file of esbuildOutputs) rmSync(file, { force: true });
+    for (const name of readdirSync(merged, { recursive: true, encoding: "utf8" })) {
+      const from = join(merged, name);
+      if (statSync(from).isDirectory()) continue;
+      mkdirSync(dirname(join(outdir, name)), { recursive: true });
+      renameSync(from, join(outdir, name));
+    }
   } finally {
     await bundle.close();
+    rmSync(merged, { recursive: true, force: true });
   }
-  // The merged files replace esbuild's (node_modules, the data function's DuckDB, is copied after).
-  for (const name of readdirSync(outdir))
-    if (name !== basename(merged)) rmSync(join(outdir, name), { recursive: true });
-  for (const name of readdirSync(merged)) renameSync(join(merged, name), join(outdir, name));
-  rmSync(merged, { recursive: true });
 }

@@ -150,7 +150,7 @@ export const bedrockHttp1 = (): Trim =>
         : undefined,
   );
 
-const GLOBAL_BUILTIN_IMPORT = /^import \{ ([\w$, ]+) \} from "node:(process|stream\/web)";$/gm;
+const GLOBAL_BUILTIN_IMPORT = /^import \{ ([\w$]+(?:, [\w$]+)*) \} from "node:(process|stream\/web)";$/gm;
 
 /**
  * `import { env } from "node:process"` becomes `const { env } = globalThis.process;` in the two
