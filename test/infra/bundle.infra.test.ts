@@ -10,7 +10,7 @@ import { bundleFunction } from "../../infra/aws/bundle/build";
 import { DEFAULT_SQL_LIMITS } from "../../shared/files/sql-errors";
 import { startLocalDynamo, type LocalDynamo } from "../../infra/local/dynamo";
 import { bundled } from "../support/bundles";
-import { chatEvent } from "../support/events";
+import { apiEvent, chatEvent } from "../support/events";
 
 /**
  * The chat function as the stack deploys it: the trimmed bundle, imported in a fresh Node
@@ -46,11 +46,16 @@ const bundleText = (dir: string) =>
  */
 async function invokeBundle(
   events: unknown[],
-  { env = {}, loaded, warmUp = false }: { env?: Record<string, string>; loaded?: string[]; warmUp?: boolean } = {},
+  {
+    env = {},
+    loaded,
+    warmUp = false,
+    dir = outdir,
+  }: { env?: Record<string, string>; loaded?: string[]; warmUp?: boolean; dir?: string } = {},
 ): Promise<Array<{ statusCode: number; body: string }>> {
   const script = `
     (async () => {
-      const { handler, loadDeferred } = await import(${JSON.stringify(join(outdir, "index.mjs"))});
+      const { handler, loadDeferred } = await import(${JSON.stringify(join(dir, "index.mjs"))});
       if (${warmUp}) await loadDeferred();
       const out = [];
       for (const event of JSON.parse(process.env.EVENTS)) {
@@ -193,6 +198,41 @@ describe("the deployed chat bundle", () => {
  * other functions invoke it (an EngineRequest in, an EngineAnswer out), reading the objects
  * through the handler's own reader.
  */
+describe("the deployed Agent Server bundle", () => {
+  it("runs a thread's run to its end through its merged chunks (infra/aws/bundle/merge.ts)", async () => {
+    const dir = await bundled("agent-server");
+    const thread = "5b0c8f5e-3c1a-4d8e-9f6a-2b7d1c0e4a11";
+    const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
+    const [created, run] = await invokeBundle(
+      [
+        apiEvent({
+          method: "POST",
+          resource: "/threads",
+          path: "/threads",
+          body: JSON.stringify({ thread_id: thread }),
+          authorizer,
+        }),
+        apiEvent({
+          method: "POST",
+          resource: "/threads/{thread_id}/runs/wait",
+          path: `/threads/${thread}/runs/wait`,
+          pathParameters: { thread_id: thread },
+          body: JSON.stringify({
+            assistant_id: "chat",
+            input: { messages: [{ type: "human", content: "hello there" }] },
+          }),
+          authorizer,
+        }),
+      ],
+      { dir },
+    );
+    expect(created!.statusCode).toBe(200);
+    expect(run!.statusCode).toBe(200);
+    const messages = (JSON.parse(run!.body) as { messages: Array<{ type: string }> }).messages;
+    expect(messages.map((m) => m.type)).toEqual(["human", "ai"]);
+  });
+});
+
 describe("the deployed data bundle", () => {
   let dataDir: string;
   let probeDir: string;
