@@ -120,7 +120,10 @@ describe("the deployed chat bundle", () => {
           env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", ...env },
         })
       ).stdout;
-    expect(await stackIn({ AWS_LAMBDA_FUNCTION_NAME: "chat" })).toMatch(/functions\/chat\.ts:\d+/);
+    const mapped = await stackIn({ AWS_LAMBDA_FUNCTION_NAME: "chat" });
+    expect(mapped).toMatch(/^TypeError: .*\n {4}at .*functions\/chat\.ts:\d+:\d+\)/);
+    // A frame outside the bundle (the script's own) is printed as V8 prints it.
+    expect(mapped).toMatch(/\n {4}at \[eval\]:1:\d+/);
     // Outside Lambda nothing is installed: the positions are the minified bundle's.
     expect(await stackIn({})).not.toMatch(/functions\/chat\.ts/);
   });
