@@ -181,6 +181,17 @@ describe("the deployed chat bundle", () => {
     expect(bad!.statusCode).toBe(400);
   });
 
+  it("leaves JSON-schema validation out (its tools declare zod), and keeps it where MCP tools run", async () => {
+    // A string of @cfworker/json-schema's validator, and the stand-in's error (trims.ts).
+    const validator = "Instance does not match";
+    expect(bundleText(outdir)).not.toContain(validator);
+    expect(bundleText(outdir)).toContain("JSON-schema validation is not bundled");
+    // The support worker's MCP tools declare JSON schemas (graph/support/mcp-tools.ts).
+    const support = bundleText(await bundled("support-worker"));
+    expect(support).toContain(validator);
+    expect(support).not.toContain("JSON-schema validation is not bundled");
+  });
+
   it("leaves LangSmith's API client out unless asked, and says how to bundle it", async () => {
     const code = bundleText(outdir);
     expect(code).toContain("Deploy with -c langsmith=true");

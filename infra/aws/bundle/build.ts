@@ -1,4 +1,5 @@
 import { build, type BuildOptions, type Metafile } from "esbuild";
+import { rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { firstRequestLoads } from "./first-request";
 import { mergeChunks } from "./merge";
@@ -6,6 +7,7 @@ import { copyNativeModules, type NativeModule } from "./native";
 import {
   bedrockHttp1,
   globalBuiltins,
+  jsonSchemaValidatorOff,
   langchainLoadMap,
   langsmithClientOff,
   sideEffectFree,
@@ -39,9 +41,45 @@ export interface BundleOptions {
  * uses compiles 1,149 KB in 43 files (86 ms on the bench machine), most of a first request's load.
  */
 export async function bundleFunction({ entry, outdir, langsmith = false, native }: BundleOptions): Promise<Metafile> {
-  const trims: Trim[] = [zodNamespaceImports(), langchainLoadMap(), sideEffectFree(), bedrockHttp1(), globalBuiltins()];
+  let trims: Trim[] = [
+    zodNamespaceImports(),
+    langchainLoadMap(),
+    sideEffectFree(),
+    bedrockHttp1(),
+    globalBuiltins(),
+    jsonSchemaValidatorOff(),
+  ];
   if (!langsmith) trims.push(langsmithClientOff());
-  const result = await build({
+  let result = await esbuildWith(trims, entry, outdir);
+  // A trim whose code a bundle does run (its `unless` matched an input): built again without it.
+  const inputs = Object.keys(result.metafile.inputs);
+  const kept = trims.filter((t) => t.hits() > 0 && t.unless && inputs.some((path) => t.unless!.test(path)));
+  if (kept.length > 0) {
+    for (const file of Object.keys(result.metafile.outputs)) rmSync(resolve(file), { force: true });
+    trims = trims.filter((t) => !kept.includes(t));
+    result = await esbuildWith(trims, entry, outdir);
+  }
+  const missed = trims.filter((t) => t.hits() === 0 && usesTarget(t, result.metafile));
+  if (missed.length > 0)
+    throw new Error(
+      `bundle trims found nothing to rewrite: ${missed.map((t) => t.name).join(", ")}; a library upgrade moved their target (infra/aws/bundle/trims.ts)`,
+    );
+  // The data function's bundle loads DuckDB's native packages, copied beside it only below; it is
+  // invoked by the other functions rather than by a client, and keeps esbuild's chunks.
+  if (!native)
+    await mergeChunks(
+      outdir,
+      await firstRequestLoads(outdir),
+      Object.keys(result.metafile.outputs).map((file) => resolve(file)),
+    );
+  copyNativeModules(result.metafile, outdir, native);
+  // esbuild's record of the inputs; its `outputs` name esbuild's files, which mergeChunks replaced.
+  return result.metafile;
+}
+
+/** esbuild, as every function is built: ES modules split into chunks, with the given trims. */
+function esbuildWith(trims: Trim[], entry: string, outdir: string) {
+  return build({
     ...esbuildBase,
     format: "esm",
     splitting: true,
@@ -61,22 +99,6 @@ export async function bundleFunction({ entry, outdir, langsmith = false, native 
     },
     plugins: trims.map((t) => t.plugin),
   });
-  const missed = trims.filter((t) => t.hits() === 0 && usesTarget(t, result.metafile));
-  if (missed.length > 0)
-    throw new Error(
-      `bundle trims found nothing to rewrite: ${missed.map((t) => t.name).join(", ")}; a library upgrade moved their target (infra/aws/bundle/trims.ts)`,
-    );
-  // The data function's bundle loads DuckDB's native packages, copied beside it only below; it is
-  // invoked by the other functions rather than by a client, and keeps esbuild's chunks.
-  if (!native)
-    await mergeChunks(
-      outdir,
-      await firstRequestLoads(outdir),
-      Object.keys(result.metafile.outputs).map((file) => resolve(file)),
-    );
-  copyNativeModules(result.metafile, outdir, native);
-  // esbuild's record of the inputs; its `outputs` name esbuild's files, which mergeChunks replaced.
-  return result.metafile;
 }
 
 /** A function that never imports the trim's target is not a missed trim. */

@@ -19,6 +19,8 @@ export interface Trim {
   plugin: Plugin;
   /** how many files it rewrote in the last build */
   hits: () => number;
+  /** a bundle holding a file that matches this runs the code the trim leaves out: built without it */
+  unless?: RegExp;
 }
 
 function trim(
@@ -129,6 +131,38 @@ export class Client {
   }
 }`,
   );
+
+const JSON_SCHEMA_OFF = `JSON-schema validation is not bundled into this function: its tools declare zod schemas, which LangChain validates with zod (infra/aws/bundle/trims.ts, jsonSchemaValidatorOff).`;
+const JSON_SCHEMA_KEPT = ["deep-compare-strict", "dereference", "pointer", "types", "ucs2-length"];
+
+/**
+ * @cfworker/json-schema validates a tool's input when the tool declares a JSON schema; a zod
+ * schema is validated by zod. The agents' own tools declare zod, so the validator (and its format
+ * checks, 19 KB of each agent's first request) is code those functions never run: its two exports
+ * become functions that throw an error naming this trim. LangChain's other uses of the package
+ * (deepCompareStrict, dereference) are kept.
+ */
+export const jsonSchemaValidatorOff = (): Trim => ({
+  ...trim(
+    "json-schema-validator-off",
+    /@cfworker\/json-schema\/dist\/esm\/validate\.js$/,
+    /node_modules\/@cfworker\/json-schema\/dist\/esm\/index\.js$/,
+    (source) => {
+      // Refuse to rewrite an index whose layout is not the one this was written against.
+      const expected = [...JSON_SCHEMA_KEPT, "format", "validate", "validator"];
+      if (!expected.every((name) => source.includes(`export * from './${name}.js';`))) return undefined;
+      return [
+        ...JSON_SCHEMA_KEPT.map((name) => `export * from './${name}.js';`),
+        `const off = () => { throw new Error(${JSON.stringify(JSON_SCHEMA_OFF)}); };`,
+        `export function validate() { off(); }`,
+        `export class Validator { constructor() { off(); } }`,
+      ].join("\n");
+    },
+  ),
+  // An MCP server's tools declare JSON schemas (graph/support/mcp-tools.ts): the support worker's
+  // bundle keeps the validator.
+  unless: /node_modules\/@langchain\/mcp-adapters\//,
+});
 
 const BEDROCK_DEFAULT_HANDLER = "NodeHttp2Handler as RequestHandler";
 
