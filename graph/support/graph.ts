@@ -1,5 +1,5 @@
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { type BaseCheckpointSaver, MemorySaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import {
   coverageNode,
   draftNode,
@@ -42,7 +42,7 @@ const unlessFailed =
  * any failure -> escalate_to_team -> finish (which snoozes only an answered conversation).
  * The nodes are module-level factories (nodes.ts); this only wires them.
  */
-export function buildSupportGraph(deps: SupportDeps & { checkpointer: BaseCheckpointSaver }) {
+export function buildSupportGraph(deps: SupportDeps & { checkpointer?: BaseCheckpointSaver }) {
   return (
     new StateGraph(SupportState)
       .addNode(NODES.initialize, guarded("initialize", initializeNode(deps)))
@@ -80,9 +80,10 @@ export type SupportGraph = ReturnType<typeof buildSupportGraph>;
  * The support graph's shape alone, for the Agent Server API's read-only `support` assistant
  * (its graph and schemas). Its runs start from Intercom only, so here nothing is wired: any
  * dependency a node reached would throw, and none runs. Given the workers' checkpointer, it
- * reads the state their runs saved (getState), through the same channels and reducers.
+ * reads the state their runs saved (getState), through the same channels and reducers; drawn
+ * without one (the Agent Server API's), it has no state to read.
  */
-export function supportGraphShape(checkpointer: BaseCheckpointSaver = new MemorySaver()): SupportGraph {
+export function supportGraphShape(checkpointer?: BaseCheckpointSaver): SupportGraph {
   const unwired = new Proxy(
     {},
     {
@@ -91,5 +92,6 @@ export function supportGraphShape(checkpointer: BaseCheckpointSaver = new Memory
       },
     },
   );
+  // Its own property even when undefined: the unwired prototype throws for any other read.
   return buildSupportGraph(Object.assign(Object.create(unwired), { checkpointer }));
 }

@@ -232,9 +232,9 @@ function mayLandInSideEffectFree(path: string, importer: string, resolveDir: str
  * These packages' modules only declare classes and functions, but their package.json files do
  * not say so (no `sideEffects: false`), so esbuild keeps every module they import even when no
  * export of it is used: core's XML parser, its JSON-schema validator and more (~25 KB), and the
- * checkpoint package's in-memory saver (7 KB: the Agent Server function's support graph shape
- * uses it, and without the flag it rode in the chunk every request loads). Flagging them lets those go. LangGraph is not flagged: it sets up AsyncLocalStorage as an
- * import side effect.
+ * checkpoint package's in-memory saver (7 KB, which no function uses: without the flag it rode in
+ * the chunk every request loads). Flagging them lets those go. LangGraph is not flagged: it sets
+ * up AsyncLocalStorage as an import side effect.
  */
 export const sideEffectFree = (): Trim => {
   let hits = 0;
