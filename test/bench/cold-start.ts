@@ -19,7 +19,11 @@ import { median, printTable } from "./table";
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const FUNCTIONS = process.env.BENCH_FUNCTIONS ? process.env.BENCH_FUNCTIONS.split(",") : MANIFEST.map((f) => f.name); // every function of the deployment manifest
-const RUNS = 11;
+/**
+ * Rounds per bundle. Eleven left near-identical bundles (agent-server and agent-server-stream)
+ * 0.07 apart in one run on this 2-core machine; the median of 21 halves that spread.
+ */
+const RUNS = 21;
 /**
  * The goal's figure as issue 30 found it (init + first-request loads / the naive bundle run
  * without source maps, docs/costs-and-benchmarks.md before it), printed beside today's. That run

@@ -62,6 +62,23 @@ describe("mergeChunks", () => {
     expect((await m.rare()).r).toBe("r");
   });
 
+  it("drops the createRequire() calls of esbuild's banner where nothing requires, and keeps the one that does", async () => {
+    const { out, outputs } = esbuildOutput();
+    // esbuild's banner (build.ts) on every file; only b.mjs calls require().
+    const banner = `import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);\n`;
+    for (const file of outputs.filter((f) => f.endsWith(".mjs")))
+      writeFileSync(file, banner + readFileSync(file, "utf8"));
+    writeFileSync(join(out, "chunks/b.mjs"), `${banner}export const b = require("node:path").basename("/x/b");`);
+    await mergeChunks(out, await firstRequestLoads(out), outputs);
+    const calls = (file: string) =>
+      readFileSync(join(out, file), "utf8").split("createRequire(import.meta.url)").length - 1;
+    const [firstRequest] = mjs(out).filter((f) => f.startsWith("chunks/first-request-"));
+    expect(calls("index.mjs")).toBe(0);
+    expect(calls(firstRequest!)).toBe(1);
+    const m = await import(pathToFileURL(join(out, "index.mjs")).href);
+    expect((await m.loadDeferred()).turn).toBe("b");
+  });
+
   it("writes source maps whose sources resolve to the original files", async () => {
     const { root, out, outputs } = esbuildOutput();
     await mergeChunks(out, await firstRequestLoads(out), outputs);
