@@ -79,6 +79,15 @@ describe("mergeChunks", () => {
     expect((await m.loadDeferred()).turn).toBe("b");
   });
 
+  it("writes ASCII only, as esbuild did: non-ASCII text stays escaped", async () => {
+    const { out, outputs } = esbuildOutput();
+    writeFileSync(join(out, "chunks/b.mjs"), `export const b = "\\u2013\\ufffd" + /[\\u2028]/.source;`);
+    await mergeChunks(out, await firstRequestLoads(out), outputs);
+    for (const file of mjs(out)) expect(readFileSync(join(out, file), "utf8")).toMatch(/^[\x00-\x7f]*$/);
+    const m = await import(pathToFileURL(join(out, "index.mjs")).href);
+    expect((await m.loadDeferred()).turn).toBe("\u2013\ufffd[\\u2028]");
+  });
+
   it("writes source maps whose sources resolve to the original files", async () => {
     const { root, out, outputs } = esbuildOutput();
     await mergeChunks(out, await firstRequestLoads(out), outputs);

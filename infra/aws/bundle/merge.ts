@@ -71,6 +71,10 @@ export async function mergeChunks(
       chunkFileNames: "chunks/[name]-[hash].mjs",
       sourcemap: true,
       sourcemapExcludeSources: true,
+      // As esbuild printed it: Rolldown would write the escapes esbuild made as the characters, and
+      // one such character makes Node decode the whole file the slow way (agent-server's init chunk:
+      // 2.5 ms for 786 KB with three of them, 0.7 ms without).
+      charset: "ascii",
       // esbuild minified the code already: printed without whitespace, names and all as they are.
       minify: { compress: false, mangle: false, codegen: { removeWhitespace: true } },
       codeSplitting: {
