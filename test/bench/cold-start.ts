@@ -125,22 +125,41 @@ interface Subject {
   nodeOptions: string[];
   init: number[];
   total: number[];
+  /** the naive bundle's init in the process started beside each of this bundle's */
+  beside: number[];
 }
 
 /**
- * Interleaved: each round starts every bundle once, in an order rotated per round, so a busy
- * moment on the machine lands on all of them rather than on whichever ran then. Medians per bundle.
+ * Paired and interleaved: each round starts every bundle once, in an order rotated per round, and
+ * the naive bundle right beside each (before it in one round, after it in the next). This machine's
+ * speed drifts by up to half between moments (the same bundle's CPU time 95–145 ms), so a bundle's
+ * ratio is the median of its ratios to the naive start beside it: a ratio of medians taken seconds
+ * apart moved 0.45–0.56 between runs of the same code.
  */
-function measureInterleaved(subjects: Subject[]): void {
+function measurePaired(naive: Subject, subjects: Subject[]): void {
+  const start = (s: Subject) => {
+    const { init, deferred } = coldStart(s.file, s.nodeOptions);
+    s.init.push(init);
+    s.total.push(init + deferred);
+    return init;
+  };
   for (let round = 0; round < RUNS; round++) {
     for (let i = 0; i < subjects.length; i++) {
       const s = subjects[(i + round) % subjects.length]!;
-      const { init, deferred } = coldStart(s.file, s.nodeOptions);
-      s.init.push(init);
-      s.total.push(init + deferred);
+      if ((round + i) % 2 === 0) {
+        s.beside.push(start(naive));
+        start(s);
+      } else {
+        start(s);
+        s.beside.push(start(naive));
+      }
     }
   }
+  naive.beside.push(...naive.init);
 }
+
+/** The median of a bundle's times over the naive starts beside them. */
+const pairedRatio = (times: number[], beside: number[]) => median(times.map((t, k) => t / beside[k]!));
 
 /** A bundle's code on disk: its entry and every chunk (the stack's are merged after esbuild, infra/aws/bundle/merge.ts). */
 const codeKB = (entry: string) => {
@@ -207,6 +226,7 @@ export async function run() {
       nodeOptions,
       init: [],
       total: [],
+      beside: [],
     });
     const naive = subject("naive (whole-package imports), CDK's default build", cdkDefault.file, []);
     const naiveMin = subject("naive, minified", minified.file, []);
@@ -224,8 +244,7 @@ export async function run() {
       s.initFiles = (await firstRequestLoads(outdir)).init;
       built.push({ s, meta });
     }
-    measureInterleaved([naive, naiveMin, naiveMaps, ...built.map((b) => b.s)]);
-    const base = median(naive.init);
+    measurePaired(naive, [naiveMin, naiveMaps, ...built.map((b) => b.s)]);
     const baseMin = median(naiveMin.init);
     const row = (s: Subject, meta: Metafile) => {
       // Every output file (the entry and its chunks); the naive bundle's SDK is the runtime's, not counted.
@@ -237,11 +256,11 @@ export async function run() {
         "size KB": kb.toFixed(0),
         "size / naive minified": (kb / codeKB(minified.file)).toFixed(2),
         "init KB (compiled at init)": (s.initFiles.reduce((n, f) => n + statSync(f).size, 0) / 1024).toFixed(0),
-        [`init ms (median of ${RUNS})`]: init.toFixed(1),
-        "init / naive": (init / base).toFixed(2),
+        "init ms (median)": init.toFixed(1),
+        "init / naive": pairedRatio(s.init, s.beside).toFixed(2),
         "first request loads ms": total - init > 0.05 ? (total - init).toFixed(1) : "-",
         // The goal's figure: against the naive bundle as CDK builds it by default.
-        "init + loads / naive": (total / base).toFixed(2),
+        "init + loads / naive": pairedRatio(s.total, s.beside).toFixed(2),
         "previous (6ad531a)": PREVIOUS[s.name] ?? "",
         "… / naive minified": (total / baseMin).toFixed(2),
         "before (issue 30), / naive minified": BEFORE[s.name] ?? "",
@@ -250,7 +269,7 @@ export async function run() {
       };
     };
     printTable(
-      "cold start: bundles as the stack builds them (infra/aws/bundle), required as Lambda runs them, processes interleaved",
+      "cold start: bundles as the stack builds them (infra/aws/bundle), required as Lambda runs them, each beside a naive start",
       [
         row(naive, cdkDefault.meta),
         row(naiveMin, minified.meta),
