@@ -3,19 +3,21 @@ import { SourceMap } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 /**
- * Stack traces in the bundle's source positions, resolved only when a trace is formatted.
+ * Stack traces in the bundle's source positions, resolved when a stack is logged (shared/logger.ts).
  *
- * Node's --enable-source-maps parses the bundle's whole map at load, on every cold start (a
- * quarter of chat's init in the cold-start bench). Hooking stack formatting instead reads a map
- * the first time a stack through its file is printed, so cold starts without an error pay nothing
- * for it. Hand-written rather than source-map-support: that library is 32 KB (its own map parser
- * included) compiled at every init, where Node parses maps itself (`module.SourceMap`) and this
- * only rewrites each frame's position. Only in Lambda: tsx and vitest map their own stacks.
+ * Not when a stack is formatted: Node formats some of its own errors' stacks as it makes them (a
+ * web stream's released reader does, and every streamed turn releases one), so a formatting hook
+ * read the bundle's map in every container's first turn, for errors nobody prints. Node's
+ * `module.SourceMap` decodes a whole map when built: 130 ms for chat's first-request chunk, and
+ * source-map-support, used before, took 500 ms for its first lookup. Nor with --enable-source-maps,
+ * which parses every map at load. Hand-written because those are the libraries: this only finds
+ * the positions in a logged stack and maps each file's once. Only in Lambda: tsx and vitest map
+ * their own stacks.
  */
-if (process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined) {
-  Error.prepareStackTrace = (error: Error, frames: NodeJS.CallSite[]) =>
-    [safeHeader(error), ...frames.map((frame) => `    at ${mapped(frame)}`)].join("\n");
-}
+const ENABLED = process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
+
+/** A position in a V8 stack line: a file (URL or path) of the bundle, its line and column. */
+const POSITION = /((?:file:\/\/)?\/[^\s()]+?\.m?js):(\d+):(\d+)/g;
 
 interface FileMap {
   map: SourceMap;
@@ -33,33 +35,37 @@ function mapOf(file: string): FileMap | null {
       const url = pathToFileURL(`${file.startsWith("file:") ? fileURLToPath(file) : file}.map`);
       found = { map: new SourceMap(JSON.parse(readFileSync(url, "utf8"))), url };
     } catch {
-      found = null; // not one of the bundle's files: a Node built-in, the runtime's own
+      found = null; // not one of the bundle's files
     }
     maps.set(file, found);
   }
   return found;
 }
 
-/** The frame as V8 prints it, its bundle position replaced by the source's. */
-function mapped(frame: NodeJS.CallSite): string {
-  const text = String(frame);
-  const file = frame.getFileName();
-  const line = frame.getLineNumber();
-  const column = frame.getColumnNumber();
-  if (!file || line === null || column === null) return text;
-  const found = mapOf(file);
-  const entry = found?.map.findEntry(line - 1, column - 1);
-  if (!found || !entry || !("originalSource" in entry)) return text;
-  // Printed as a path, as Node prints a source-mapped frame.
-  const source = fileURLToPath(new URL(entry.originalSource, found.url));
-  return text.replace(`${file}:${line}:${column}`, `${source}:${entry.originalLine + 1}:${entry.originalColumn + 1}`);
+/** A stack's bundle positions replaced by their sources' (printed as paths, as Node prints them). */
+export function sourceMappedStack(stack: string): string {
+  return stack.replace(POSITION, (position, file: string, line: string, column: string) => {
+    const found = mapOf(file);
+    const entry = found?.map.findEntry(Number(line) - 1, Number(column) - 1);
+    if (!found || !entry || !("originalSource" in entry)) return position;
+    const source = fileURLToPath(new URL(entry.originalSource, found.url));
+    return `${source}:${entry.originalLine + 1}:${entry.originalColumn + 1}`;
+  });
 }
 
-/** V8's first line of a stack; an error whose toString throws still gets a trace. */
-function safeHeader(error: Error): string {
-  try {
-    return String(error);
-  } catch {
-    return "Error";
-  }
+/**
+ * The error as a log shows it: a copy, every own property kept, its stack (and its cause's) in
+ * source positions. Outside Lambda, the error itself.
+ */
+export function withSourceMappedStack<E extends Error>(error: E): E {
+  if (!ENABLED || typeof error.stack !== "string") return error;
+  const copy = Object.create(Object.getPrototypeOf(error), Object.getOwnPropertyDescriptors(error)) as E;
+  Object.defineProperty(copy, "stack", { value: sourceMappedStack(error.stack), configurable: true, writable: true });
+  if (error.cause instanceof Error)
+    Object.defineProperty(copy, "cause", {
+      value: withSourceMappedStack(error.cause),
+      configurable: true,
+      writable: true,
+    });
+  return copy;
 }

@@ -51,7 +51,8 @@ async function invokeBundle(
     loaded,
     warmUp = false,
     dir = outdir,
-  }: { env?: Record<string, string>; loaded?: string[]; warmUp?: boolean; dir?: string } = {},
+    mapsRead,
+  }: { env?: Record<string, string>; loaded?: string[]; warmUp?: boolean; dir?: string; mapsRead?: string[] } = {},
 ): Promise<Array<{ statusCode: number; body: string }>> {
   const script = `
     (async () => {
@@ -70,7 +71,9 @@ async function invokeBundle(
   // child's exit can cut short.
   const hook = `import { writeSync } from "node:fs"; export async function resolve(s, c, next) { const r = await next(s, c); if (r.url.includes("/chunks/")) writeSync(2, "chunk " + r.url.slice(r.url.lastIndexOf("/") + 1) + "\\n"); return r; }`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`)}`;
-  const args = loaded ? ["--import", register, "-e", script] : ["-e", script];
+  // With `mapsRead`: every source map the process reads, on stderr (fs.readFileSync wrapped before the bundle loads).
+  const watchMaps = `data:text/javascript,${encodeURIComponent(`import { syncBuiltinESMExports } from "node:module"; import fs, { writeSync } from "node:fs"; const read = fs.readFileSync; fs.readFileSync = function (path, ...rest) { if (String(path).endsWith(".map")) writeSync(2, "map " + String(path) + "\\n"); return read.call(this, path, ...rest); }; syncBuiltinESMExports();`)}`;
+  const args = [...(loaded ? ["--import", register] : []), ...(mapsRead ? ["--import", watchMaps] : []), "-e", script];
   const { stdout, stderr } = await promisify(execFile)(process.execPath, args, {
     timeout: 60_000,
     env: {
@@ -87,6 +90,7 @@ async function invokeBundle(
     },
   });
   loaded?.push(...stderr.split("\n").flatMap((line) => (line.startsWith("chunk ") ? [line.slice(6)] : [])));
+  mapsRead?.push(...stderr.split("\n").flatMap((line) => (line.startsWith("map ") ? [line.slice(4)] : [])));
   return JSON.parse(stdout);
 }
 
@@ -111,21 +115,47 @@ describe("the deployed chat bundle", () => {
     expect(messages[2]!.content).toBe("and again");
   });
 
-  it("prints stack traces in source positions in Lambda, without --enable-source-maps", async () => {
-    // createHandler without a wiring throws inside the bundle: the top frame is functions/chat.ts.
-    const script = `import(${JSON.stringify(join(outdir, "index.mjs"))}).then((m) => m.createHandler(undefined)).catch((e) => process.stdout.write(e.stack))`;
-    const stackIn = async (env: Record<string, string>) =>
-      (
-        await promisify(execFile)(process.execPath, ["-e", script], {
-          env: { PATH: process.env.PATH, AWS_REGION: "us-east-1", ...env },
-        })
-      ).stdout;
-    const mapped = await stackIn({ AWS_LAMBDA_FUNCTION_NAME: "chat" });
-    expect(mapped).toMatch(/^TypeError: .*\n {4}at .*functions\/chat\.ts:\d+:\d+\)/);
-    // A frame outside the bundle (the script's own) is printed as V8 prints it.
-    expect(mapped).toMatch(/\n {4}at \[eval\]:1:\d+/);
-    // Outside Lambda nothing is installed: the positions are the minified bundle's.
-    expect(await stackIn({})).not.toMatch(/functions\/chat\.ts/);
+  it("logs an error's stack in source positions in Lambda, and reads no source map for a turn that logs none", async () => {
+    const authorizer = { principalId: "u-bundle", userId: "u-bundle" };
+    // A turn that logs nothing: Node formats the stack of a web stream's released-reader error as
+    // it makes it, in every streamed turn; no map is read for it.
+    const mapsRead: string[] = [];
+    const [turn] = await invokeBundle([chatEvent({ message: "hello there" }, { authorizer })], {
+      env: { AWS_LAMBDA_FUNCTION_NAME: "chat" },
+      mapsRead,
+    });
+    expect(turn!.statusCode).toBe(200);
+    expect(mapsRead).toEqual([]);
+    // A turn whose table cannot be reached logs its error: the stack and location in source positions.
+    const script = `import(${JSON.stringify(join(outdir, "index.mjs"))}).then(async ({ handler }) => {
+      await handler(${JSON.stringify(chatEvent({ message: "hi" }, { authorizer }))}, { awsRequestId: "r", functionName: "chat", getRemainingTimeInMillis: () => 29000 });
+      process.exit(0);
+    })`;
+    const logged = async (env: Record<string, string>) => {
+      const { stderr } = await promisify(execFile)(process.execPath, ["-e", script], {
+        env: {
+          PATH: process.env.PATH,
+          AWS_REGION: "us-east-1",
+          AWS_ACCESS_KEY_ID: "local",
+          AWS_SECRET_ACCESS_KEY: "local",
+          CHECKPOINT_TABLE: TABLE,
+          AWS_ENDPOINT_URL_DYNAMODB: "http://127.0.0.1:9", // nothing listens there
+          AWS_MAX_ATTEMPTS: "1",
+          LOG_LEVEL: "ERROR",
+          POWERTOOLS_METRICS_DISABLED: "true",
+          ...env,
+        },
+      });
+      // Powertools writes an error's log line to stderr.
+      const line = stderr.split("\n").find((l) => l.includes('"level":"ERROR"'));
+      return (JSON.parse(line!) as { error: { stack: string; location: string; status: number } }).error;
+    };
+    const inLambda = await logged({ AWS_LAMBDA_FUNCTION_NAME: "chat" });
+    expect(inLambda.stack).toMatch(/\n {4}at .*graph\/chat\/\w[\w-]*\.ts:\d+:\d+\)/);
+    expect(inLambda.location).toMatch(/graph\/chat\/[\w-]+\.ts:\d+$/);
+    expect(inLambda.status).toBe(503); // the error's own fields are kept
+    // Outside Lambda nothing is mapped: the positions are the minified bundle's.
+    expect((await logged({})).stack).not.toMatch(/\.ts:\d+/);
   });
 
   it("ships no native code: DuckDB runs in the data function, not here", () => {
