@@ -20,8 +20,8 @@ import { median, printTable } from "./table";
 const ROOT = resolve(import.meta.dirname, "../..");
 const FUNCTIONS = process.env.BENCH_FUNCTIONS ? process.env.BENCH_FUNCTIONS.split(",") : MANIFEST.map((f) => f.name); // every function of the deployment manifest
 /**
- * Rounds per bundle. With eleven, near-identical bundles (agent-server and agent-server-stream)
- * came out 0.07 apart in one run on this 2-core machine; with 21, 0.01 apart in the next.
+ * Rounds per bundle. With eleven (and a ratio of medians), near-identical bundles (agent-server and
+ * agent-server-stream) came out 0.07 apart in one run on this 2-core machine.
  */
 const RUNS = 21;
 /**
