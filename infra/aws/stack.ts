@@ -671,8 +671,9 @@ export class AgentStack extends Stack {
         retention: RetentionDays.ONE_MONTH,
         removalPolicy: RemovalPolicy.DESTROY,
       }),
-      // Stack traces point into the sources (the bundle ships its source maps), resolved when
-      // printed: no --enable-source-maps, which parses the whole map at every cold start.
+      // A logged error's stack points into the sources (the bundle ships its source maps, and the
+      // logger reads one when it logs an error, shared/source-maps.ts): no --enable-source-maps,
+      // which parses the whole map at every cold start.
       environment: { ...environment },
     });
     // On-call signals for every function: any error, any throttle.

@@ -112,7 +112,7 @@ export const esbuildBase = {
   minify: true,
   sourcemap: true,
   // Stack traces need file and line only. Without the sources the map read for the first
-  // printed stack is a quarter of the size (chat: 4.9 MB to 1.2 MB).
+  // logged error is a quarter of the size (chat: 4.9 MB to 1.2 MB).
   sourcesContent: false,
   platform: "node",
   target: "node22",
