@@ -55,17 +55,19 @@ export function sourceMappedStack(stack: string): string {
 
 /**
  * The error as a log shows it: a copy, every own property kept, its stack (and its cause's) in
- * source positions. Outside Lambda, the error itself.
+ * source positions. Outside Lambda, or when anything about it cannot be read, the error itself:
+ * logging an error must not fail.
  */
 export function withSourceMappedStack<E extends Error>(error: E): E {
-  if (!ENABLED || typeof error.stack !== "string") return error;
-  const copy = Object.create(Object.getPrototypeOf(error), Object.getOwnPropertyDescriptors(error)) as E;
-  Object.defineProperty(copy, "stack", { value: sourceMappedStack(error.stack), configurable: true, writable: true });
-  if (error.cause instanceof Error)
-    Object.defineProperty(copy, "cause", {
-      value: withSourceMappedStack(error.cause),
-      configurable: true,
-      writable: true,
-    });
-  return copy;
+  if (!ENABLED) return error;
+  try {
+    if (typeof error.stack !== "string") return error;
+    const copy = Object.create(Object.getPrototypeOf(error), Object.getOwnPropertyDescriptors(error)) as E;
+    const own = (value: unknown) => ({ value, configurable: true, writable: true });
+    Object.defineProperty(copy, "stack", own(sourceMappedStack(error.stack)));
+    if (error.cause instanceof Error) Object.defineProperty(copy, "cause", own(withSourceMappedStack(error.cause)));
+    return copy;
+  } catch {
+    return error;
+  }
 }

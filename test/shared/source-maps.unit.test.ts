@@ -66,6 +66,22 @@ describe("source-mapped stacks", () => {
     expect(cause.stack).toContain(`${file}:1:2`);
   });
 
+  it("logs the error itself when its map is not JSON or its stack cannot be read", async () => {
+    const { withSourceMappedStack } = await load(true);
+    const { file } = bundleFile();
+    writeFileSync(`${file}.map`, "{not json");
+    const error = new Error("x");
+    error.stack = `Error: x\n    at f (${file}:1:1)`;
+    expect(withSourceMappedStack(error).stack).toBe(error.stack);
+    const hostile = new Error("y");
+    Object.defineProperty(hostile, "stack", {
+      get() {
+        throw new Error("no stack for you");
+      },
+    });
+    expect(withSourceMappedStack(hostile)).toBe(hostile);
+  });
+
   it("outside Lambda maps nothing: tsx and vitest map their own stacks", async () => {
     const { withSourceMappedStack } = await load(false);
     const error = new Error("x");
